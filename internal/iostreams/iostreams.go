@@ -1,0 +1,97 @@
+// Package iostreams carries a command's standard streams and knows whether
+// each is a terminal: data goes to Out, status and progress to ErrOut, and
+// progress bars appear only when ErrOut is a terminal and the user did not
+// ask for --quiet or --json.
+package iostreams
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// IOStreams is what a command reads from and writes to.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	errTTY bool
+	Quiet  bool
+	JSON   bool
+}
+
+// System returns the process's streams.
+func System() *IOStreams {
+	return &IOStreams{
+		In:     os.Stdin,
+		Out:    os.Stdout,
+		ErrOut: os.Stderr,
+		errTTY: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
+
+// Test returns in-memory streams for tests, with stderr posing as a
+// terminal when tty is true.
+func Test(tty bool) (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return &IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut, errTTY: tty}, &out, &errOut
+}
+
+// Statusf prints a status line on ErrOut unless quiet.
+func (s *IOStreams) Statusf(format string, args ...any) {
+	if s.Quiet {
+		return
+	}
+	fmt.Fprintf(s.ErrOut, format+"\n", args...)
+}
+
+// ShowProgress reports whether progress bars should be drawn.
+func (s *IOStreams) ShowProgress() bool { return s.errTTY && !s.Quiet && !s.JSON }
+
+// Progress counts work done. A silent Progress is used when no bar should be
+// drawn, so callers never branch on the terminal.
+type Progress interface {
+	Add(n int)
+	Finish()
+}
+
+type silent struct{}
+
+func (silent) Add(int) {}
+func (silent) Finish() {}
+
+type bar struct {
+	b *progressbar.ProgressBar
+	w io.Writer
+}
+
+func (p bar) Add(n int) { _ = p.b.Add(n) }
+func (p bar) Finish()   { _ = p.b.Finish(); fmt.Fprintln(p.w) }
+
+// NewProgress starts a progress bar over total units (bytes when bytes is
+// true, showing rate and ETA), or a silent one.
+func (s *IOStreams) NewProgress(total int64, description string, bytes bool) Progress {
+	if !s.ShowProgress() {
+		return silent{}
+	}
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(s.ErrOut),
+		progressbar.OptionSetDescription(description),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionSetWidth(30),
+	}
+	if bytes {
+		opts = append(opts, progressbar.OptionShowBytes(true))
+	} else {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("items"))
+	}
+	return bar{progressbar.NewOptions64(total, opts...), s.ErrOut}
+}

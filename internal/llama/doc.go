@@ -1,0 +1,12 @@
+// Package llama is feedrun's only cgo package: it binds llama.cpp, as
+// vendored by the github.com/ollama/ollama module, and implements lm.Model.
+//
+// Every C object is owned by a Go struct with an unexported pointer and a
+// Close that is safe to call twice; no C type leaves the package. One Model
+// owns one llama.cpp context and serialises calls on it.
+//
+// The KV cache is unified across sequences: sequence 0 keeps the most
+// recent prefix (system prompt and item context), and every scored
+// continuation or generated sequence is forked from it, so a shared prefix
+// is evaluated once.
+package llama

@@ -1,0 +1,869 @@
+package llama
+
+/*
+#cgo CXXFLAGS: -std=c++17
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "llama.h"
+
+// Logging: llama.cpp and ggml log through one callback. We keep the last
+// error line so that a failed load can say why, and print everything only
+// when verbose logging was asked for.
+static char feedrun_last_error[1024];
+static int feedrun_verbose = 0;
+
+static void feedrun_log(enum ggml_log_level level, const char * text, void * user_data) {
+	(void) user_data;
+	if (feedrun_verbose) {
+		fputs(text, stderr);
+	}
+	if (level == GGML_LOG_LEVEL_ERROR && text != NULL && text[0] != '\0' && text[0] != '\n') {
+		strncpy(feedrun_last_error, text, sizeof(feedrun_last_error) - 1);
+		feedrun_last_error[sizeof(feedrun_last_error) - 1] = '\0';
+	}
+}
+
+static void feedrun_log_init(int verbose) {
+	feedrun_verbose = verbose;
+	llama_log_set(feedrun_log, NULL);
+}
+
+static void feedrun_clear_error(void) { feedrun_last_error[0] = '\0'; }
+static const char * feedrun_get_error(void) { return feedrun_last_error; }
+
+static void feedrun_batch_add(struct llama_batch * b, llama_token tok, llama_pos pos, llama_seq_id seq, int logits) {
+	int i = b->n_tokens;
+	b->token[i] = tok;
+	b->pos[i] = pos;
+	b->n_seq_id[i] = 1;
+	b->seq_id[i][0] = seq;
+	b->logits[i] = (int8_t) logits;
+	b->n_tokens = i + 1;
+}
+
+// Log-probability of token under the logits row, in double precision: the
+// vocabulary is tens of thousands wide and the per-token sums are what the
+// study reports.
+static double feedrun_logprob(const float * logits, int n, int token) {
+	float mx = logits[0];
+	for (int i = 1; i < n; i++) if (logits[i] > mx) mx = logits[i];
+	double s = 0.0;
+	for (int i = 0; i < n; i++) s += exp((double) (logits[i] - mx));
+	return (double) (logits[token] - mx) - log(s);
+}
+
+static int feedrun_chat(const char * tmpl, const char ** roles, const char ** contents, int n, int add_ass, char * buf, int len) {
+	struct llama_chat_message msgs[n > 0 ? n : 1];
+	for (int i = 0; i < n; i++) {
+		msgs[i].role = roles[i];
+		msgs[i].content = contents[i];
+	}
+	return llama_chat_apply_template(tmpl, msgs, (size_t) n, add_ass != 0, buf, len);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	_ "github.com/ollama/ollama/llama/llama.cpp/src"
+	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
+
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+var initOnce sync.Once
+
+func backendInit() {
+	initOnce.Do(func() {
+		verbose := 0
+		if os.Getenv("FEEDRUN_LLAMA_LOG") != "" {
+			verbose = 1
+		}
+		C.feedrun_log_init(C.int(verbose))
+		C.llama_backend_init()
+	})
+}
+
+// SystemInfo is llama.cpp's system-info line: which vector extensions the
+// build uses. A build without -march flags shows no AVX here.
+func SystemInfo() string {
+	backendInit()
+	return C.GoString(C.llama_print_system_info())
+}
+
+// Options configure a loaded model.
+type Options struct {
+	Threads int // 0: all cores
+	Context int // KV cache size in tokens; 0: 8192
+	Batch   int // tokens per decode call; 0: 512
+	// Sequences is how many sequences share the KV cache at once; one of
+	// them holds the cached prefix. 0: 16.
+	Sequences int
+	// NoPrefixReuse scores each prefix+continuation from scratch. It exists
+	// to measure what prefix sharing buys and to check that it changes no
+	// figure; runs never need it.
+	NoPrefixReuse bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Threads <= 0 {
+		o.Threads = runtime.NumCPU()
+	}
+	if o.Context <= 0 {
+		o.Context = 8192
+	}
+	if o.Batch <= 0 {
+		o.Batch = 512
+	}
+	if o.Sequences <= 1 {
+		o.Sequences = 16
+	}
+	return o
+}
+
+// Model is a GGUF checkpoint with one llama.cpp context. It is not safe for
+// concurrent use: like ollama's runner, one goroutine owns a context.
+type Model struct {
+	mu     sync.Mutex
+	model  *C.struct_llama_model
+	ctx    *C.struct_llama_context
+	vocab  *C.struct_llama_vocab
+	batch  C.struct_llama_batch
+	opts   Options
+	info   lm.Info
+	nVocab int
+	tmpl   *C.char // owned by the model; nil when the GGUF has no template
+
+	// cached holds the tokens whose KV entries sequence 0 keeps, so that
+	// the system prompt and each item's context are evaluated once;
+	// cachedFull of them were evaluated in whole aligned blocks.
+	cached     []lm.Token
+	cachedFull int
+	block      int // prefix block size
+}
+
+var _ lm.Model = (*Model)(nil)
+
+// Load opens a GGUF file (memory-mapped) and creates a context for it.
+func Load(path string, opts Options) (*Model, error) {
+	backendInit()
+	opts = opts.withDefaults()
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("model file %s: %w", path, err)
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+
+	mp := C.llama_model_default_params()
+	mp.use_mmap = true
+	mp.n_gpu_layers = 0
+	C.feedrun_clear_error()
+	model := C.llama_model_load_from_file(cpath, mp)
+	if model == nil {
+		return nil, fmt.Errorf("model file %s: llama.cpp could not load it%s", path, lastError())
+	}
+
+	cp := C.llama_context_default_params()
+	cp.n_ctx = C.uint32_t(opts.Context)
+	cp.n_batch = C.uint32_t(opts.Batch)
+	cp.n_ubatch = C.uint32_t(opts.Batch)
+	cp.n_seq_max = C.uint32_t(opts.Sequences)
+	cp.n_threads = C.int32_t(opts.Threads)
+	cp.n_threads_batch = C.int32_t(opts.Threads)
+	// One unified KV buffer makes forking a sequence a bookkeeping step
+	// rather than a copy: every continuation shares the prefix's cells.
+	cp.kv_unified = true
+	cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
+	cp.no_perf = true
+	ctx := C.llama_init_from_model(model, cp)
+	if ctx == nil {
+		C.llama_model_free(model)
+		return nil, fmt.Errorf("model file %s: could not create a llama.cpp context%s", path, lastError())
+	}
+
+	m := &Model{
+		model: model,
+		ctx:   ctx,
+		vocab: C.llama_model_get_vocab(model),
+		batch: C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Sequences)),
+		opts:  opts,
+		block: min(prefixBlock, opts.Batch),
+	}
+	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
+	m.tmpl = C.llama_model_chat_template(model, nil)
+	m.info = lm.Info{
+		Name:          m.meta("general.name"),
+		Architecture:  m.meta("general.architecture"),
+		Description:   m.desc(),
+		Parameters:    uint64(C.llama_model_n_params(model)),
+		SizeBytes:     uint64(C.llama_model_size(model)),
+		VocabSize:     m.nVocab,
+		ContextLength: int(C.llama_model_n_ctx_train(model)),
+	}
+	if m.tmpl != nil {
+		m.info.ChatTemplate = C.GoString(m.tmpl)
+	}
+	return m, nil
+}
+
+func lastError() string {
+	s := strings.TrimSpace(C.GoString(C.feedrun_get_error()))
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// Close frees the context and the model. It is safe to call twice.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx != nil {
+		C.llama_batch_free(m.batch)
+		C.llama_free(m.ctx)
+		m.ctx = nil
+	}
+	if m.model != nil {
+		C.llama_model_free(m.model)
+		m.model = nil
+	}
+	m.cached = nil
+	return nil
+}
+
+// Info describes the checkpoint from its metadata.
+func (m *Model) Info() lm.Info { return m.info }
+
+// Meta returns a GGUF metadata value as text ("" when absent).
+func (m *Model) Meta(key string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return ""
+	}
+	return m.meta(key)
+}
+
+func (m *Model) meta(key string) string {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	buf := make([]byte, 256)
+	for {
+		n := C.llama_model_meta_val_str(m.model, ckey, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+		if n < 0 {
+			return ""
+		}
+		if int(n) < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, int(n)+1)
+	}
+}
+
+func (m *Model) desc() string {
+	buf := make([]byte, 256)
+	n := C.llama_model_desc(m.model, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+	if n < 0 {
+		return ""
+	}
+	return string(buf[:min(int(n), len(buf)-1)])
+}
+
+// Tokenize encodes text with the model's vocabulary.
+func (m *Model) Tokenize(text string, addSpecial, parseSpecial bool) ([]lm.Token, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return nil, lm.ErrClosed
+	}
+	return m.tokenize(text, addSpecial, parseSpecial)
+}
+
+func (m *Model) tokenize(text string, addSpecial, parseSpecial bool) ([]lm.Token, error) {
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	out := make([]lm.Token, len(text)+8)
+	for {
+		n := C.llama_tokenize(m.vocab, ctext, C.int32_t(len(text)),
+			(*C.llama_token)(unsafe.Pointer(&out[0])), C.int32_t(len(out)),
+			C.bool(addSpecial), C.bool(parseSpecial))
+		if n >= 0 {
+			return out[:n], nil
+		}
+		if n == math.MinInt32 {
+			return nil, fmt.Errorf("tokenize: text of %d bytes is too long", len(text))
+		}
+		out = make([]lm.Token, -int(n))
+	}
+}
+
+// TokenText is the text piece of one token, control tokens included.
+func (m *Model) TokenText(t lm.Token) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return ""
+	}
+	buf := make([]byte, 64)
+	for {
+		n := C.llama_token_to_piece(m.vocab, C.llama_token(t), (*C.char)(unsafe.Pointer(&buf[0])), C.int32_t(len(buf)), 0, true)
+		if n >= 0 {
+			return string(buf[:n])
+		}
+		buf = make([]byte, -int(n))
+	}
+}
+
+// Detokenize joins tokens into text, rendering control tokens as text.
+func (m *Model) Detokenize(tokens []lm.Token) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil || len(tokens) == 0 {
+		return ""
+	}
+	return m.detokenize(tokens)
+}
+
+func (m *Model) detokenize(tokens []lm.Token) string {
+	buf := make([]byte, len(tokens)*8+16)
+	for {
+		n := C.llama_detokenize(m.vocab, (*C.llama_token)(unsafe.Pointer(&tokens[0])), C.int32_t(len(tokens)),
+			(*C.char)(unsafe.Pointer(&buf[0])), C.int32_t(len(buf)), false, true)
+		if n >= 0 {
+			return string(buf[:n])
+		}
+		buf = make([]byte, -int(n))
+	}
+}
+
+// IsEndOfTurn reports whether t ends a generation.
+func (m *Model) IsEndOfTurn(t lm.Token) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.model != nil && bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t)))
+}
+
+// PlainTemplate names the fallback chat format used when a GGUF carries no
+// chat template (base models such as the Gemma 3 270M conversion): each
+// message is "<role>: <content>" on its own lines, and the generation prompt
+// is "assistant:". It is documented in the README and labelled in results.
+const PlainTemplate = "feedrun-plain"
+
+// RenderChat formats messages with the GGUF's chat template through
+// llama_chat_apply_template, or with PlainTemplate when there is none.
+func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return "", lm.ErrClosed
+	}
+	if m.tmpl == nil {
+		return RenderPlain(msgs, addGenerationPrompt), nil
+	}
+	n := len(msgs)
+	roles := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	contents := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	defer C.free(roles)
+	defer C.free(contents)
+	rs := unsafe.Slice((**C.char)(roles), max(n, 1))
+	cs := unsafe.Slice((**C.char)(contents), max(n, 1))
+	total := 0
+	for i, msg := range msgs {
+		switch msg.Role {
+		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
+		default:
+			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i, msg.Role)
+		}
+		rs[i] = C.CString(msg.Role)
+		cs[i] = C.CString(msg.Content)
+		total += len(msg.Role) + len(msg.Content)
+	}
+	defer func() {
+		for i := range msgs {
+			C.free(unsafe.Pointer(rs[i]))
+			C.free(unsafe.Pointer(cs[i]))
+		}
+	}()
+	add := C.int(0)
+	if addGenerationPrompt {
+		add = 1
+	}
+	size := 2*total + 512
+	for {
+		buf := C.malloc(C.size_t(size))
+		got := C.feedrun_chat(m.tmpl, (**C.char)(roles), (**C.char)(contents), C.int(n), add, (*C.char)(buf), C.int(size))
+		if got < 0 {
+			C.free(buf)
+			return "", fmt.Errorf("render chat: llama.cpp does not support this model's chat template (%.40q...)", C.GoString(m.tmpl))
+		}
+		if int(got) <= size {
+			s := C.GoStringN((*C.char)(buf), got)
+			C.free(buf)
+			return s, nil
+		}
+		C.free(buf)
+		size = int(got) + 1
+	}
+}
+
+// RenderPlain is the PlainTemplate format.
+func RenderPlain(msgs []transcript.Message, addGenerationPrompt bool) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		b.WriteString(msg.Role)
+		b.WriteString(": ")
+		b.WriteString(msg.Content)
+		b.WriteString("\n\n")
+	}
+	if addGenerationPrompt {
+		b.WriteString("assistant:")
+	}
+	return b.String()
+}
+
+// decode runs the batch, turning llama.cpp's status codes into errors.
+func (m *Model) decode() error {
+	rc := C.llama_decode(m.ctx, m.batch)
+	switch {
+	case rc == 0:
+		return nil
+	case rc == 1:
+		return fmt.Errorf("decode: no room in the KV cache (context %d tokens); raise --context", m.opts.Context)
+	default:
+		return fmt.Errorf("decode: llama_decode returned %d%s", int(rc), lastError())
+	}
+}
+
+func (m *Model) mem() C.llama_memory_t { return C.llama_get_memory(m.ctx) }
+
+func (m *Model) logprob(batchIndex int, token lm.Token) float64 {
+	row := C.llama_get_logits_ith(m.ctx, C.int32_t(batchIndex))
+	return float64(C.feedrun_logprob(row, C.int(m.nVocab), C.int(token)))
+}
+
+func (m *Model) logits(batchIndex int) []float32 {
+	row := C.llama_get_logits_ith(m.ctx, C.int32_t(batchIndex))
+	return unsafe.Slice((*float32)(unsafe.Pointer(row)), m.nVocab)
+}
+
+func (m *Model) checkTokens(what string, toks []lm.Token) error {
+	for _, t := range toks {
+		if t < 0 || int(t) >= m.nVocab {
+			return fmt.Errorf("%s: token id %d outside the vocabulary (0..%d)", what, t, m.nVocab-1)
+		}
+	}
+	return nil
+}
+
+// Prefix evaluation is canonical: a prompt's tokens are always evaluated
+// for one sequence alone, in blocks aligned to multiples of prefixBlock
+// positions (or of the batch size, if smaller), and only whole aligned
+// blocks are reused from the cache. The
+// KV entries and logits of a prompt then come out bit for bit the same
+// whether or not an earlier call left part of it cached, so a resumed run
+// reproduces the rows of an uninterrupted one. (Flash attention, which is
+// forced on, skips masked cells exactly, so where the cells sit in the
+// unified cache does not matter either.)
+const prefixBlock = 64
+
+func (m *Model) alignDown(n int) int { return n / m.block * m.block }
+
+// reusable is how many leading tokens of prompt can be taken from
+// sequence 0 without changing any result.
+func (m *Model) reusable(prompt []lm.Token) int {
+	if m.opts.NoPrefixReuse {
+		return 0
+	}
+	return min(m.alignDown(min(commonPrefix(m.cached, prompt), len(prompt)-1)), m.cachedFull)
+}
+
+// evalPrompt evaluates prompt[from:] for seq in aligned blocks, asking for
+// logits on the last token only; they are left at batch index
+// m.batch.n_tokens-1.
+func (m *Model) evalPrompt(prompt []lm.Token, from int, seq int) error {
+	for start := from; start < len(prompt); {
+		end := min(m.alignDown(start)+m.block, len(prompt))
+		m.batch.n_tokens = 0
+		for i := start; i < end; i++ {
+			C.feedrun_batch_add(&m.batch, C.llama_token(prompt[i]), C.llama_pos(i), C.llama_seq_id(seq), boolInt(i == len(prompt)-1))
+		}
+		if err := m.decode(); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// primePrefix makes sequence 0 hold prefix and leaves the next-token
+// distribution after it at batch index m.batch.n_tokens-1.
+func (m *Model) primePrefix(prefix []lm.Token) error {
+	keep := m.reusable(prefix)
+	if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
+		C.llama_memory_clear(m.mem(), true)
+		keep = 0
+	}
+	m.cached, m.cachedFull = m.cached[:0], 0
+	if err := m.evalPrompt(prefix, keep, 0); err != nil {
+		C.llama_memory_clear(m.mem(), true)
+		return err
+	}
+	m.cached = append(m.cached, prefix...)
+	m.cachedFull = m.alignDown(len(prefix))
+	return nil
+}
+
+// prefixLogprob reads the distribution primePrefix left behind; it is only
+// valid until the next decode.
+func (m *Model) prefixLogprob(token lm.Token) float64 {
+	return m.logprob(int(m.batch.n_tokens)-1, token)
+}
+
+// Score returns per-token log-probabilities of each continuation after the
+// shared prefix.
+func (m *Model) Score(prefix []lm.Token, conts []lm.Continuation) ([][]float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return nil, lm.ErrClosed
+	}
+	if len(prefix) == 0 {
+		return nil, errors.New("score: empty prefix")
+	}
+	if err := m.checkTokens("score prefix", prefix); err != nil {
+		return nil, err
+	}
+	for i, c := range conts {
+		if c.ScoreFrom < 0 || c.ScoreFrom > len(c.Tokens) {
+			return nil, fmt.Errorf("score: continuation %d: ScoreFrom %d outside 0..%d", i, c.ScoreFrom, len(c.Tokens))
+		}
+		if err := m.checkTokens(fmt.Sprintf("score continuation %d", i), c.Tokens); err != nil {
+			return nil, err
+		}
+		if len(prefix)+len(c.Tokens) > m.opts.Context {
+			return nil, fmt.Errorf("score: continuation %d: %d tokens with the prefix exceed the context of %d", i, len(prefix)+len(c.Tokens), m.opts.Context)
+		}
+	}
+	out := make([][]float64, len(conts))
+	if m.opts.NoPrefixReuse {
+		// From scratch: one sequence, the whole text after its first token
+		// evaluated in one stream, nothing kept from earlier calls.
+		for i, c := range conts {
+			m.cached, m.cachedFull = m.cached[:0], 0
+			whole := lm.Continuation{
+				Tokens:    append(append([]lm.Token{}, prefix[1:]...), c.Tokens...),
+				ScoreFrom: len(prefix) - 1 + c.ScoreFrom,
+			}
+			if err := m.scoreRound(prefix[:1], []lm.Continuation{whole}, []int{i}, out); err != nil {
+				return nil, err
+			}
+		}
+		m.cached, m.cachedFull = m.cached[:0], 0
+		return out, nil
+	}
+	// Rounds: as many continuations as there are free sequences and KV
+	// cells beside the prefix.
+	var idx []int
+	cells := 0
+	for i := range conts {
+		n := len(conts[i].Tokens)
+		if len(idx) == m.opts.Sequences-1 || (len(idx) > 0 && len(prefix)+cells+n > m.opts.Context) {
+			if err := m.scoreRound(prefix, pick(conts, idx), idx, out); err != nil {
+				return nil, err
+			}
+			idx, cells = nil, 0
+		}
+		idx = append(idx, i)
+		cells += n
+	}
+	if len(idx) > 0 {
+		if err := m.scoreRound(prefix, pick(conts, idx), idx, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func pick(conts []lm.Continuation, idx []int) []lm.Continuation {
+	out := make([]lm.Continuation, len(idx))
+	for j, i := range idx {
+		out[j] = conts[i]
+	}
+	return out
+}
+
+// scoreRound scores continuations that fit in the KV cache together, each
+// in its own sequence forked from sequence 0; out[idx[j]] receives the
+// log-probabilities of conts[j].
+func (m *Model) scoreRound(prefix []lm.Token, conts []lm.Continuation, idx []int, out [][]float64) error {
+	if err := m.primePrefix(prefix); err != nil {
+		return err
+	}
+	for j, c := range conts {
+		res := make([]float64, 0, len(c.Tokens)-c.ScoreFrom)
+		if c.ScoreFrom == 0 && len(c.Tokens) > 0 {
+			res = append(res, m.prefixLogprob(c.Tokens[0]))
+		}
+		out[idx[j]] = res
+	}
+	mem := m.mem()
+	defer func() {
+		for j := range conts {
+			C.llama_memory_seq_rm(mem, C.llama_seq_id(j+1), -1, -1)
+		}
+	}()
+	for j := range conts {
+		C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(j+1), -1, -1)
+	}
+	// All continuation tokens go through in one stream cut at the batch
+	// size. Token t carries logits when token t+1 is scored; the last token
+	// predicts nothing and is not fed at all. scorer[b] names, for batch
+	// entry b, the continuation whose next token it predicts (-1: none).
+	type next struct{ cont, tok int }
+	scorer := make([]next, 0, m.opts.Batch)
+	flush := func() error {
+		if len(scorer) == 0 {
+			return nil
+		}
+		if err := m.decode(); err != nil {
+			return err
+		}
+		for b, s := range scorer {
+			if s.cont >= 0 {
+				out[idx[s.cont]] = append(out[idx[s.cont]], m.logprob(b, conts[s.cont].Tokens[s.tok]))
+			}
+		}
+		m.batch.n_tokens = 0
+		scorer = scorer[:0]
+		return nil
+	}
+	m.batch.n_tokens = 0
+	for j, c := range conts {
+		for t := 0; t+1 < len(c.Tokens); t++ {
+			if len(scorer) == m.opts.Batch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			want := t+1 >= c.ScoreFrom
+			C.feedrun_batch_add(&m.batch, C.llama_token(c.Tokens[t]), C.llama_pos(len(prefix)+t), C.llama_seq_id(j+1), boolInt(want))
+			if want {
+				scorer = append(scorer, next{j, t + 1})
+			} else {
+				scorer = append(scorer, next{-1, -1})
+			}
+		}
+	}
+	return flush()
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func commonPrefix(a, b []lm.Token) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// genState is one sequence being generated.
+type genState struct {
+	req    lm.GenerateRequest
+	seq    int
+	keep   int // prompt tokens copied from the cached prefix
+	rng    *rand.Rand
+	out    lm.Generation
+	active bool
+}
+
+// Generate decodes the requests together, one token per active sequence
+// per llama_decode call.
+func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return nil, lm.ErrClosed
+	}
+	for i, r := range reqs {
+		if len(r.Prompt) == 0 {
+			return nil, fmt.Errorf("generate: request %d: empty prompt", i)
+		}
+		if r.MaxTokens <= 0 {
+			return nil, fmt.Errorf("generate: request %d: MaxTokens must be positive, got %d", i, r.MaxTokens)
+		}
+		if err := m.checkTokens(fmt.Sprintf("generate request %d", i), r.Prompt); err != nil {
+			return nil, err
+		}
+		if len(r.Prompt)+r.MaxTokens > m.opts.Context {
+			return nil, fmt.Errorf("generate: request %d: %d prompt tokens plus %d new ones exceed the context of %d", i, len(r.Prompt), r.MaxTokens, m.opts.Context)
+		}
+	}
+	out := make([]lm.Generation, len(reqs))
+	var group []int
+	cells := len(m.cached)
+	for i, r := range reqs {
+		need := len(r.Prompt) + r.MaxTokens
+		if len(group) == m.opts.Sequences-1 || (len(group) > 0 && cells+need > m.opts.Context) {
+			if err := m.generateGroup(reqs, group, out); err != nil {
+				return nil, err
+			}
+			group, cells = nil, len(m.cached)
+		}
+		group = append(group, i)
+		cells += need
+	}
+	if len(group) > 0 {
+		if err := m.generateGroup(reqs, group, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.Generation) error {
+	mem := m.mem()
+	states := make([]*genState, len(group))
+	for j, i := range group {
+		r := reqs[i]
+		st := &genState{req: r, seq: j + 1, active: true}
+		if r.Temperature > 0 {
+			st.rng = rand.New(rand.NewPCG(r.Seed, 0x9e3779b97f4a7c15))
+		}
+		st.keep = m.reusable(r.Prompt)
+		if st.keep > 0 {
+			C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(st.seq), 0, C.llama_pos(st.keep))
+		}
+		states[j] = st
+	}
+	defer func() {
+		for _, st := range states {
+			C.llama_memory_seq_rm(mem, C.llama_seq_id(st.seq), -1, -1)
+		}
+	}()
+
+	for _, st := range states {
+		if err := m.evalPrompt(st.req.Prompt, st.keep, st.seq); err != nil {
+			return err
+		}
+		m.choose(st, int(m.batch.n_tokens)-1)
+	}
+	// Then one token per active sequence per decode.
+	owner := make([]*genState, 0, len(states))
+	m.batch.n_tokens = 0
+	for {
+		for _, st := range states {
+			if st.active {
+				n := len(st.out.Tokens)
+				C.feedrun_batch_add(&m.batch, C.llama_token(st.out.Tokens[n-1]), C.llama_pos(len(st.req.Prompt)+n-1), C.llama_seq_id(st.seq), 1)
+				owner = append(owner, st)
+			}
+		}
+		if len(owner) == 0 {
+			break
+		}
+		if err := m.decode(); err != nil {
+			return err
+		}
+		for b, st := range owner {
+			m.choose(st, b)
+		}
+		m.batch.n_tokens = 0
+		owner = owner[:0]
+	}
+	for j, i := range group {
+		out[i] = states[j].out
+	}
+	return nil
+}
+
+// choose picks the next token of st from the logits at batch index b and
+// decides whether the sequence goes on.
+func (m *Model) choose(st *genState, b int) {
+	logits := m.logits(b)
+	mx := float64(logits[0])
+	for _, v := range logits[1:] {
+		mx = math.Max(mx, float64(v))
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - mx)
+	}
+	logZ := mx + math.Log(sum)
+
+	next := lm.Token(-1)
+	gen := st.out.Tokens
+	if st.rng == nil {
+		best := math.Inf(-1)
+		for id, v := range logits {
+			if float64(v) > best && !lm.Banned(st.req.Bans, gen, lm.Token(id)) {
+				best, next = float64(v), lm.Token(id)
+			}
+		}
+	} else {
+		weights := make([]float64, len(logits))
+		var total float64
+		for id, v := range logits {
+			if !lm.Banned(st.req.Bans, gen, lm.Token(id)) {
+				weights[id] = math.Exp((float64(v) - mx) / st.req.Temperature)
+				total += weights[id]
+			}
+		}
+		u := st.rng.Float64() * total
+		for id, w := range weights {
+			if w == 0 {
+				continue
+			}
+			next = lm.Token(id)
+			if u -= w; u < 0 {
+				break
+			}
+		}
+	}
+	if next < 0 || bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(next))) {
+		st.out.StopReason = lm.StopEndOfTurn
+		st.active = false
+		st.out.Text = m.detokenizeOrEmpty(st.out.Tokens)
+		return
+	}
+	st.out.Tokens = append(st.out.Tokens, next)
+	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
+	st.out.Text = m.detokenize(st.out.Tokens)
+	for _, stop := range st.req.Stop {
+		if k := strings.Index(st.out.Text, stop); stop != "" && k >= 0 {
+			st.out.Text = st.out.Text[:k]
+			st.out.StopReason = lm.StopString
+			st.active = false
+			return
+		}
+	}
+	if len(st.out.Tokens) >= st.req.MaxTokens {
+		st.out.StopReason = lm.StopMaxTokens
+		st.active = false
+	}
+}
+
+func (m *Model) detokenizeOrEmpty(tokens []lm.Token) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	return m.detokenize(tokens)
+}

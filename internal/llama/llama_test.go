@@ -1,0 +1,380 @@
+package llama
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// tinyModel writes a random-weight tiny llama and loads it through the
+// real llama.cpp path.
+func tinyModel(t *testing.T, gopts gguf.TinyOptions, opts Options) *Model {
+	t.Helper()
+	path, err := gguf.WriteTinyLlama(t.TempDir(), gopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func tokens(t *testing.T, m lm.Model, text string) []lm.Token {
+	t.Helper()
+	toks, err := m.Tokenize(text, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toks
+}
+
+func TestTinyModelLoadsWithByteVocabulary(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 2})
+	info := m.Info()
+	if info.Architecture != "llama" || info.VocabSize < 256 || info.ChatTemplate == "" {
+		t.Fatalf("info = %+v", info)
+	}
+	text := "Hé, call(x=1)\n"
+	toks := tokens(t, m, text)
+	if len(toks) != len([]byte(text)) {
+		t.Errorf("byte vocabulary: %d tokens for %d bytes", len(toks), len([]byte(text)))
+	}
+	if got := m.Detokenize(toks); got != text {
+		t.Errorf("detokenize = %q, want %q", got, text)
+	}
+}
+
+func TestRenderChatUsesTemplate(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 2})
+	got, err := m.RenderChat([]transcript.Message{
+		{Role: "system", Content: "S"}, {Role: "user", Content: "U"}, {Role: "assistant", Content: "A"},
+	}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Errorf("render = %q, want %q", got, want)
+	}
+	if _, err := m.RenderChat([]transcript.Message{{Role: "tool", Content: "x"}}, false); err == nil {
+		t.Error("role tool was accepted")
+	}
+}
+
+func scoreConts(t *testing.T, m lm.Model, prefix []lm.Token, conts []lm.Continuation) [][]float64 {
+	t.Helper()
+	got, err := m.Score(prefix, conts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range conts {
+		if len(got[i]) != len(c.Tokens)-c.ScoreFrom {
+			t.Fatalf("continuation %d: %d scores for %d tokens from %d", i, len(got[i]), len(c.Tokens), c.ScoreFrom)
+		}
+	}
+	return got
+}
+
+func testContinuations(t *testing.T, m lm.Model) ([]lm.Token, []lm.Continuation) {
+	t.Helper()
+	prefix := tokens(t, m, "<|im_start|>system\nYou call tools.<|im_end|>\n<|im_start|>user\nBook the room.<|im_end|>\n<|im_start|>assistant\n")
+	var conts []lm.Continuation
+	for i, s := range []string{
+		`create_event(title="Design review", date="2026-07-13")`,
+		`create_event(title="Design review", date="13/07/2026")`,
+		"x",
+		`list_events(date="2026-07-13")<|im_end|>` + "\n<|im_start|>user\nObservation: failed<|im_end|>\n<|im_start|>assistant\n" + `list_events()`,
+		`send_email(to="ana@example.com", subject="Hi", body="Hello there, this is a somewhat longer message body.")`,
+	} {
+		c := lm.Continuation{Tokens: tokens(t, m, s)}
+		if i == 3 {
+			c.ScoreFrom = len(c.Tokens) - len(tokens(t, m, "list_events()"))
+		}
+		conts = append(conts, c)
+	}
+	return prefix, conts
+}
+
+func TestPrefixSharedScoringEqualsScratch(t *testing.T) {
+	shared := tinyModel(t, gguf.TinyOptions{Seed: 2}, Options{Threads: 2})
+	prefix, conts := testContinuations(t, shared)
+	path, _ := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 2})
+	scratch, err := Load(path, Options{Threads: 2, NoPrefixReuse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scratch.Close()
+	a := scoreConts(t, shared, prefix, conts)
+	// A second call reuses the cached prefix; it must not change anything.
+	again := scoreConts(t, shared, prefix, conts)
+	b := scoreConts(t, scratch, prefix, conts)
+	for i := range conts {
+		for j := range a[i] {
+			if d := math.Abs(a[i][j] - b[i][j]); d > 1e-3 {
+				t.Errorf("continuation %d token %d: shared %.6f vs scratch %.6f", i, j, a[i][j], b[i][j])
+			}
+			if a[i][j] != again[i][j] {
+				t.Errorf("continuation %d token %d: cached-prefix rescoring %.9f vs first %.9f", i, j, again[i][j], a[i][j])
+			}
+			if a[i][j] > 0 || math.IsNaN(a[i][j]) {
+				t.Errorf("continuation %d token %d: log-probability %v", i, j, a[i][j])
+			}
+		}
+	}
+}
+
+func TestScoresDoNotDependOnBatching(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 3}, Options{Threads: 2})
+	prefix, conts := testContinuations(t, m)
+	all := scoreConts(t, m, prefix, conts)
+	// Each alone, in reverse order, and with tiny batches and few
+	// sequences per round.
+	small := tinyModel(t, gguf.TinyOptions{Seed: 3}, Options{Threads: 2, Batch: 7, Sequences: 3})
+	grouped := scoreConts(t, small, prefix, conts)
+	for i := len(conts) - 1; i >= 0; i-- {
+		alone := scoreConts(t, m, prefix, conts[i:i+1])
+		for j := range all[i] {
+			if d := math.Abs(all[i][j] - alone[0][j]); d > 1e-4 {
+				t.Errorf("continuation %d token %d: batched %.6f vs alone %.6f", i, j, all[i][j], alone[0][j])
+			}
+			if d := math.Abs(all[i][j] - grouped[i][j]); d > 1e-4 {
+				t.Errorf("continuation %d token %d: batch 512 %.6f vs batch 7 %.6f", i, j, all[i][j], grouped[i][j])
+			}
+		}
+	}
+}
+
+func TestGreedyGenerationIsDeterministicAndMatchesScore(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 4}, Options{Threads: 2})
+	prefix, _ := testContinuations(t, m)
+	req := lm.GenerateRequest{Prompt: prefix, MaxTokens: 24}
+	other := lm.GenerateRequest{Prompt: tokens(t, m, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"), MaxTokens: 10}
+	first, err := m.Generate([]lm.GenerateRequest{req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.Generate([]lm.GenerateRequest{other, req, req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range second[1:] {
+		if g.Text != first[0].Text || !equal(g.Tokens, first[0].Tokens) {
+			t.Errorf("greedy output changed with the batch: %q vs %q", g.Text, first[0].Text)
+		}
+	}
+	if len(first[0].Tokens) == 0 {
+		t.Fatal("no tokens generated")
+	}
+	sc := scoreConts(t, m, prefix, []lm.Continuation{{Tokens: first[0].Tokens}})
+	for j := range sc[0] {
+		if d := math.Abs(sc[0][j] - first[0].LogProbs[j]); d > 1e-3 {
+			t.Errorf("token %d: score %.6f vs generation %.6f", j, sc[0][j], first[0].LogProbs[j])
+		}
+	}
+}
+
+func TestSampledGenerationIsSeeded(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 5}, Options{Threads: 2})
+	p := tokens(t, m, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+	reqs := []lm.GenerateRequest{
+		{Prompt: p, MaxTokens: 16, Temperature: 1, Seed: 7},
+		{Prompt: p, MaxTokens: 16, Temperature: 1, Seed: 7},
+		{Prompt: p, MaxTokens: 16, Temperature: 1, Seed: 8},
+	}
+	g, err := m.Generate(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(g[0].Tokens, g[1].Tokens) {
+		t.Errorf("same seed, different samples: %v vs %v", g[0].Tokens, g[1].Tokens)
+	}
+	if equal(g[0].Tokens, g[2].Tokens) {
+		t.Errorf("seeds 7 and 8 sampled the same %d tokens", len(g[0].Tokens))
+	}
+}
+
+func TestBanMakesSequenceImpossible(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 4}, Options{Threads: 2})
+	prefix, _ := testContinuations(t, m)
+	free, err := m.Generate([]lm.GenerateRequest{{Prompt: prefix, MaxTokens: 12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ban := free[0].Tokens
+	if len(ban) < 2 {
+		t.Fatalf("greedy reply %v too short to ban", ban)
+	}
+	banned, err := m.Generate([]lm.GenerateRequest{{Prompt: prefix, MaxTokens: 12, Bans: [][]lm.Token{ban}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := banned[0].Tokens
+	if len(got) >= len(ban) && equal(got[:len(ban)], ban) {
+		t.Fatalf("banned sequence %v was generated", ban)
+	}
+	// Everything before the banned token is still produced: the ban takes
+	// away one token, not the text around it.
+	if len(got) < len(ban)-1 || !equal(got[:len(ban)-1], ban[:len(ban)-1]) {
+		t.Errorf("prefix of the ban changed: %v vs %v", got[:len(ban)-1], ban[:len(ban)-1])
+	}
+	// Sampling cannot get around it either.
+	var reqs []lm.GenerateRequest
+	for s := uint64(0); s < 8; s++ {
+		reqs = append(reqs, lm.GenerateRequest{Prompt: prefix, MaxTokens: 1, Temperature: 2, Seed: s, Bans: [][]lm.Token{ban[:1]}})
+	}
+	gs, err := m.Generate(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		if len(g.Tokens) > 0 && g.Tokens[0] == ban[0] {
+			t.Errorf("seed sampled the banned first token %d", ban[0])
+		}
+	}
+}
+
+func TestZeroAttentionOutputForgetsEarlierTokens(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 6, ZeroAttentionOutput: true}, Options{Threads: 2})
+	cont := []lm.Continuation{{Tokens: tokens(t, m, "abcdefg")}}
+	a := scoreConts(t, m, tokens(t, m, "The first context, long and winding z"), cont)
+	b := scoreConts(t, m, tokens(t, m, "Another z"), cont)
+	for j := range a[0] {
+		if d := math.Abs(a[0][j] - b[0][j]); d > 1e-4 {
+			t.Errorf("token %d: %.6f vs %.6f with attention disabled", j, a[0][j], b[0][j])
+		}
+	}
+	// The same check must fail for the ordinary model, or it proves nothing.
+	n := tinyModel(t, gguf.TinyOptions{Seed: 6}, Options{Threads: 2})
+	a = scoreConts(t, n, tokens(t, n, "The first context, long and winding z"), cont)
+	b = scoreConts(t, n, tokens(t, n, "Another z"), cont)
+	if math.Abs(lm.Sum(a[0])-lm.Sum(b[0])) < 1e-3 {
+		t.Error("with attention, the context made no difference")
+	}
+}
+
+func TestCloseTwiceAndUseAfterClose(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 1})
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Score([]lm.Token{1}, []lm.Continuation{{Tokens: []lm.Token{2}}}); err != lm.ErrClosed {
+		t.Errorf("score after close: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 1})
+	if _, err := m.Score([]lm.Token{1}, []lm.Continuation{{Tokens: []lm.Token{1 << 30}}}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+		t.Errorf("out-of-vocabulary token: %v", err)
+	}
+	if _, err := m.Score(nil, []lm.Continuation{{Tokens: []lm.Token{1}}}); err == nil {
+		t.Error("empty prefix accepted")
+	}
+	if _, err := m.Generate([]lm.GenerateRequest{{Prompt: []lm.Token{1}, MaxTokens: 0}}); err == nil {
+		t.Error("MaxTokens 0 accepted")
+	}
+}
+
+func TestLoadRejectsBrokenFiles(t *testing.T) {
+	data, err := gguf.TinyLlama(gguf.TinyOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cases := map[string][]byte{
+		"truncated.gguf": data[:len(data)/2],
+		"garbage.gguf":   []byte(strings.Repeat("not a model ", 100)),
+		"empty.gguf":     nil,
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := Load(path, Options{Threads: 1})
+			if err == nil {
+				m.Close()
+				t.Fatal("loaded a broken file")
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(dir, "missing.gguf"), Options{}); err == nil {
+		t.Error("loaded a missing file")
+	}
+}
+
+func TestSystemInfoShowsVectorUnits(t *testing.T) {
+	info := SystemInfo()
+	cpu, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skip("no /proc/cpuinfo on this platform")
+	}
+	if strings.Contains(string(cpu), " avx2") && !strings.Contains(info, "AVX2 = 1") {
+		t.Errorf("CPU has AVX2 but the build does not use it: %s", info)
+	}
+}
+
+func equal(a, b []lm.Token) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A warm cache (left by another item sharing the system prompt) must give
+// bit-identical scores to a cold one: resumed runs depend on it.
+func TestWarmCacheGivesIdenticalScores(t *testing.T) {
+	system := "<|im_start|>system\n" + strings.Repeat("You call one tool per reply and never repeat a failed call. ", 4) + "<|im_end|>\n"
+	itemA := system + "<|im_start|>user\nCancel the 10:00 meeting.<|im_end|>\n<|im_start|>assistant\n"
+	itemB := system + "<|im_start|>user\nEmail Ana the agenda for the design review.<|im_end|>\n<|im_start|>assistant\n"
+	warm := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	cold := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	conts := []lm.Continuation{{Tokens: tokens(t, warm, `send_email(to="ana@example.com")`)}, {Tokens: tokens(t, warm, "x")}}
+	if len(tokens(t, warm, system)) < 2*prefixBlock {
+		t.Fatal("system prompt too short to exercise block reuse")
+	}
+	scoreConts(t, warm, tokens(t, warm, itemA), conts)
+	w := scoreConts(t, warm, tokens(t, warm, itemB), conts)
+	c := scoreConts(t, cold, tokens(t, cold, itemB), conts)
+	for i := range c {
+		for j := range c[i] {
+			if w[i][j] != c[i][j] {
+				t.Errorf("continuation %d token %d: warm %.9f vs cold %.9f", i, j, w[i][j], c[i][j])
+			}
+		}
+	}
+	wg, err := warm.Generate([]lm.GenerateRequest{{Prompt: tokens(t, warm, itemB), MaxTokens: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := cold.Generate([]lm.GenerateRequest{{Prompt: tokens(t, cold, itemB), MaxTokens: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range cg[0].LogProbs {
+		if wg[0].LogProbs[j] != cg[0].LogProbs[j] {
+			t.Errorf("generated token %d: warm %.9f vs cold %.9f", j, wg[0].LogProbs[j], cg[0].LogProbs[j])
+		}
+	}
+}

@@ -1,0 +1,135 @@
+// Package lm is the model interface every measurement in feedrun goes
+// through. It is plain Go so that the probe, harnesses and rollouts can be
+// driven by a test double; the only real implementation lives in
+// internal/llama, the one package that uses cgo.
+//
+// Following lm-evaluation-harness, a model answers two kinds of request:
+// the log-probability of continuations given a shared prefix (Score), and
+// generation from a prompt (Generate). Tokenisation and chat rendering are
+// exposed so that callers can encode an action once and score the same ids
+// under every context.
+package lm
+
+import (
+	"errors"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Token is a vocabulary id.
+type Token = int32
+
+// Info describes a loaded checkpoint from its own metadata.
+type Info struct {
+	Name          string `json:"name"`           // general.name
+	Architecture  string `json:"architecture"`   // general.architecture
+	Description   string `json:"description"`    // llama.cpp's one-line model description
+	Parameters    uint64 `json:"parameters"`     // parameter count
+	SizeBytes     uint64 `json:"size_bytes"`     // tensor bytes
+	VocabSize     int    `json:"vocab_size"`     // number of tokens
+	ContextLength int    `json:"context_length"` // training context length
+	ChatTemplate  string `json:"chat_template"`  // template stored in the GGUF; empty when absent
+}
+
+// Continuation is one sequence to score after a shared prefix. Tokens before
+// ScoreFrom are evaluated (they condition what follows) but not scored: the
+// probe uses this to put a failed turn and its observation between C and
+// the action while scoring only the action.
+type Continuation struct {
+	Tokens    []Token
+	ScoreFrom int
+}
+
+// GenerateRequest asks for one sequence to be generated from Prompt.
+type GenerateRequest struct {
+	Prompt      []Token
+	MaxTokens   int
+	Temperature float64  // 0 is greedy (ties go to the lowest id)
+	Seed        uint64   // sampling seed; ignored when greedy
+	Stop        []string // generation ends at the first of these (not included)
+	// Bans are token sequences the decoder must not complete: when the
+	// tokens generated so far equal a ban without its last token, that last
+	// token is masked. This makes the exact banned sequence impossible while
+	// any other text, including every proper prefix of it, stays possible.
+	Bans [][]Token
+}
+
+// Stop reasons reported in Generation.StopReason.
+const (
+	StopEndOfTurn = "end_of_turn"
+	StopString    = "stop_string"
+	StopMaxTokens = "max_tokens"
+)
+
+// Generation is the result of one GenerateRequest.
+type Generation struct {
+	Tokens []Token
+	// LogProbs holds, per generated token, its log-probability under the
+	// model's unmasked distribution at temperature 1, so generated text can
+	// be compared with Score.
+	LogProbs   []float64
+	Text       string
+	StopReason string
+}
+
+// Model is a loaded checkpoint.
+type Model interface {
+	Info() Info
+	// Tokenize encodes text. addSpecial adds BOS and the like when the
+	// model asks for them; parseSpecial turns control-token text such as
+	// "<|im_end|>" into the control token.
+	Tokenize(text string, addSpecial, parseSpecial bool) ([]Token, error)
+	// TokenText is the text piece of one token, control tokens included.
+	TokenText(t Token) string
+	// Detokenize joins tokens into text, control tokens rendered as text.
+	Detokenize(tokens []Token) string
+	// IsEndOfTurn reports whether a token ends a generation (EOS, EOT).
+	IsEndOfTurn(t Token) bool
+	// RenderChat formats messages with the model's chat template.
+	RenderChat(msgs []transcript.Message, addGenerationPrompt bool) (string, error)
+	// Score returns, per continuation, the log-probability of each token
+	// from ScoreFrom on, conditioned on prefix and the continuation's
+	// earlier tokens. The prefix must not be empty.
+	Score(prefix []Token, conts []Continuation) ([][]float64, error)
+	// Generate runs the requests, batched; results are in request order.
+	Generate(reqs []GenerateRequest) ([]Generation, error)
+	// Close frees the model; it is safe to call more than once.
+	Close() error
+}
+
+// ErrClosed is returned by a Model used after Close.
+var ErrClosed = errors.New("model is closed")
+
+// Sum adds per-token log-probabilities into the L of DESIGN §1.
+func Sum(logps []float64) float64 {
+	var s float64
+	for _, v := range logps {
+		s += v
+	}
+	return s
+}
+
+// Banned reports whether the ban forbids token next after generated.
+func Banned(bans [][]Token, generated []Token, next Token) bool {
+	for _, b := range bans {
+		if len(b) == 0 || len(b)-1 != len(generated) || b[len(b)-1] != next {
+			continue
+		}
+		if equalTokens(b[:len(b)-1], generated) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalTokens(a, b []Token) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
