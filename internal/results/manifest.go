@@ -1,0 +1,67 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ManifestName is the manifest's file name inside a run folder.
+const ManifestName = "manifest.json"
+
+// Manifest records how a run was made (DESIGN §6), enough to rerun it and to
+// tell whether two shards belong to the same run.
+type Manifest struct {
+	Command        []string          `json:"command"`
+	Config         map[string]any    `json:"config"` // resolved: flags, environment, file and defaults merged
+	FeedrunVersion string            `json:"feedrun_version"`
+	Commit         string            `json:"commit"`
+	ModelSHA256    string            `json:"model_sha256"`
+	LlamaBuild     string            `json:"llama_build"`
+	Threads        int               `json:"threads"`
+	Seeds          map[string]uint64 `json:"seeds"`
+	DatasetSHA256  string            `json:"dataset_sha256"`
+	Started        time.Time         `json:"started"`
+	Finished       time.Time         `json:"finished,omitzero"` // zero until the run completes
+	Shard          Shard             `json:"shard"`
+	MergedFrom     []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
+}
+
+// WriteManifest writes dir/manifest.json atomically, so a reader sees the old
+// manifest or the new one, never a torn one (runs rewrite it when they
+// finish).
+func WriteManifest(dir string, m Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode manifest: %w", err)
+	}
+	path := filepath.Join(dir, ManifestName)
+	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadManifest reads dir/manifest.json. Numbers inside Config stay
+// json.Number, so large integers survive and two manifests compare exactly.
+func ReadManifest(dir string) (Manifest, error) {
+	path := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, err
+	}
+	var m Manifest
+	if err := decodeJSON(data, &m); err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

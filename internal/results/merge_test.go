@@ -1,0 +1,237 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var probeSpec = TableSpec{Name: "probe_items.csv", Key: []string{"model", "env", "harness", "item_id"}}
+
+var t0 = time.Date(2026, 7, 13, 10, 0, 0, 0, time.UTC)
+
+func shardManifest(k, n int) Manifest {
+	return Manifest{
+		Command:        []string{"feedrun", "probe", "--model", "qwen3-0.6b", "--shard", Shard{K: k, N: n}.String()},
+		Config:         map[string]any{"model": "qwen3-0.6b", "items": 500, "shard": Shard{K: k, N: n}.String()},
+		FeedrunVersion: "0.1.0",
+		Commit:         "abc123",
+		ModelSHA256:    "deadbeef",
+		LlamaBuild:     "b6000",
+		Threads:        2,
+		Seeds:          map[string]uint64{"items": 1, "bootstrap": 18446744073709551615},
+		DatasetSHA256:  "cafe",
+		Started:        t0.Add(time.Duration(k) * time.Minute),
+		Finished:       t0.Add(time.Duration(10+k) * time.Minute),
+		Shard:          Shard{K: k, N: n},
+	}
+}
+
+// writeShard makes a finished shard folder with a probe table of the given
+// rows and returns its path.
+func writeShard(t *testing.T, root string, m Manifest, rows ...[]string) string {
+	t.Helper()
+	dir := filepath.Join(root, "shard-"+strings.ReplaceAll(m.Shard.String(), "/", "of"))
+	ok(t, os.MkdirAll(dir, 0o755))
+	ok(t, WriteManifest(dir, m))
+	tbl, err := OpenTable(filepath.Join(dir, probeSpec.Name), probeHeader, probeKey(t))
+	ok(t, err)
+	for _, row := range rows {
+		ok(t, tbl.Append(row))
+	}
+	ok(t, tbl.Close())
+	return dir
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(1, 3)
+	ok(t, WriteManifest(dir, m))
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	if got.Seeds["bootstrap"] != 18446744073709551615 || got.Shard != m.Shard || !got.Finished.Equal(m.Finished) {
+		t.Errorf("read back %+v", got)
+	}
+	if got.Config["items"].(interface{ String() string }).String() != "500" {
+		t.Errorf("config items read back as %#v", got.Config["items"])
+	}
+	m.Finished = time.Time{}
+	ok(t, WriteManifest(dir, m))
+	if strings.Contains(readFile(t, filepath.Join(dir, ManifestName)), "finished") {
+		t.Error("an unfinished run's manifest has a finished time")
+	}
+}
+
+func TestMergeHappyPath(t *testing.T) {
+	root := t.TempDir()
+	a := writeShard(t, root, shardManifest(0, 2),
+		probeRow("10", "-3", "x"), probeRow("2", "-1", "y"), probeRow("shared", "0", "same"))
+	b := writeShard(t, root, shardManifest(1, 2),
+		probeRow("9", "-2", "z"), probeRow("shared", "0", "same"))
+	out := filepath.Join(root, "merged")
+	spec := []TableSpec{probeSpec, {Name: "probe_tokens.csv", Key: []string{"item_id"}}}
+
+	m, err := Merge(out, []string{b, a}, spec)
+	ok(t, err)
+
+	want := strings.Join(probeHeader, ",") + "\n" +
+		"qwen3-0.6b,toolshed,verbatim,2,-1,y\n" +
+		"qwen3-0.6b,toolshed,verbatim,9,-2,z\n" +
+		"qwen3-0.6b,toolshed,verbatim,10,-3,x\n" +
+		"qwen3-0.6b,toolshed,verbatim,shared,0,same\n"
+	if got := readFile(t, filepath.Join(out, probeSpec.Name)); got != want {
+		t.Errorf("merged table is\n%s\nwant\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "probe_tokens.csv")); !os.IsNotExist(err) {
+		t.Errorf("a table no shard has was written: %v", err)
+	}
+
+	read, err := ReadManifest(out)
+	ok(t, err)
+	wantCommand := []string{"feedrun", "probe", "--model", "qwen3-0.6b"}
+	for _, got := range []Manifest{m, read} {
+		if got.Shard.String() != "0/1" || !reflect.DeepEqual(got.Command, wantCommand) || got.Config["shard"] != nil {
+			t.Errorf("merged manifest keeps shard details: %+v", got)
+		}
+		if !got.Started.Equal(t0) || !got.Finished.Equal(t0.Add(11*time.Minute)) {
+			t.Errorf("merged times %v..%v, want the shards' earliest start and latest finish", got.Started, got.Finished)
+		}
+		if !reflect.DeepEqual(got.MergedFrom, []string{b, a}) {
+			t.Errorf("MergedFrom = %v", got.MergedFrom)
+		}
+	}
+
+	_, err = Merge(out, []string{a, b}, spec)
+	errContains(t, err, "already holds a run")
+}
+
+func TestMergeRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, root string) []string
+		want  []string
+	}{
+		{
+			name: "conflicting rows",
+			setup: func(t *testing.T, root string) []string {
+				return []string{
+					writeShard(t, root, shardManifest(0, 2), probeRow("1", "-1", "x")),
+					writeShard(t, root, shardManifest(1, 2), probeRow("1", "-1.5", "x")),
+				}
+			},
+			want: []string{`"1"`, `column "gain"`, `"-1" vs "-1.5"`, "shard-0of2", "shard-1of2"},
+		},
+		{
+			name: "different commit",
+			setup: func(t *testing.T, root string) []string {
+				m := shardManifest(1, 2)
+				m.Commit = "fff999"
+				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, m)}
+			},
+			want: []string{"commit", `"abc123" vs "fff999"`},
+		},
+		{
+			name: "different config value",
+			setup: func(t *testing.T, root string) []string {
+				m := shardManifest(1, 2)
+				m.Config["items"] = 400
+				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, m)}
+			},
+			want: []string{"config.items", "500 vs 400"},
+		},
+		{
+			name: "different seed",
+			setup: func(t *testing.T, root string) []string {
+				m := shardManifest(1, 2)
+				m.Seeds = map[string]uint64{"items": 1}
+				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, m)}
+			},
+			want: []string{"seeds.bootstrap", "(absent)"},
+		},
+		{
+			name: "unfinished shard",
+			setup: func(t *testing.T, root string) []string {
+				m := shardManifest(1, 2)
+				m.Finished = time.Time{}
+				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, m)}
+			},
+			want: []string{"shard-1of2", "has not finished"},
+		},
+		{
+			name: "missing shard",
+			setup: func(t *testing.T, root string) []string {
+				return []string{writeShard(t, root, shardManifest(0, 3)), writeShard(t, root, shardManifest(2, 3))}
+			},
+			want: []string{"shard 1/3 is missing"},
+		},
+		{
+			name: "different shard counts",
+			setup: func(t *testing.T, root string) []string {
+				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, shardManifest(1, 3))}
+			},
+			want: []string{"shard 0/2", "shard 1/3"},
+		},
+		{
+			name: "same shard twice",
+			setup: func(t *testing.T, root string) []string {
+				a := writeShard(t, root, shardManifest(0, 1))
+				b := filepath.Join(root, "copy")
+				ok(t, os.MkdirAll(b, 0o755))
+				ok(t, WriteManifest(b, shardManifest(0, 1)))
+				return []string{a, b}
+			},
+			want: []string{"are both shard 0/1"},
+		},
+		{
+			name: "header mismatch",
+			setup: func(t *testing.T, root string) []string {
+				b := writeShard(t, root, shardManifest(1, 2))
+				writeFile(t, filepath.Join(b, probeSpec.Name), "model,env,harness,item_id,G,note\n")
+				return []string{writeShard(t, root, shardManifest(0, 2)), b}
+			},
+			want: []string{"shard-1of2", `column 5 is "G", want "gain"`},
+		},
+		{
+			name: "table missing from one shard",
+			setup: func(t *testing.T, root string) []string {
+				b := writeShard(t, root, shardManifest(1, 2))
+				ok(t, os.Remove(filepath.Join(b, probeSpec.Name)))
+				return []string{writeShard(t, root, shardManifest(0, 2)), b}
+			},
+			want: []string{"probe_items.csv is missing from", "shard-1of2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			dirs := tt.setup(t, root)
+			out := filepath.Join(root, "merged")
+			_, err := Merge(out, dirs, []TableSpec{probeSpec})
+			errContains(t, err, tt.want...)
+			if _, err := os.Stat(filepath.Join(out, ManifestName)); !os.IsNotExist(err) {
+				t.Errorf("a failed merge wrote a manifest: %v", err)
+			}
+		})
+	}
+}
+
+func TestCompareKeyValue(t *testing.T) {
+	sorted := []string{"-1", "2", "9", "10", "10.0", "1e3", "a", "b10", "b9"}
+	for i := range sorted {
+		for j := range sorted {
+			got := compareKeyValue(sorted[i], sorted[j])
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got != want {
+				t.Errorf("compareKeyValue(%q, %q) = %d, want %d", sorted[i], sorted[j], got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package results
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestParseShard(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Shard
+		wantErr string
+	}{
+		{in: "0/1", want: Shard{0, 1}},
+		{in: "3/4", want: Shard{3, 4}},
+		{in: "3/2", wantErr: "--shard: expected k/n with 0 <= k < n, got 3/2"},
+		{in: "2/2", wantErr: "got 2/2"},
+		{in: "-1/2", wantErr: "got -1/2"},
+		{in: "0/0", wantErr: "got 0/0"},
+		{in: "1", wantErr: "got 1"},
+		{in: "a/b", wantErr: "got a/b"},
+		{in: "1/2/3", wantErr: "got 1/2/3"},
+		{in: "", wantErr: "expected k/n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseShard(tt.in)
+			if tt.wantErr != "" {
+				errContains(t, err, tt.wantErr)
+				return
+			}
+			ok(t, err)
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestShardHasPartitionsItems(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		owners := make([]int, 50)
+		for k := range n {
+			s := Shard{K: k, N: n}
+			for i := range owners {
+				if s.Has(i) {
+					owners[i]++
+					if i%n != k {
+						t.Errorf("shard %s takes item %d", s, i)
+					}
+				}
+			}
+		}
+		for i, c := range owners {
+			if c != 1 {
+				t.Errorf("n=%d: item %d is in %d shards, want 1", n, i, c)
+			}
+		}
+	}
+	if (Shard{}).Has(-1) || !(Shard{}).Has(12) {
+		t.Error("the zero Shard should take every item index >= 0")
+	}
+}
+
+func TestShardJSON(t *testing.T) {
+	data, err := json.Marshal(Shard{K: 2, N: 5})
+	ok(t, err)
+	if string(data) != `"2/5"` {
+		t.Errorf("got %s", data)
+	}
+	var s Shard
+	ok(t, json.Unmarshal(data, &s))
+	if s != (Shard{K: 2, N: 5}) {
+		t.Errorf("read back %+v", s)
+	}
+	errContains(t, json.Unmarshal([]byte(`"5/2"`), &s), "shard: expected k/n")
+}

@@ -1,0 +1,7 @@
+// Package stats holds the study's arithmetic (DESIGN §1): the decomposition of
+// an item's corrective gain into copy and semantic terms, the candidate-set
+// repeat probability, and seeded percentile bootstrap intervals with items
+// resampled (independently or jointly for paired figures). It knows nothing
+// about models, harnesses or files: callers pass plain log-probabilities and
+// per-item figures.
+package stats
