@@ -1,0 +1,159 @@
+// Package harness says what a context looks like after a failure (DESIGN
+// §2). The probe asks it for the contexts of one item; the rollout loop asks
+// it how to continue an episode. It is pure text manipulation over
+// transcript messages: no model, no environment.
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Name is a harness variant as the CLI's --harness spells it.
+type Name string
+
+// The harness variants of DESIGN §2.
+const (
+	Verbatim    Name = "verbatim"
+	Instruction Name = "instruction"
+	Abstract    Name = "abstract"
+	Ban         Name = "ban"
+	AbstractBan Name = "abstract+ban"
+	Drop        Name = "drop"
+	ErrorOnly   Name = "error-only"
+	Scrub       Name = "scrub"
+	Memory      Name = "memory"
+)
+
+// ProbeHarnesses are the variants the one-step probe measures, in report
+// order. Memory needs earlier episodes and exists only in rollouts.
+var ProbeHarnesses = []Name{Verbatim, Instruction, Abstract, Ban, AbstractBan, Drop, ErrorOnly, Scrub}
+
+// RolloutHarnesses are the variants the agent loop runs.
+var RolloutHarnesses = append(slices.Clone(ProbeHarnesses), Memory)
+
+// Parse reads a comma-separated --harness value against the allowed set;
+// "all" stands for every allowed variant.
+func Parse(value string, allowed []Name) ([]Name, error) {
+	var out []Name
+	for _, part := range strings.Split(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "all" {
+			return slices.Clone(allowed), nil
+		}
+		if !slices.Contains(allowed, Name(part)) {
+			return nil, fmt.Errorf("unknown harness %q: expected one of %s or all", part, joinNames(allowed))
+		}
+		if !slices.Contains(out, Name(part)) {
+			out = append(out, Name(part))
+		}
+	}
+	return out, nil
+}
+
+func joinNames(ns []Name) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Bans reports whether the decoder masks earlier failed actions.
+func (n Name) Bans() bool { return n == Ban || n == AbstractBan }
+
+// Abstracts reports whether failed turns are replaced by descriptions.
+func (n Name) Abstracts() bool { return n == Abstract || n == AbstractBan }
+
+// InstructionText is appended to the system prompt by the instruction
+// harness, in every context of an item.
+const InstructionText = "If a call fails, do not repeat the same call: change what caused the error."
+
+// RuledOutHeader opens the scrub harness's list of failure descriptions.
+const RuledOutHeader = "Approaches already ruled out:"
+
+// WithInstruction returns msgs with InstructionText added to the system
+// message (or a new system message when there is none).
+func WithInstruction(msgs []transcript.Message) []transcript.Message {
+	out := slices.Clone(msgs)
+	if len(out) > 0 && out[0].Role == transcript.RoleSystem {
+		out[0].Content = strings.TrimRight(out[0].Content, "\n") + "\n\n" + InstructionText
+		return out
+	}
+	return append([]transcript.Message{{Role: transcript.RoleSystem, Content: InstructionText}}, out...)
+}
+
+// DescriptionObservation is the user turn that stands for a failed turn
+// under abstract: the runtime's description, never the failed call.
+func DescriptionObservation(description string) transcript.Message {
+	return transcript.Message{Role: transcript.RoleUser, Content: transcript.ObservationPrefix + description}
+}
+
+// WithRuledOut returns msgs with the scrub list appended to the first user
+// message (the task), which is where a rebuilt context states constraints.
+func WithRuledOut(msgs []transcript.Message, descriptions []string) []transcript.Message {
+	out := slices.Clone(msgs)
+	if len(descriptions) == 0 {
+		return out
+	}
+	var b strings.Builder
+	b.WriteString("\n\n" + RuledOutHeader)
+	for _, d := range descriptions {
+		b.WriteString("\n- " + d)
+	}
+	for i := range out {
+		if out[i].Role == transcript.RoleUser {
+			out[i].Content += b.String()
+			return out
+		}
+	}
+	return append(out, transcript.Message{Role: transcript.RoleUser, Content: strings.TrimLeft(b.String(), "\n")})
+}
+
+// ProbeContexts are the three contexts of DESIGN §1 for one item under one
+// harness. Each ends before the assistant's turn.
+type ProbeContexts struct {
+	Pre     []transcript.Message // C (with the harness's system prompt)
+	Post    []transcript.Message // what the harness shows after the failure
+	Neutral []transcript.Message // C ⊕ a× ⊕ o∅ (with the harness's system prompt)
+	// Banned is true when the decoder masks a× after the failure, so that
+	// L(a×) under Post is −∞.
+	Banned bool
+}
+
+// Probe builds the contexts of it under harness h. Neutral is always the
+// verbatim failed turn with the acknowledging observation o∅, so that
+// Δcopy means the same for every harness and −G = Δcopy + Δsem holds for
+// each.
+func Probe(h Name, it transcript.Item) (ProbeContexts, error) {
+	c := slices.Clone(it.Context)
+	if h == Instruction {
+		c = WithInstruction(c)
+	}
+	failed := transcript.Message{Role: transcript.RoleAssistant, Content: it.FailedAction}
+	observed := transcript.Message{Role: transcript.RoleUser, Content: it.Observation}
+	neutral := transcript.Message{Role: transcript.RoleUser, Content: transcript.NeutralObservation}
+	pc := ProbeContexts{
+		Pre:     c,
+		Neutral: append(slices.Clone(c), failed, neutral),
+		Banned:  h.Bans(),
+	}
+	switch h {
+	case Verbatim, Instruction, Ban:
+		pc.Post = append(slices.Clone(c), failed, observed)
+	case Abstract, AbstractBan:
+		pc.Post = append(slices.Clone(c), DescriptionObservation(it.Description))
+	case Drop:
+		pc.Post = slices.Clone(c)
+	case ErrorOnly:
+		pc.Post = append(slices.Clone(c), observed)
+	case Scrub:
+		pc.Post = WithRuledOut(c, []string{it.Description})
+	default:
+		return ProbeContexts{}, fmt.Errorf("harness %q has no one-step probe", h)
+	}
+	return pc, nil
+}

@@ -1,0 +1,253 @@
+package lm
+
+import (
+	"errors"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// FakeEndOfTurn is the Fake's end-of-turn token, written "<eot>" in
+// rendered text; tokens 0..255 are bytes.
+const FakeEndOfTurn Token = 256
+
+const fakeEOTText = "<eot>"
+
+// Fake is a pure-Go Model for fast tests of arithmetic and control flow.
+// Its next-token distribution depends on the previous token and, with
+// Copy > 0, on the prompt the way an induction head does: find the longest
+// recent run of text (up to 16 tokens) that also occurs earlier in the
+// prompt, and add Copy to the logit of the token that followed it there.
+// With Copy = 0 it has no memory of earlier turns at all, so every context
+// gives the same figures (G = 0 everywhere).
+type Fake struct {
+	Copy   float64
+	closed bool
+}
+
+var _ Model = (*Fake)(nil)
+
+// Info describes the fake.
+func (f *Fake) Info() Info {
+	return Info{Name: "fake", Architecture: "fake", VocabSize: 257, ContextLength: 1 << 20}
+}
+
+// Tokenize maps each byte to one token, and "<eot>" to FakeEndOfTurn when
+// parseSpecial is set.
+func (f *Fake) Tokenize(text string, _, parseSpecial bool) ([]Token, error) {
+	if f.closed {
+		return nil, ErrClosed
+	}
+	out := make([]Token, 0, len(text))
+	for i := 0; i < len(text); i++ {
+		if parseSpecial && strings.HasPrefix(text[i:], fakeEOTText) {
+			out = append(out, FakeEndOfTurn)
+			i += len(fakeEOTText) - 1
+			continue
+		}
+		out = append(out, Token(text[i]))
+	}
+	return out, nil
+}
+
+// TokenText is the byte, or "<eot>" for end of turn.
+func (f *Fake) TokenText(t Token) string {
+	if t == FakeEndOfTurn {
+		return fakeEOTText
+	}
+	if t < 0 || t > 255 {
+		return ""
+	}
+	return string([]byte{byte(t)})
+}
+
+// Detokenize joins the bytes.
+func (f *Fake) Detokenize(tokens []Token) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString(f.TokenText(t))
+	}
+	return b.String()
+}
+
+// IsEndOfTurn reports the fake's end-of-turn token.
+func (f *Fake) IsEndOfTurn(t Token) bool { return t == FakeEndOfTurn }
+
+// RenderChat writes "[role]\ncontent<eot>\n" per message and
+// "[assistant]\n" as the generation prompt.
+func (f *Fake) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) (string, error) {
+	if f.closed {
+		return "", ErrClosed
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString("[" + m.Role + "]\n" + m.Content + fakeEOTText + "\n")
+	}
+	if addGenerationPrompt {
+		b.WriteString("[assistant]\n")
+	}
+	return b.String(), nil
+}
+
+// logits is the fake's next-token scores after seq, whose first len(memory)
+// tokens are the prompt it may copy from.
+func (f *Fake) logits(memory, seq []Token) []float64 {
+	prev := FakeEndOfTurn
+	if len(seq) > 0 {
+		prev = seq[len(seq)-1]
+	}
+	out := make([]float64, 257)
+	for t := range out {
+		h := fnv.New64a()
+		h.Write([]byte{byte(prev), byte(prev >> 8), byte(t), byte(t >> 8)})
+		out[t] = 4 * float64(h.Sum64()%1000) / 1000
+	}
+	if f.Copy == 0 {
+		return out
+	}
+	bestK, next := 0, Token(-1)
+	for p := 0; p < len(memory); p++ {
+		k := 0
+		for k < 16 && p-k-1 >= 0 && len(seq)-k-1 >= 0 && memory[p-k-1] == seq[len(seq)-k-1] {
+			k++
+		}
+		if k > bestK || (k == bestK && k > 0) {
+			bestK, next = k, memory[p]
+		}
+	}
+	if next >= 0 {
+		out[next] += f.Copy
+	}
+	return out
+}
+
+func logSoftmax(l []float64) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range l {
+		mx = math.Max(mx, v)
+	}
+	var s float64
+	for _, v := range l {
+		s += math.Exp(v - mx)
+	}
+	z := mx + math.Log(s)
+	out := make([]float64, len(l))
+	for i, v := range l {
+		out[i] = v - z
+	}
+	return out
+}
+
+// Score scores each continuation token after the prefix. Only the prompt
+// text before the continuation's scored part acts as "memory".
+func (f *Fake) Score(prefix []Token, conts []Continuation) ([][]float64, error) {
+	if f.closed {
+		return nil, ErrClosed
+	}
+	if len(prefix) == 0 {
+		return nil, errors.New("score: empty prefix")
+	}
+	out := make([][]float64, len(conts))
+	for i, c := range conts {
+		full := append(append([]Token{}, prefix...), c.Tokens...)
+		start := len(prefix) + c.ScoreFrom
+		for j := start; j < len(full); j++ {
+			lp := logSoftmax(f.logits(full[:start], full[:j]))
+			out[i] = append(out[i], lp[full[j]])
+		}
+		if out[i] == nil {
+			out[i] = []float64{}
+		}
+	}
+	return out, nil
+}
+
+// Generate decodes greedily or by seeded sampling, honouring bans, stops
+// and the token budget like the real runtime.
+func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
+	if f.closed {
+		return nil, ErrClosed
+	}
+	out := make([]Generation, len(reqs))
+	for i, r := range reqs {
+		if len(r.Prompt) == 0 || r.MaxTokens <= 0 {
+			return nil, errors.New("generate: empty prompt or non-positive MaxTokens")
+		}
+		var rng *rand.Rand
+		if r.Temperature > 0 {
+			rng = rand.New(rand.NewPCG(r.Seed, 1))
+		}
+		g := &out[i]
+		for {
+			lp := logSoftmax(f.logits(r.Prompt, append(append([]Token{}, r.Prompt...), g.Tokens...)))
+			next := Token(-1)
+			if rng == nil {
+				for t := range lp {
+					if (next < 0 || lp[t] > lp[next]) && !Banned(r.Bans, g.Tokens, Token(t)) {
+						next = Token(t)
+					}
+				}
+			} else {
+				var total float64
+				w := make([]float64, len(lp))
+				for t := range lp {
+					if !Banned(r.Bans, g.Tokens, Token(t)) {
+						w[t] = math.Exp(lp[t] / r.Temperature)
+						total += w[t]
+					}
+				}
+				u := rng.Float64() * total
+				for t := range w {
+					if w[t] == 0 {
+						continue
+					}
+					next = Token(t)
+					if u -= w[t]; u < 0 {
+						break
+					}
+				}
+			}
+			if next == FakeEndOfTurn || next < 0 {
+				g.StopReason = StopEndOfTurn
+				break
+			}
+			g.Tokens = append(g.Tokens, next)
+			g.LogProbs = append(g.LogProbs, lp[next])
+			g.Text = f.Detokenize(g.Tokens)
+			if stopAt(g, r.Stop) {
+				break
+			}
+			if len(g.Tokens) >= r.MaxTokens {
+				g.StopReason = StopMaxTokens
+				break
+			}
+		}
+		g.Text = cutStop(f.Detokenize(g.Tokens), r.Stop)
+	}
+	return out, nil
+}
+
+func stopAt(g *Generation, stops []string) bool {
+	for _, s := range stops {
+		if s != "" && strings.Contains(g.Text, s) {
+			g.StopReason = StopString
+			return true
+		}
+	}
+	return false
+}
+
+func cutStop(text string, stops []string) string {
+	for _, s := range stops {
+		if k := strings.Index(text, s); s != "" && k >= 0 {
+			text = text[:k]
+		}
+	}
+	return text
+}
+
+// Close marks the fake closed.
+func (f *Fake) Close() error { f.closed = true; return nil }

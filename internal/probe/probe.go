@@ -1,0 +1,320 @@
+// Package probe measures, for one item at a time, how recording a failed
+// action changes the model's probability of emitting it again (DESIGN §1):
+// L_pre, L_fail, L_neutral, the corrective gain and its copy/semantic split,
+// the candidate-set repeat probability and greedy repeats, under each
+// harness's post-failure context.
+//
+// Every figure of an item is computed from that item alone, in a fixed
+// order of model calls, so the same item gives the same bytes whatever ran
+// before it: this is what lets an interrupted run resume to exactly the
+// rows of an uninterrupted one.
+package probe
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/stats"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Options configure a Prober.
+type Options struct {
+	Harnesses []harness.Name
+	// NearRepeat reports whether a generated reply repeats the failed
+	// action after the environment's normalisation (keyword order and
+	// spacing for calls; comments and blank lines for code).
+	NearRepeat func(generated, failed string) bool
+	// ExtraTokens is how many tokens greedy decoding may run past the
+	// failed action's length; 0 means 16.
+	ExtraTokens int
+	// PerToken asks for every action token's log-probability per context.
+	PerToken bool
+}
+
+// Row is one item under one harness: the columns of probe_items.csv that
+// depend on the model's computation.
+type Row struct {
+	Harness          harness.Name
+	ItemID           string
+	FailureKind      string
+	NTokens          int
+	LogpPre          float64
+	LogpFail         float64 // −Inf when Banned
+	LogpNeutral      float64
+	Decomposition    stats.Decomposition // zero when Banned
+	PRepeatPre       float64
+	PRepeatPost      float64
+	GreedyRepeatPre  bool
+	GreedyRepeatPost bool
+	NearRepeatPost   bool
+	Banned           bool
+	// SplitConsistent is true when tokenising the rendered header and the
+	// action together gives the header's ids followed by the action's own:
+	// then the scored ids are exactly what the model would emit.
+	SplitConsistent bool
+}
+
+// TokenRow is one action token's log-probability under one context.
+type TokenRow struct {
+	Harness harness.Name
+	ItemID  string
+	Context string // pre, fail or neutral
+	Index   int
+	Token   string
+	Logp    float64 // −Inf when banned
+}
+
+// Prober runs items against one model.
+type Prober struct {
+	model lm.Model
+	opts  Options
+}
+
+// New returns a Prober.
+func New(model lm.Model, opts Options) *Prober {
+	if opts.ExtraTokens <= 0 {
+		opts.ExtraTokens = 16
+	}
+	if opts.NearRepeat == nil {
+		opts.NearRepeat = func(g, f string) bool { return g == f }
+	}
+	return &Prober{model: model, opts: opts}
+}
+
+// item holds what is computed once per item and shared by its harnesses.
+type item struct {
+	it         transcript.Item
+	cands      [][]lm.Token // candidate ids; cands[0] is the failed action
+	action     []lm.Token
+	consistent bool
+	// scored caches candidate log-probabilities per rendered context so
+	// harnesses that share a context (ban and verbatim, drop and pre) share
+	// one computation and therefore identical figures.
+	scored map[string][]float64
+	tokens map[string][][]float64 // per-token log-probabilities, same key
+}
+
+// Item measures one item under every configured harness.
+func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
+	st := &item{it: it, scored: map[string][]float64{}, tokens: map[string][][]float64{}}
+	for i, c := range it.Candidates() {
+		ids, err := p.model.Tokenize(c, false, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s: candidate %d: %w", it.ID, i, err)
+		}
+		if len(ids) == 0 {
+			return nil, nil, fmt.Errorf("item %s: candidate %d is empty", it.ID, i)
+		}
+		st.cands = append(st.cands, ids)
+	}
+	st.action = st.cands[0]
+
+	contexts := make([]harness.ProbeContexts, len(p.opts.Harnesses))
+	for i, h := range p.opts.Harnesses {
+		pc, err := harness.Probe(h, it)
+		if err != nil {
+			return nil, nil, err
+		}
+		contexts[i] = pc
+	}
+	var err error
+	if st.consistent, err = p.splitConsistent(contexts[0].Pre, st.action); err != nil {
+		return nil, nil, fmt.Errorf("item %s: %w", it.ID, err)
+	}
+
+	greedy, err := p.greedy(st, contexts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("item %s: %w", it.ID, err)
+	}
+
+	var rows []Row
+	var toks []TokenRow
+	for i, h := range p.opts.Harnesses {
+		pc := contexts[i]
+		pre, err := p.score(st, pc.Pre, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
+		post, err := p.score(st, pc.Post, pc.Banned)
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
+		neutral, err := p.score(st, pc.Neutral, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
+		row := Row{
+			Harness:         h,
+			ItemID:          it.ID,
+			FailureKind:     it.FailureKind,
+			NTokens:         len(st.action),
+			LogpPre:         pre.sums[0],
+			LogpFail:        post.sums[0],
+			LogpNeutral:     neutral.sums[0],
+			Banned:          pc.Banned,
+			SplitConsistent: st.consistent,
+		}
+		if !pc.Banned {
+			if row.Decomposition, err = stats.Decompose(row.LogpPre, row.LogpFail, row.LogpNeutral, row.NTokens); err != nil {
+				return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+			}
+		}
+		if row.PRepeatPre, err = stats.RepeatProbability(pre.sums, 0); err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
+		if row.PRepeatPost, err = stats.RepeatProbability(post.sums, 0); err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
+		g := greedy[i]
+		row.GreedyRepeatPre = g.pre.StopReason == lm.StopEndOfTurn && slices.Equal(g.pre.Tokens, st.action)
+		row.GreedyRepeatPost = g.post.StopReason == lm.StopEndOfTurn && slices.Equal(g.post.Tokens, st.action)
+		row.NearRepeatPost = p.opts.NearRepeat(g.post.Text, it.FailedAction)
+		rows = append(rows, row)
+		if p.opts.PerToken {
+			for _, c := range []struct {
+				name string
+				s    scored
+			}{{"pre", pre}, {"fail", post}, {"neutral", neutral}} {
+				for j, id := range st.action {
+					lp := math.Inf(-1)
+					if c.s.actionTokens != nil {
+						lp = c.s.actionTokens[j]
+					}
+					toks = append(toks, TokenRow{Harness: h, ItemID: it.ID, Context: c.name, Index: j, Token: p.model.TokenText(id), Logp: lp})
+				}
+			}
+		}
+	}
+	return rows, toks, nil
+}
+
+// scored is what one context gives: the candidates' summed
+// log-probabilities (the failed action first) and the action's per-token
+// ones (nil when banned).
+type scored struct {
+	sums         []float64
+	actionTokens []float64
+}
+
+// render turns a context into the token ids of its rendered text with the
+// assistant's generation prompt.
+func (p *Prober) render(msgs []transcript.Message) ([]lm.Token, error) {
+	text, err := p.model.RenderChat(msgs, true)
+	if err != nil {
+		return nil, err
+	}
+	return p.model.Tokenize(text, true, true)
+}
+
+// score gives the candidate log-probabilities under one context. Each
+// context is one Score call with the same four continuations, so its
+// figures do not depend on which other harnesses were asked for; the
+// runtime still evaluates the shared part of the contexts only once.
+func (p *Prober) score(st *item, msgs []transcript.Message, banned bool) (scored, error) {
+	prefix, err := p.render(msgs)
+	if err != nil {
+		return scored{}, err
+	}
+	key := tokensKey(prefix)
+	per, ok := st.tokens[key]
+	if !ok {
+		conts := make([]lm.Continuation, len(st.cands))
+		for i, c := range st.cands {
+			conts[i] = lm.Continuation{Tokens: c}
+		}
+		if per, err = p.model.Score(prefix, conts); err != nil {
+			return scored{}, err
+		}
+		st.tokens[key] = per
+	}
+	out := scored{sums: make([]float64, len(per)), actionTokens: per[0]}
+	for i, lp := range per {
+		out.sums[i] = lm.Sum(lp)
+	}
+	if banned {
+		// The decoder masks the last token of a× once the rest of it has
+		// been produced, so a× itself has probability zero.
+		out.sums[0] = math.Inf(-1)
+		out.actionTokens = nil
+	}
+	return out, nil
+}
+
+// splitConsistent checks that the action's own ids are what follows the
+// rendered assistant header when both are tokenised together.
+func (p *Prober) splitConsistent(pre []transcript.Message, action []lm.Token) (bool, error) {
+	header, err := p.model.RenderChat(pre, true)
+	if err != nil {
+		return false, err
+	}
+	hs, err := p.model.Tokenize(header, true, true)
+	if err != nil {
+		return false, err
+	}
+	whole, err := p.model.Tokenize(header+p.model.Detokenize(action), true, true)
+	if err != nil {
+		return false, err
+	}
+	return slices.Equal(whole, append(slices.Clone(hs), action...)), nil
+}
+
+type greedyPair struct{ pre, post lm.Generation }
+
+// greedy decodes one action from each distinct (context, ban) of the item
+// in one batch, in a fixed order.
+func (p *Prober) greedy(st *item, contexts []harness.ProbeContexts) ([]greedyPair, error) {
+	type req struct {
+		prompt []lm.Token
+		banned bool
+	}
+	var reqs []lm.GenerateRequest
+	index := map[string]int{}
+	add := func(msgs []transcript.Message, banned bool) (int, error) {
+		prompt, err := p.render(msgs)
+		if err != nil {
+			return 0, err
+		}
+		key := fmt.Sprintf("%v|%s", banned, tokensKey(prompt))
+		if i, ok := index[key]; ok {
+			return i, nil
+		}
+		r := lm.GenerateRequest{Prompt: prompt, MaxTokens: len(st.action) + p.opts.ExtraTokens}
+		if banned {
+			r.Bans = [][]lm.Token{st.action}
+		}
+		index[key] = len(reqs)
+		reqs = append(reqs, r)
+		return len(reqs) - 1, nil
+	}
+	pairs := make([][2]int, len(contexts))
+	for i, pc := range contexts {
+		var err error
+		if pairs[i][0], err = add(pc.Pre, false); err != nil {
+			return nil, err
+		}
+		if pairs[i][1], err = add(pc.Post, pc.Banned); err != nil {
+			return nil, err
+		}
+	}
+	gens, err := p.model.Generate(reqs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]greedyPair, len(contexts))
+	for i, pr := range pairs {
+		out[i] = greedyPair{pre: gens[pr[0]], post: gens[pr[1]]}
+	}
+	return out, nil
+}
+
+func tokensKey(ids []lm.Token) string {
+	b := make([]byte, 0, 4*len(ids))
+	for _, id := range ids {
+		b = append(b, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	return string(b)
+}

@@ -1,0 +1,210 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// File names inside a run folder.
+const (
+	ItemsFile  = "probe_items.csv"
+	TokensFile = "probe_tokens.csv"
+)
+
+// ItemsHeader is probe_items.csv's header; report reads columns by these
+// names.
+var ItemsHeader = []string{
+	"model", "model_sha256", "instruction_tuned", "env", "harness", "item_id", "failure_kind",
+	"n_tokens", "logp_pre", "logp_fail", "logp_neutral", "gain", "gain_per_token", "odds_factor",
+	"d_copy", "d_sem", "p_repeat_pre", "p_repeat_post", "greedy_repeat_pre", "greedy_repeat_post",
+	"near_repeat_post", "banned", "split_consistent",
+}
+
+// TokensHeader is probe_tokens.csv's header.
+var TokensHeader = []string{"model", "env", "harness", "item_id", "context", "index", "token", "logp"}
+
+// ErrInterrupted is returned when the context is cancelled between items.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run is one probe run over a model, an environment and its items.
+type Run struct {
+	Prober           *Prober
+	Model            string
+	ModelSHA256      string
+	InstructionTuned bool
+	Env              string
+	Items            []transcript.Item
+	Shard            results.Shard
+	OutDir           string
+	Manifest         results.Manifest
+	Progress         iostreams.Progress
+}
+
+// Summary says what a run did.
+type Summary struct {
+	Items, Skipped, Rows int
+}
+
+// Execute measures every item of the shard not already in the output
+// folder, appending its rows as it finishes. Rows of an item are computed
+// from that item alone, so resuming gives the rows an uninterrupted run
+// would have written. Cancelling ctx stops after the item in flight.
+func (r *Run) Execute(ctx context.Context) (Summary, error) {
+	var sum Summary
+	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
+		return sum, err
+	}
+	if err := r.checkManifest(); err != nil {
+		return sum, err
+	}
+	key, _ := results.KeyColumns(ItemsHeader, "model", "env", "harness", "item_id")
+	items, err := results.OpenTable(filepath.Join(r.OutDir, ItemsFile), ItemsHeader, key)
+	if err != nil {
+		return sum, err
+	}
+	defer items.Close()
+	var tokens *results.Table
+	tkey, _ := results.KeyColumns(TokensHeader, "model", "env", "harness", "item_id", "context", "index")
+	if r.Prober.opts.PerToken {
+		results.KeyColumns(TokensHeader, "model", "env", "harness", "item_id", "context", "index")
+		if tokens, err = results.OpenTable(filepath.Join(r.OutDir, TokensFile), TokensHeader, tkey); err != nil {
+			return sum, err
+		}
+		defer tokens.Close()
+	}
+	progress := r.Progress
+	if progress == nil {
+		progress = nopProgress{}
+	}
+	defer progress.Finish()
+	for i, it := range r.Items {
+		if !r.Shard.Has(i) {
+			continue
+		}
+		if r.itemDone(items, it) {
+			sum.Skipped++
+			progress.Add(1)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return sum, ErrInterrupted
+		}
+		rows, toks, err := r.Prober.Item(it)
+		if err != nil {
+			return sum, err
+		}
+		// Token rows first: an item counts as done once its item rows are
+		// all there, so a crash in between redoes the item and appends only
+		// the rows that are missing.
+		if tokens != nil {
+			for _, tr := range toks {
+				rec := r.tokenRecord(tr)
+				if !tokens.Done(tkey(rec)) {
+					if err := tokens.Append(rec); err != nil {
+						return sum, err
+					}
+				}
+			}
+		}
+		for _, row := range rows {
+			rec := r.itemRecord(row)
+			if items.Done(key(rec)) {
+				continue
+			}
+			if err := items.Append(rec); err != nil {
+				return sum, err
+			}
+			sum.Rows++
+		}
+		sum.Items++
+		progress.Add(1)
+	}
+	return sum, nil
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Add(int) {}
+func (nopProgress) Finish() {}
+
+func (r *Run) itemDone(t *results.Table, it transcript.Item) bool {
+	for _, h := range r.Prober.opts.Harnesses {
+		if !t.Done(results.Key(r.Model, r.Env, string(h), it.ID)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkManifest refuses to append to a folder made with another
+// configuration, and writes the manifest for a new one.
+func (r *Run) checkManifest() error {
+	old, err := results.ReadManifest(r.OutDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return results.WriteManifest(r.OutDir, r.Manifest)
+	}
+	if err != nil {
+		return err
+	}
+	a, _ := json.Marshal(old.Config)
+	b, _ := json.Marshal(r.Manifest.Config)
+	if string(a) != string(b) || old.ModelSHA256 != r.Manifest.ModelSHA256 || !sameShard(old.Shard, r.Manifest.Shard) {
+		return fmt.Errorf("%s holds a run with another configuration (%s); use a new --out folder", r.OutDir, results.ManifestName)
+	}
+	return nil
+}
+
+func (r *Run) itemRecord(row Row) []string {
+	f := results.FormatFloat
+	d := row.Decomposition
+	rec := []string{
+		r.Model, r.ModelSHA256, results.FormatBool(r.InstructionTuned), r.Env, string(row.Harness), row.ItemID, row.FailureKind,
+		strconv.Itoa(row.NTokens), f(row.LogpPre), f(row.LogpFail), f(row.LogpNeutral),
+		f(d.Gain), f(d.GainPerToken), f(d.OddsFactor), f(d.DCopy), f(d.DSem),
+		f(row.PRepeatPre), f(row.PRepeatPost),
+		results.FormatBool(row.GreedyRepeatPre), results.FormatBool(row.GreedyRepeatPost), results.FormatBool(row.NearRepeatPost),
+		results.FormatBool(row.Banned), results.FormatBool(row.SplitConsistent),
+	}
+	if row.Banned {
+		// L_fail is −∞: no gain and no Δsem, but Δcopy does not involve it.
+		for _, col := range []string{"gain", "gain_per_token", "odds_factor", "d_sem"} {
+			rec[columnIndex(col)] = results.Missing
+		}
+		rec[columnIndex("d_copy")] = f(row.LogpNeutral - row.LogpPre)
+	}
+	return rec
+}
+
+func (r *Run) tokenRecord(tr TokenRow) []string {
+	return []string{r.Model, r.Env, string(tr.Harness), tr.ItemID, tr.Context, strconv.Itoa(tr.Index), tr.Token, results.FormatFloat(tr.Logp)}
+}
+
+func columnIndex(name string) int {
+	for i, c := range ItemsHeader {
+		if c == name {
+			return i
+		}
+	}
+	panic("probe: no column " + name)
+}
+
+// sameShard treats the zero Shard and 0/1 as the same whole run.
+func sameShard(a, b results.Shard) bool {
+	norm := func(s results.Shard) results.Shard {
+		if s.N == 0 {
+			return results.Shard{K: 0, N: 1}
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
