@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun"
+	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/models"
+)
+
+// modelFlags are the flags of every command that loads a model.
+type modelFlags struct {
+	Name       string
+	ModelsFile string
+	Threads    int
+	Context    int
+}
+
+func (m *modelFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&m.Name, "model", "", "model name from models.yaml (default: its default model)")
+	fs.StringVar(&m.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
+	fs.IntVar(&m.Threads, "threads", 0, "CPU threads (default: all cores)")
+	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens")
+}
+
+// loadRegistry reads --models-file, or the registry built into the binary.
+func loadRegistry(path string) (*models.Registry, error) {
+	if path == "" {
+		return models.Parse("models.yaml (built in)", feedrun.ModelsYAML)
+	}
+	reg, err := models.Load(path)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return reg, nil
+}
+
+// openedModel is a loaded checkpoint and what the manifest says about it.
+type openedModel struct {
+	*llama.Model
+	Entry  models.Model
+	Path   string
+	SHA256 string
+}
+
+// openModel resolves a model name to its cached file, checks the file
+// (GGUF header, recorded sha256) and loads it.
+func openModel(ctx context.Context, mf modelFlags) (*openedModel, error) {
+	reg, err := loadRegistry(mf.ModelsFile)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := reg.Lookup(mf.Name)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	cache, err := models.DefaultCache()
+	if err != nil {
+		return nil, err
+	}
+	v, err := cache.Verify(ctx, entry)
+	if err != nil {
+		return nil, err
+	}
+	switch v.State {
+	case models.VerifyMissing:
+		return nil, Usagef("model %s is not in the cache (%s): run `feedrun models pull %s`", entry.Name, v.Path, entry.Name)
+	case models.VerifyMismatch:
+		return nil, Usagef("model file %s: sha256 %s (%d bytes) does not match models.yaml's %s (%d bytes); delete it and pull again", v.Path, v.Got, v.Size, entry.SHA256, entry.Size)
+	}
+	if err := models.CheckGGUF(v.Path); err != nil {
+		return nil, UsageError{err}
+	}
+	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context})
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got}, nil
+}
+
+func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }

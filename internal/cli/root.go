@@ -1,0 +1,216 @@
+// Package cli wires feedrun's commands with cobra and resolves their
+// settings with viper, once, at the root: flags win over FEEDRUN_*
+// environment variables, which win over the config file, which wins over
+// the defaults. Each command fills an options struct and hands it to a run
+// function that never sees cobra or viper, so the work can be tested alone.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+)
+
+// Exit codes, documented in the root command's help.
+const (
+	ExitOK          = 0
+	ExitError       = 1   // the work failed
+	ExitUsage       = 2   // bad flags, config, names or input files
+	ExitInterrupted = 130 // stopped by Ctrl-C after finishing the row in flight
+)
+
+// UsageError marks an error caused by what the user asked for rather than
+// by the work itself; it maps to ExitUsage.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef builds a UsageError.
+func Usagef(format string, args ...any) error {
+	return UsageError{fmt.Errorf(format, args...)}
+}
+
+// ErrInterrupted is returned by commands stopped by a signal.
+var ErrInterrupted = errors.New("interrupted")
+
+// Factory carries what every command needs.
+type Factory struct {
+	IO *iostreams.IOStreams
+}
+
+const rootHelp = `feedrun measures whether recording a failed tool call in a small language
+model's transcript makes the model more or less likely to repeat it.
+
+Settings come from flags, then FEEDRUN_<FLAG> environment variables (dashes
+become underscores), then the config file (--config, or ./feedrun.yaml), then
+defaults. A config file key is a flag name, either at the top level or under
+the command's name (e.g. "probe: {items: 200}").
+
+Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
+input file; 130 interrupted.`
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	var configPath string
+	root := &cobra.Command{
+		Use:           "feedrun",
+		Short:         "Experiment runner for feedback inversion in small language-model agents",
+		Long:          rootHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			quiet, _ := cmd.Flags().GetBool("quiet")
+			f.IO.Quiet = quiet
+			return resolveSettings(cmd, configPath)
+		},
+	}
+	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
+	root.PersistentFlags().BoolP("quiet", "q", false, "print no status or progress on stderr")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+
+	root.AddCommand(
+		newVersionCmd(f),
+		newModelsCmd(f),
+		newScoreCmd(f),
+	)
+	return root
+}
+
+// resolveSettings fills every flag the user did not set from the
+// environment or the config file. Viper is read here and nowhere else.
+func resolveSettings(cmd *cobra.Command, configPath string) error {
+	v := viper.New()
+	v.SetEnvPrefix("FEEDRUN")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
+	v.AutomaticEnv()
+	path := configPath
+	if path == "" {
+		if _, err := os.Stat("feedrun.yaml"); err == nil {
+			path = "feedrun.yaml"
+		}
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return Usagef("config file %s: %s", path, oneLine(err.Error()))
+		}
+		if err := checkConfigKeys(cmd.Root(), v, path); err != nil {
+			return err
+		}
+	}
+	var firstErr error
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || firstErr != nil || fl.Name == "config" || fl.Name == "help" {
+			return
+		}
+		var val any
+		switch {
+		case os.Getenv(envName(fl.Name)) != "":
+			val = os.Getenv(envName(fl.Name))
+		case v.IsSet(cmd.Name() + "." + fl.Name):
+			val = v.Get(cmd.Name() + "." + fl.Name)
+		case path != "" && v.InConfig(fl.Name):
+			val = v.Get(fl.Name)
+		default:
+			return
+		}
+		if err := cmd.Flags().Set(fl.Name, flagText(val)); err != nil {
+			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
+		}
+	})
+	return firstErr
+}
+
+func envName(flag string) string {
+	return "FEEDRUN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// flagText turns a YAML value into flag syntax; lists become comma lists.
+func flagText(v any) string {
+	if list, ok := v.([]any); ok {
+		parts := make([]string, len(list))
+		for i, e := range list {
+			parts[i] = fmt.Sprint(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+// checkConfigKeys rejects keys that no command knows, so that a typo in a
+// config file is an error rather than a silently ignored setting.
+func checkConfigKeys(root *cobra.Command, v *viper.Viper, path string) error {
+	flags := map[string]bool{}
+	commands := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		commands[c.Name()] = true
+		c.Flags().VisitAll(func(fl *pflag.Flag) { flags[fl.Name] = true })
+		c.PersistentFlags().VisitAll(func(fl *pflag.Flag) { flags[fl.Name] = true })
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	keys := v.AllKeys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts := strings.Split(k, ".")
+		switch {
+		case len(parts) == 1 && flags[k]:
+		case len(parts) == 2 && commands[parts[0]] && flags[parts[1]]:
+		default:
+			return Usagef("config file %s: unknown key %q: expected a flag name, optionally under a command name", path, k)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// Execute runs feedrun with args and returns the process exit code.
+func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
+	root := NewRootCmd(&Factory{IO: io})
+	root.SetArgs(args)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
+	var usage UsageError
+	switch {
+	case errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.As(err, &usage) || isCobraUsage(err):
+		return ExitUsage
+	default:
+		return ExitError
+	}
+}
+
+// isCobraUsage recognises cobra's own argument errors, which it does not
+// type.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "required flag")
+}
