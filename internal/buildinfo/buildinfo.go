@@ -2,39 +2,25 @@
 // result, so that every manifest can be traced to the code that wrote it.
 package buildinfo
 
-import (
-	"fmt"
-	"runtime/debug"
-)
+import "fmt"
 
 // Set by the Makefile with -ldflags -X; the defaults describe a build made
-// without it (plain `go build`).
+// without it (plain `go build`, `go test`).
 var (
 	Version     = "dev"
 	Commit      = "unknown"
 	LlamaCommit = "unknown" // upstream llama.cpp commit that ollama vendors
 )
 
-// OllamaModule is the module whose vendored llama.cpp and ggml we build.
-const OllamaModule = "github.com/ollama/ollama"
+// The module whose vendored llama.cpp and ggml we compile. The version is a
+// constant rather than read from the binary's build information because
+// test binaries carry none; a test keeps it equal to go.mod's.
+const (
+	OllamaModule  = "github.com/ollama/ollama"
+	OllamaVersion = "v0.17.4"
+)
 
 // LlamaBuild describes the llama.cpp sources compiled into this binary.
 func LlamaBuild() string {
-	return fmt.Sprintf("llama.cpp %s (vendored by %s %s)", LlamaCommit, OllamaModule, moduleVersion(OllamaModule))
-}
-
-func moduleVersion(path string) string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	for _, dep := range bi.Deps {
-		if dep.Path == path {
-			if dep.Replace != nil {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
-	}
-	return "unknown"
+	return fmt.Sprintf("llama.cpp %s (vendored by %s %s)", LlamaCommit, OllamaModule, OllamaVersion)
 }

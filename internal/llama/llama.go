@@ -861,6 +861,14 @@ func (m *Model) choose(st *genState, b int) {
 	}
 }
 
+// eot is the model's end-of-turn token (EOS when it has no EOT).
+func (m *Model) eot() lm.Token {
+	if t := C.llama_vocab_eot(m.vocab); t >= 0 {
+		return lm.Token(t)
+	}
+	return lm.Token(C.llama_vocab_eos(m.vocab))
+}
+
 func (m *Model) detokenizeOrEmpty(tokens []lm.Token) string {
 	if len(tokens) == 0 {
 		return ""

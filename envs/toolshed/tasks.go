@@ -1,0 +1,522 @@
+package toolshed
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// The splits a template belongs to; the memory harness learns on train
+// templates and is tested on test templates, so no test task shares a
+// template with anything it remembers.
+const (
+	SplitTrain = "train"
+	SplitTest  = "test"
+)
+
+// Template is a kind of task; it is instantiated with entities drawn from a
+// seeded office.
+type Template struct {
+	Name  string
+	Split string
+	build func(w *State, r *rand.Rand) (taskSpec, bool)
+}
+
+// taskSpec is what a template makes of one office; key tells instances of a
+// template apart.
+type taskSpec struct {
+	key    string
+	prompt string
+	steps  []string
+	check  func(final *State, answer string) bool
+}
+
+// Task is one instantiated template: its office, the user's request, the
+// correct calls that solve it and the predicate that says it is solved.
+type Task struct {
+	ID       string
+	Template string
+	Split    string
+	Prompt   string   // the user's request
+	Steps    []string // correct calls in order; the last is finish
+	state    *State
+	check    func(final *State, answer string) bool
+}
+
+// UserMessage is the task as the model receives it.
+func (t Task) UserMessage() transcript.Message {
+	return transcript.Message{Role: transcript.RoleUser, Content: t.Prompt}
+}
+
+// InitialState returns a copy of the task's office before any call.
+func (t Task) InitialState() *State { return t.state.Clone() }
+
+// tasksPerTemplate is how many tasks each template yields.
+const tasksPerTemplate = 5
+
+// maxOffices bounds the offices a template may try before it has
+// tasksPerTemplate distinct tasks; reaching it is a bug in the pools.
+const maxOffices = 500
+
+var templates = []Template{
+	{Name: "file_fact", Split: SplitTrain, build: buildFileFact},
+	{Name: "folder_count", Split: SplitTrain, build: buildFolderCount},
+	{Name: "append_line", Split: SplitTrain, build: buildAppendLine},
+	{Name: "new_file", Split: SplitTest, build: buildNewFile},
+	{Name: "delete_file", Split: SplitTrain, build: buildDeleteFile},
+	{Name: "contact_phone", Split: SplitTrain, build: buildContactPhone},
+	{Name: "team_members", Split: SplitTest, build: buildTeamMembers},
+	{Name: "new_contact", Split: SplitTrain, build: buildNewContact},
+	{Name: "event_time", Split: SplitTrain, build: buildEventTime},
+	{Name: "schedule_meeting", Split: SplitTrain, build: buildScheduleMeeting},
+	{Name: "cancel_meeting", Split: SplitTest, build: buildCancelMeeting},
+	{Name: "email_contact", Split: SplitTrain, build: buildEmailContact},
+	{Name: "email_sender", Split: SplitTest, build: buildEmailSender},
+	{Name: "reply_email", Split: SplitTrain, build: buildReplyEmail},
+	{Name: "share_file", Split: SplitTest, build: buildShareFile},
+	{Name: "save_sender", Split: SplitTrain, build: buildSaveSender},
+	{Name: "reschedule", Split: SplitTest, build: buildReschedule},
+}
+
+// Templates returns the task templates in a fixed order.
+func Templates() []Template { return slices.Clone(templates) }
+
+// Tasks instantiates every template, in template order. The result is the
+// same on every call.
+func Tasks() []Task {
+	var out []Task
+	for _, tpl := range templates {
+		out = append(out, tpl.tasks()...)
+	}
+	return out
+}
+
+func (tpl Template) tasks() []Task {
+	used := map[string]bool{}
+	var out []Task
+	for attempt := 0; len(out) < tasksPerTemplate; attempt++ {
+		if attempt == maxOffices {
+			panic(fmt.Sprintf("toolshed: template %s yields only %d distinct tasks", tpl.Name, len(out)))
+		}
+		seed := hash64(fmt.Sprintf("%s/%d", tpl.Name, attempt))
+		w := newWorld(seed)
+		spec, ok := tpl.build(w, rand.New(rand.NewPCG(seed, 2)))
+		if !ok || used[spec.key] {
+			continue
+		}
+		used[spec.key] = true
+		out = append(out, Task{
+			ID:       fmt.Sprintf("%s-%02d", tpl.Name, len(out)+1),
+			Template: tpl.Name,
+			Split:    tpl.Split,
+			Prompt:   spec.prompt,
+			Steps:    spec.steps,
+			state:    w,
+			check:    spec.check,
+		})
+	}
+	return out
+}
+
+func hash64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+func pick[T any](r *rand.Rand, xs []T) (T, bool) {
+	if len(xs) == 0 {
+		var zero T
+		return zero, false
+	}
+	return xs[r.IntN(len(xs))], true
+}
+
+func kw(name string, v Value) Arg { return Arg{Name: name, Value: v} }
+
+func call(tool string, a ...Arg) string { return Call{Tool: tool, Args: a}.String() }
+
+func finishCall(answer string) string { return call(finishTool, kw("answer", strVal(answer))) }
+
+// normalizeAnswer keeps letters and digits only, so that "48 200 EUR" and
+// "48,200" compare by their content.
+func normalizeAnswer(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
+}
+
+func answerHas(answer, want string) bool {
+	w := normalizeAnswer(want)
+	return w != "" && strings.Contains(normalizeAnswer(answer), w)
+}
+
+// answerHasNumber looks for n as a whole number, so that 9 is not found in 19.
+func answerHasNumber(answer string, n int) bool {
+	fields := strings.FieldsFunc(answer, func(r rune) bool { return !unicode.IsDigit(r) })
+	return slices.Contains(fields, strconv.Itoa(n))
+}
+
+func sentMessage(s *State, to, subject, body string) bool {
+	for _, m := range s.Mail {
+		if m.Folder == "sent" && strings.EqualFold(m.To, to) &&
+			strings.EqualFold(strings.TrimSpace(m.Subject), subject) && strings.TrimSpace(m.Body) == strings.TrimSpace(body) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEvent(s *State, title, date, clock string, duration int64, attendees []string) bool {
+	for _, ev := range s.Events {
+		got := slices.Sorted(slices.Values(ev.Attendees))
+		if !ev.Cancelled && strings.EqualFold(strings.TrimSpace(ev.Title), title) && ev.Date == date &&
+			ev.Time == clock && ev.Duration == duration && slices.Equal(got, slices.Sorted(slices.Values(attendees))) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyCancelled says whether id is cancelled and no other event of the
+// initial office changed its status.
+func onlyCancelled(initial, final *State, id string) bool {
+	for _, ev := range final.Events {
+		i, existed := initial.event(ev.ID)
+		if ev.ID == id && !ev.Cancelled || ev.ID != id && existed && ev.Cancelled != initial.Events[i].Cancelled {
+			return false
+		}
+	}
+	return true
+}
+
+func presentFiles(w *State, keep func(fileSpec) bool) []fileSpec {
+	var out []fileSpec
+	for _, f := range filePool {
+		if _, ok := w.Files[f.path]; ok && keep(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func activeEvents(w *State) []Event {
+	var out []Event
+	for _, ev := range w.Events {
+		if !ev.Cancelled {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// inbox returns the pool messages the office received, with the topic that
+// finds each.
+func inbox(w *State, keep func(mailSpec) bool) []mailSpec {
+	var out []mailSpec
+	for _, spec := range mailPool {
+		if _, ok := w.email(spec.topic); ok && keep(spec) {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+func everyMail(mailSpec) bool { return true }
+
+var (
+	appendLines    = []string{"Book the quarterly offsite", "Send thank-you notes to the vendors", "Review the travel policy", "Archive the Q2 reports", "Order a new projector"}
+	newFiles       = []struct{ path, content string }{{"/drafts/agenda.txt", "Agenda: budget, hiring, offsite"}, {"/drafts/welcome.txt", "Welcome to the team, Maya!"}, {"/notes/retro.txt", "Retro: ship smaller changes"}, {"/archive/summary_2026.txt", "Summary: all Q2 goals met"}, {"/docs/parking.txt", "Parking: level -2, spots 14 to 20"}, {"/reports/q4_plan.txt", "Q4 plan: hire two engineers"}}
+	contactTags    = []string{"vendor", "supplier", "partner"}
+	meetingTitles  = []string{"Quarterly planning", "Onboarding chat", "Supplier negotiation", "Design critique", "Budget sync", "Press briefing"}
+	freeDates      = []string{"2026-07-20", "2026-07-21", "2026-07-22", "2026-07-23", "2026-07-24"}
+	freeTimes      = []string{"09:00", "10:30", "11:30", "14:00", "15:45"}
+	meetingLengths = []int64{30, 45, 60, 90}
+	messages       = []struct{ subject, body string }{{"Slides for Monday", "Could you send me the slides before Monday?"}, {"Lunch on Thursday", "Are you free for lunch on Thursday?"}, {"Updated figures", "I have updated the figures in the Q3 report."}, {"Desk move", "Your new desk is on floor 3, next to the kitchen."}, {"Quick question", "Do you have ten minutes this afternoon?"}}
+	replyBodies    = []string{"Thanks, received.", "Thank you, we will review it this week.", "Noted, thanks for letting me know.", "Thanks, I will follow up tomorrow."}
+	shareSubjects  = []string{"For your records", "File you asked for", "Sharing a file", "FYI"}
+)
+
+func buildFileFact(w *State, r *rand.Rand) (taskSpec, bool) {
+	f, ok := pick(r, presentFiles(w, func(f fileSpec) bool { return f.question != "" }))
+	return taskSpec{
+		key:    f.path,
+		prompt: fmt.Sprintf("%s The answer is in %s.", f.question, f.path),
+		steps:  []string{call("read_file", kw("path", strVal(f.path))), finishCall(f.answer)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, f.answer) },
+	}, ok
+}
+
+func buildFolderCount(w *State, r *rand.Rand) (taskSpec, bool) {
+	var folders []string
+	for _, d := range w.Folders {
+		if len(w.filesUnder(d)) > 0 {
+			folders = append(folders, d)
+		}
+	}
+	d, ok := pick(r, folders)
+	n := len(w.filesUnder(d))
+	return taskSpec{
+		key:    d,
+		prompt: fmt.Sprintf("How many files does the folder %s hold, counting its subfolders? Answer with the number.", d),
+		steps:  []string{call("list_files", kw("directory", strVal(d))), finishCall(strconv.Itoa(n))},
+		check:  func(_ *State, answer string) bool { return answerHasNumber(answer, n) },
+	}, ok
+}
+
+func buildAppendLine(w *State, r *rand.Rand) (taskSpec, bool) {
+	f, ok := pick(r, presentFiles(w, func(f fileSpec) bool { return f.appendable }))
+	line, _ := pick(r, appendLines)
+	old := w.Files[f.path]
+	want := strings.TrimRight(old, "\n") + "\n" + line
+	return taskSpec{
+		key:    f.path,
+		prompt: fmt.Sprintf("Add the line %q to the end of %s, keeping everything already in it.", line, f.path),
+		steps: []string{
+			call("read_file", kw("path", strVal(f.path))),
+			call("write_file", kw("path", strVal(f.path)), kw("content", strVal(want+"\n"))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return strings.TrimRight(s.Files[f.path], "\n") == want },
+	}, ok
+}
+
+func buildNewFile(_ *State, r *rand.Rand) (taskSpec, bool) {
+	f, ok := pick(r, newFiles)
+	return taskSpec{
+		key:    f.path,
+		prompt: fmt.Sprintf("Create the file %s with exactly this text: %s", f.path, f.content),
+		steps:  []string{call("write_file", kw("path", strVal(f.path)), kw("content", strVal(f.content))), finishCall("done")},
+		check: func(s *State, _ string) bool {
+			text, ok := s.Files[f.path]
+			return ok && strings.TrimSpace(text) == f.content
+		},
+	}, ok
+}
+
+func buildDeleteFile(w *State, r *rand.Rand) (taskSpec, bool) {
+	f, ok := pick(r, presentFiles(w, func(f fileSpec) bool { return f.disposable }))
+	return taskSpec{
+		key:    f.path,
+		prompt: fmt.Sprintf("Delete the file %s and leave every other file as it is.", f.path),
+		steps:  []string{call("delete_file", kw("path", strVal(f.path))), finishCall("done")},
+		check: func(s *State, _ string) bool {
+			if _, kept := s.Files[f.path]; kept {
+				return false
+			}
+			for p, text := range w.Files {
+				if got, ok := s.Files[p]; p != f.path && (!ok || got != text) {
+					return false
+				}
+			}
+			return true
+		},
+	}, ok
+}
+
+func buildContactPhone(w *State, r *rand.Rand) (taskSpec, bool) {
+	c, ok := pick(r, w.Contacts)
+	return taskSpec{
+		key:    c.Name,
+		prompt: fmt.Sprintf("What is the phone number of %s?", c.Name),
+		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Phone)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Phone) },
+	}, ok
+}
+
+func buildTeamMembers(w *State, r *rand.Rand) (taskSpec, bool) {
+	c, ok := pick(r, w.Contacts)
+	var names []string
+	for _, m := range w.Contacts {
+		if m.matches(c.Team) {
+			names = append(names, m.Name)
+		}
+	}
+	search, _ := lookupTool("search_contacts")
+	limit, _ := search.param("limit")
+	return taskSpec{
+		key:    c.Team,
+		prompt: fmt.Sprintf("Which contacts work on the %s team? Answer with their full names.", c.Team),
+		steps:  []string{call("search_contacts", kw("query", strVal(c.Team))), finishCall(strings.Join(names, ", "))},
+		check: func(_ *State, answer string) bool {
+			for _, n := range names {
+				if !answerHas(answer, n) {
+					return false
+				}
+			}
+			return true
+		},
+	}, ok && int64(len(names)) <= limit.Default.Int
+}
+
+func buildNewContact(_ *State, r *rand.Rand) (taskSpec, bool) {
+	v, ok := pick(r, vendorPool)
+	tag, _ := pick(r, contactTags)
+	return taskSpec{
+		key: v.Name,
+		prompt: fmt.Sprintf("Add %s to the contacts with the e-mail address %s, the phone number %s and the tag %q.",
+			v.Name, v.Email, v.Phone, tag),
+		steps: []string{
+			call("add_contact", kw("name", strVal(v.Name)), kw("email", strVal(v.Email)), kw("phone", strVal(v.Phone)), kw("tags", strList(tag))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool {
+			c, ok := s.contact(v.Name)
+			return ok && strings.EqualFold(c.Email, v.Email) && c.Phone == v.Phone && slices.Contains(c.Tags, tag)
+		},
+	}, ok
+}
+
+func buildEventTime(w *State, r *rand.Rand) (taskSpec, bool) {
+	ev, ok := pick(r, activeEvents(w))
+	return taskSpec{
+		key:    ev.Title,
+		prompt: fmt.Sprintf("At what time does %q start on %s? Answer with the time as HH:MM.", ev.Title, ev.Date),
+		steps:  []string{call("list_events", kw("date", strVal(ev.Date))), finishCall(ev.Time)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, ev.Time) },
+	}, ok
+}
+
+func buildScheduleMeeting(w *State, r *rand.Rand) (taskSpec, bool) {
+	title, _ := pick(r, meetingTitles)
+	date, _ := pick(r, freeDates)
+	clock, _ := pick(r, freeTimes)
+	length, _ := pick(r, meetingLengths)
+	c, ok := pick(r, w.Contacts)
+	return taskSpec{
+		key:    title,
+		prompt: fmt.Sprintf("Schedule a meeting called %q on %s at %s for %d minutes and invite %s.", title, date, clock, length, c.Name),
+		steps: []string{
+			call("get_contact", kw("name", strVal(c.Name))),
+			call("create_event", kw("title", strVal(title)), kw("date", strVal(date)), kw("time", strVal(clock)),
+				kw("duration", intVal(length)), kw("attendees", strList(c.Email))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return hasEvent(s, title, date, clock, length, []string{c.Email}) },
+	}, ok
+}
+
+func buildCancelMeeting(w *State, r *rand.Rand) (taskSpec, bool) {
+	ev, ok := pick(r, activeEvents(w))
+	return taskSpec{
+		key:    ev.Title,
+		prompt: fmt.Sprintf("Cancel the %q meeting on %s.", ev.Title, ev.Date),
+		steps: []string{
+			call("list_events", kw("date", strVal(ev.Date))),
+			call("cancel_event", kw("event_id", strVal(ev.ID))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return onlyCancelled(w, s, ev.ID) },
+	}, ok
+}
+
+func buildEmailContact(w *State, r *rand.Rand) (taskSpec, bool) {
+	c, ok := pick(r, w.Contacts)
+	m, _ := pick(r, messages)
+	return taskSpec{
+		key:    c.Name,
+		prompt: fmt.Sprintf("Send %s an e-mail with the subject %q and the body %q.", c.Name, m.subject, m.body),
+		steps: []string{
+			call("get_contact", kw("name", strVal(c.Name))),
+			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(m.subject)), kw("body", strVal(m.body))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return sentMessage(s, c.Email, m.subject, m.body) },
+	}, ok
+}
+
+func buildEmailSender(w *State, r *rand.Rand) (taskSpec, bool) {
+	m, ok := pick(r, inbox(w, everyMail))
+	address := senderAddress(m.from)
+	return taskSpec{
+		key:    m.topic,
+		prompt: fmt.Sprintf("Who sent the e-mail about %s? Answer with the sender's e-mail address.", m.topic),
+		steps:  []string{call("search_emails", kw("query", strVal(m.topic))), finishCall(address)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, address) },
+	}, ok
+}
+
+func buildReplyEmail(w *State, r *rand.Rand) (taskSpec, bool) {
+	m, ok := pick(r, inbox(w, everyMail))
+	body, _ := pick(r, replyBodies)
+	address, subject := senderAddress(m.from), "Re: "+m.subject
+	return taskSpec{
+		key: m.topic,
+		prompt: fmt.Sprintf("Reply to the e-mail about %s: send its sender a message with the subject %q and the body %q.",
+			m.topic, subject, body),
+		steps: []string{
+			call("search_emails", kw("query", strVal(m.topic))),
+			call("send_email", kw("to", strVal(address)), kw("subject", strVal(subject)), kw("body", strVal(body))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return sentMessage(s, address, subject, body) },
+	}, ok
+}
+
+func buildShareFile(w *State, r *rand.Rand) (taskSpec, bool) {
+	f, ok := pick(r, presentFiles(w, func(f fileSpec) bool { return f.question != "" || f.appendable }))
+	c, _ := pick(r, w.Contacts)
+	subject, _ := pick(r, shareSubjects)
+	text := w.Files[f.path]
+	return taskSpec{
+		key:    f.path,
+		prompt: fmt.Sprintf("E-mail the text of %s to %s with the subject %q; the body is the file's text.", f.path, c.Name, subject),
+		steps: []string{
+			call("read_file", kw("path", strVal(f.path))),
+			call("get_contact", kw("name", strVal(c.Name))),
+			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(subject)), kw("body", strVal(text))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool { return sentMessage(s, c.Email, subject, text) },
+	}, ok
+}
+
+func buildSaveSender(w *State, r *rand.Rand) (taskSpec, bool) {
+	m, ok := pick(r, inbox(w, func(m mailSpec) bool {
+		_, known := w.contactByEmail(senderAddress(m.from))
+		return !known
+	}))
+	name, address := senderName(m.from), senderAddress(m.from)
+	return taskSpec{
+		key: m.topic,
+		prompt: fmt.Sprintf("The e-mail about %s came from someone who is not in the contacts yet. "+
+			"Add them as a contact with their full name, their e-mail address and the tag \"vendor\".", m.topic),
+		steps: []string{
+			call("search_emails", kw("query", strVal(m.topic))),
+			call("add_contact", kw("name", strVal(name)), kw("email", strVal(address)), kw("tags", strList("vendor"))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool {
+			c, ok := s.contact(name)
+			return ok && strings.EqualFold(c.Email, address) && slices.Contains(c.Tags, "vendor")
+		},
+	}, ok
+}
+
+func buildReschedule(w *State, r *rand.Rand) (taskSpec, bool) {
+	ev, ok := pick(r, activeEvents(w))
+	date, _ := pick(r, freeDates)
+	return taskSpec{
+		key:    ev.Title,
+		prompt: fmt.Sprintf("Move %q from %s to %s at the same time, keeping its length and attendees.", ev.Title, ev.Date, date),
+		steps: []string{
+			call("list_events", kw("date", strVal(ev.Date))),
+			call("cancel_event", kw("event_id", strVal(ev.ID))),
+			call("create_event", kw("title", strVal(ev.Title)), kw("date", strVal(date)), kw("time", strVal(ev.Time)),
+				kw("duration", intVal(ev.Duration)), kw("attendees", strList(ev.Attendees...))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool {
+			return onlyCancelled(w, s, ev.ID) && hasEvent(s, ev.Title, date, ev.Time, ev.Duration, ev.Attendees)
+		},
+	}, ok
+}

@@ -1,0 +1,91 @@
+package llama
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/lm"
+)
+
+// Benchmarks on the real SmolLM2-135M with the default threads. Run with
+//
+//	make bench
+//
+// Each reports tokens/s as a custom metric; compare figures only within
+// one run, since the machines are shared.
+
+func benchPrompt(b *testing.B, m *Model, n int) []lm.Token {
+	b.Helper()
+	toks, err := m.Tokenize(strings.Repeat("The agent called create_event and the tool said the date was wrong. ", 64), true, false)
+	if err != nil || len(toks) < n {
+		b.Fatalf("prompt: %d tokens, %v", len(toks), err)
+	}
+	return toks[:n]
+}
+
+// BenchmarkPromptProcessing512 evaluates a 512-token prompt from scratch.
+func BenchmarkPromptProcessing512(b *testing.B) {
+	m := loadReal(b, "smollm2-135m", Options{})
+	prompt := benchPrompt(b, m, 512)
+	for b.Loop() {
+		m.cached, m.cachedFull = m.cached[:0], 0
+		if _, err := m.Score(prompt, []lm.Continuation{{Tokens: prompt[:1]}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(512*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+func benchDecode(b *testing.B, sequences int) {
+	m := loadReal(b, "smollm2-135m", Options{})
+	prompt := benchPrompt(b, m, 32)
+	const steps = 64
+	reqs := make([]lm.GenerateRequest, sequences)
+	for i := range reqs {
+		// Sampling keeps every sequence running for all steps.
+		reqs[i] = lm.GenerateRequest{Prompt: prompt, MaxTokens: steps, Temperature: 1, Seed: uint64(i), Bans: [][]lm.Token{{m.eot()}}}
+	}
+	generated := 0
+	for b.Loop() {
+		gs, err := m.Generate(reqs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, g := range gs {
+			generated += len(g.Tokens)
+		}
+	}
+	b.ReportMetric(float64(generated)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+func BenchmarkDecode1(b *testing.B)  { benchDecode(b, 1) }
+func BenchmarkDecode8(b *testing.B)  { benchDecode(b, 8) }
+func BenchmarkDecode32(b *testing.B) { benchDecode(b, 32) }
+
+// BenchmarkScore4 scores four 24-token continuations after a 400-token
+// prefix, with the prefix shared (evaluated once, continuations forked) and
+// from scratch (each full sequence evaluated on its own).
+func BenchmarkScore4(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		noReuse bool
+	}{{"shared", false}, {"scratch", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loadReal(b, "smollm2-135m", Options{NoPrefixReuse: c.noReuse})
+			prompt := benchPrompt(b, m, 424)
+			prefix := prompt[:400]
+			conts := make([]lm.Continuation, 4)
+			for i := range conts {
+				conts[i] = lm.Continuation{Tokens: prompt[400+i : 400+i+20]}
+			}
+			for b.Loop() {
+				// A new item each time: the cache keeps nothing useful.
+				m.cached, m.cachedFull = m.cached[:0], 0
+				if _, err := m.Score(prefix, conts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*4*(400+20))/b.Elapsed().Seconds(), "effective-tokens/s")
+		})
+	}
+}
