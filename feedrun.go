@@ -9,3 +9,9 @@ import _ "embed"
 //
 //go:embed models.yaml
 var ModelsYAML []byte
+
+// StudyReference is configs/study_reference.yaml: the study's published
+// figures that reports print beside ours.
+//
+//go:embed configs/study_reference.yaml
+var StudyReference []byte

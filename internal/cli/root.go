@@ -82,6 +82,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newVersionCmd(f),
 		newModelsCmd(f),
 		newScoreCmd(f),
+		newItemsCmd(f),
+		newProbeCmd(f),
+		newReportCmd(f),
+		newMergeCmd(f),
 	)
 	return root
 }

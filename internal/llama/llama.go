@@ -150,7 +150,8 @@ type Model struct {
 	// cachedFull of them were evaluated in whole aligned blocks.
 	cached     []lm.Token
 	cachedFull int
-	block      int // prefix block size
+	block      int  // prefix block size
+	inUnit     bool // a prompt of the current unit has been evaluated
 }
 
 var _ lm.Model = (*Model)(nil)
@@ -466,18 +467,28 @@ func (m *Model) checkTokens(what string, toks []lm.Token) error {
 	return nil
 }
 
-// Prefix evaluation is canonical: a prompt's tokens are always evaluated
-// for one sequence alone, in blocks aligned to multiples of prefixBlock
-// positions (or of the batch size, if smaller), and only whole aligned
-// blocks are reused from the cache. The
-// KV entries and logits of a prompt then come out bit for bit the same
-// whether or not an earlier call left part of it cached, so a resumed run
-// reproduces the rows of an uninterrupted one. (Flash attention, which is
-// forced on, skips masked cells exactly, so where the cells sit in the
-// unified cache does not matter either.)
+// Prefix reuse must not change any figure, or a resumed run would not
+// reproduce an uninterrupted one: llama.cpp's numerics depend on how tokens
+// are grouped into batches. So work is split into units (a probe item, an
+// episode; see BeginUnit). The first prompt of a unit reuses only
+// canonical cache entries: leading positions evaluated in blocks aligned to
+// multiples of prefixBlock (or of the batch size, if smaller), which come
+// out bit for bit the same whichever call evaluated them; the rest is again
+// evaluated in aligned blocks. Later prompts of the same unit reuse any
+// common prefix, which is deterministic because the unit's own calls are.
+// (Flash attention, forced on, skips masked cells exactly, so where cells
+// sit in the unified cache does not matter either.)
 const prefixBlock = 64
 
 func (m *Model) alignDown(n int) int { return n / m.block * m.block }
+
+// BeginUnit starts a unit of work whose results must not depend on what
+// ran before it.
+func (m *Model) BeginUnit() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inUnit = false
+}
 
 // reusable is how many leading tokens of prompt can be taken from
 // sequence 0 without changing any result.
@@ -485,15 +496,30 @@ func (m *Model) reusable(prompt []lm.Token) int {
 	if m.opts.NoPrefixReuse {
 		return 0
 	}
-	return min(m.alignDown(min(commonPrefix(m.cached, prompt), len(prompt)-1)), m.cachedFull)
+	common := min(commonPrefix(m.cached, prompt), len(prompt)-1)
+	if m.inUnit {
+		return common
+	}
+	return min(m.alignDown(common), m.cachedFull)
 }
 
-// evalPrompt evaluates prompt[from:] for seq in aligned blocks, asking for
-// logits on the last token only; they are left at batch index
-// m.batch.n_tokens-1.
+// canonicalFrom reports whether evaluating from position from continues
+// the canonical chain of aligned blocks.
+func (m *Model) canonicalFrom(from int) bool {
+	return from <= m.cachedFull && from == m.alignDown(from)
+}
+
+// evalPrompt evaluates prompt[from:] for seq, asking for logits on the last
+// token only; they are left at batch index m.batch.n_tokens-1. Evaluation
+// that continues the canonical chain goes in aligned blocks; any other in
+// batch-sized chunks from from.
 func (m *Model) evalPrompt(prompt []lm.Token, from int, seq int) error {
+	canonical := m.canonicalFrom(from)
 	for start := from; start < len(prompt); {
-		end := min(m.alignDown(start)+m.block, len(prompt))
+		end := min(start+m.opts.Batch, len(prompt))
+		if canonical {
+			end = min(m.alignDown(start)+m.block, len(prompt))
+		}
 		m.batch.n_tokens = 0
 		for i := start; i < end; i++ {
 			C.feedrun_batch_add(&m.batch, C.llama_token(prompt[i]), C.llama_pos(i), C.llama_seq_id(seq), boolInt(i == len(prompt)-1))
@@ -512,15 +538,20 @@ func (m *Model) primePrefix(prefix []lm.Token) error {
 	keep := m.reusable(prefix)
 	if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
 		C.llama_memory_clear(m.mem(), true)
-		keep = 0
+		keep, m.cachedFull = 0, 0
 	}
-	m.cached, m.cachedFull = m.cached[:0], 0
+	canonical := m.canonicalFrom(keep)
+	full := min(m.cachedFull, m.alignDown(keep))
+	m.cached, m.cachedFull, m.inUnit = m.cached[:0], 0, true
 	if err := m.evalPrompt(prefix, keep, 0); err != nil {
 		C.llama_memory_clear(m.mem(), true)
 		return err
 	}
 	m.cached = append(m.cached, prefix...)
-	m.cachedFull = m.alignDown(len(prefix))
+	m.cachedFull = full
+	if canonical {
+		m.cachedFull = m.alignDown(len(prefix))
+	}
 	return nil
 }
 
@@ -759,6 +790,7 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 			C.llama_memory_seq_rm(mem, C.llama_seq_id(st.seq), -1, -1)
 		}
 	}()
+	m.inUnit = true
 
 	for _, st := range states {
 		if err := m.evalPrompt(st.req.Prompt, st.keep, st.seq); err != nil {

@@ -114,7 +114,8 @@ func TestPrefixSharedScoringEqualsScratch(t *testing.T) {
 	}
 	defer scratch.Close()
 	a := scoreConts(t, shared, prefix, conts)
-	// A second call reuses the cached prefix; it must not change anything.
+	// A new unit may reuse the cached prefix, but must not change anything.
+	shared.BeginUnit()
 	again := scoreConts(t, shared, prefix, conts)
 	b := scoreConts(t, scratch, prefix, conts)
 	for i := range conts {
@@ -355,6 +356,7 @@ func TestWarmCacheGivesIdenticalScores(t *testing.T) {
 		t.Fatal("system prompt too short to exercise block reuse")
 	}
 	scoreConts(t, warm, tokens(t, warm, itemA), conts)
+	warm.BeginUnit()
 	w := scoreConts(t, warm, tokens(t, warm, itemB), conts)
 	c := scoreConts(t, cold, tokens(t, cold, itemB), conts)
 	for i := range c {

@@ -93,6 +93,11 @@ type Model interface {
 	Score(prefix []Token, conts []Continuation) ([][]float64, error)
 	// Generate runs the requests, batched; results are in request order.
 	Generate(reqs []GenerateRequest) ([]Generation, error)
+	// BeginUnit starts a unit of work (a probe item, an episode) whose
+	// results must not depend on anything computed before it: an
+	// implementation that caches across calls may reuse, from before the
+	// unit, only what it would have computed the same way from scratch.
+	BeginUnit()
 	// Close frees the model; it is safe to call more than once.
 	Close() error
 }

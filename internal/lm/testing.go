@@ -249,5 +249,8 @@ func cutStop(text string, stops []string) string {
 	return text
 }
 
+// BeginUnit does nothing: the fake keeps no cache.
+func (f *Fake) BeginUnit() {}
+
 // Close marks the fake closed.
 func (f *Fake) Close() error { f.closed = true; return nil }

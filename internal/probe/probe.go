@@ -29,7 +29,8 @@ type Options struct {
 	// spacing for calls; comments and blank lines for code).
 	NearRepeat func(generated, failed string) bool
 	// ExtraTokens is how many tokens greedy decoding may run past the
-	// failed action's length; 0 means 16.
+	// failed action's length; 0 means 8, enough to see a repeat end its
+	// turn or a near repeat differ only in spacing.
 	ExtraTokens int
 	// PerToken asks for every action token's log-probability per context.
 	PerToken bool
@@ -77,7 +78,7 @@ type Prober struct {
 // New returns a Prober.
 func New(model lm.Model, opts Options) *Prober {
 	if opts.ExtraTokens <= 0 {
-		opts.ExtraTokens = 16
+		opts.ExtraTokens = 8
 	}
 	if opts.NearRepeat == nil {
 		opts.NearRepeat = func(g, f string) bool { return g == f }
@@ -94,13 +95,13 @@ type item struct {
 	// scored caches candidate log-probabilities per rendered context so
 	// harnesses that share a context (ban and verbatim, drop and pre) share
 	// one computation and therefore identical figures.
-	scored map[string][]float64
 	tokens map[string][][]float64 // per-token log-probabilities, same key
 }
 
 // Item measures one item under every configured harness.
 func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
-	st := &item{it: it, scored: map[string][]float64{}, tokens: map[string][][]float64{}}
+	p.model.BeginUnit()
+	st := &item{it: it, tokens: map[string][][]float64{}}
 	for i, c := range it.Candidates() {
 		ids, err := p.model.Tokenize(c, false, false)
 		if err != nil {
@@ -126,27 +127,54 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		return nil, nil, fmt.Errorf("item %s: %w", it.ID, err)
 	}
 
-	greedy, err := p.greedy(st, contexts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("item %s: %w", it.ID, err)
+	// Work goes group by group, instruction (its own system prompt) last,
+	// and within a group pre, post and neutral contexts before greedy
+	// decoding, so each step reuses as much of the cached prefix as it can.
+	// The order is fixed per item, which keeps the figures reproducible.
+	type triple struct{ pre, post, neutral scored }
+	scores := make([]triple, len(contexts))
+	greedy := make([]greedyPair, len(contexts))
+	for _, instructed := range []bool{false, true} {
+		var group []int
+		for i, h := range p.opts.Harnesses {
+			if (h == harness.Instruction) == instructed {
+				group = append(group, i)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		for _, which := range []string{"pre", "post", "neutral"} {
+			for _, i := range group {
+				pc, sc := contexts[i], &scores[i]
+				var err error
+				switch which {
+				case "pre":
+					sc.pre, err = p.score(st, pc.Pre, false)
+				case "post":
+					sc.post, err = p.score(st, pc.Post, pc.Banned)
+				case "neutral":
+					sc.neutral, err = p.score(st, pc.Neutral, false)
+				}
+				if err != nil {
+					return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, p.opts.Harnesses[i], err)
+				}
+			}
+		}
+		gs, err := p.greedy(st, pick(contexts, group))
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		for k, i := range group {
+			greedy[i] = gs[k]
+		}
 	}
 
 	var rows []Row
 	var toks []TokenRow
 	for i, h := range p.opts.Harnesses {
 		pc := contexts[i]
-		pre, err := p.score(st, pc.Pre, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
-		}
-		post, err := p.score(st, pc.Post, pc.Banned)
-		if err != nil {
-			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
-		}
-		neutral, err := p.score(st, pc.Neutral, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
-		}
+		pre, post, neutral := scores[i].pre, scores[i].post, scores[i].neutral
 		row := Row{
 			Harness:         h,
 			ItemID:          it.ID,
@@ -190,6 +218,14 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		}
 	}
 	return rows, toks, nil
+}
+
+func pick(contexts []harness.ProbeContexts, idx []int) []harness.ProbeContexts {
+	out := make([]harness.ProbeContexts, len(idx))
+	for k, i := range idx {
+		out[k] = contexts[i]
+	}
+	return out
 }
 
 // scored is what one context gives: the candidates' summed
@@ -267,10 +303,6 @@ type greedyPair struct{ pre, post lm.Generation }
 // greedy decodes one action from each distinct (context, ban) of the item
 // in one batch, in a fixed order.
 func (p *Prober) greedy(st *item, contexts []harness.ProbeContexts) ([]greedyPair, error) {
-	type req struct {
-		prompt []lm.Token
-		banned bool
-	}
 	var reqs []lm.GenerateRequest
 	index := map[string]int{}
 	add := func(msgs []transcript.Message, banned bool) (int, error) {

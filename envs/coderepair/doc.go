@@ -1,0 +1,21 @@
+// Package coderepair is the CodeRepair environment (DESIGN §3): problems from
+// sanitized MBPP, whole Python functions as actions, and the real
+// interpreter's output as observations.
+//
+// Load reads and validates the MBPP file and hashes it for run manifests.
+// Prompt builds an item's context; ExtractCode takes the code out of a model
+// reply; NormalizeCode decides near repeats.
+//
+// A Sandbox runs candidate code and the problem's tests in a fresh temporary
+// directory, under a small Python bootstrap that sets CPU, address-space,
+// file-size, process and open-file limits (Go's exec cannot) and installs an
+// audit hook refusing new processes, signals, sockets, native code and
+// writes outside that directory. Under root the interpreter runs as nobody;
+// the Go side adds a wall-clock limit, an output cap, and kills the whole
+// process group when the run ends. Temporary paths and object addresses are
+// normalised, and string hashing is seeded, so that the same code always
+// yields the same observation.
+//
+// Items turns reference solutions into probe items: seeded mutations
+// (Operators) that compile and fail at least one test in the sandbox.
+package coderepair

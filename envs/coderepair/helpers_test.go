@@ -1,0 +1,106 @@
+package coderepair
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// mbppPath is where tests find the sanitized MBPP file: $FEEDRUN_MBPP, or
+// shared/data beside the repository (tests run in envs/coderepair).
+func mbppPath() string {
+	if p := os.Getenv("FEEDRUN_MBPP"); p != "" {
+		return p
+	}
+	return filepath.Join("..", "..", "..", "shared", "data", "mbpp", "sanitized-mbpp.json")
+}
+
+var (
+	mbppOnce sync.Once
+	mbppData *Dataset
+	mbppErr  error
+)
+
+// loadMBPP fails the test, rather than skipping it, when the data is
+// missing: a skipped check reads as a passed one in CI summaries.
+func loadMBPP(t *testing.T) *Dataset {
+	t.Helper()
+	mbppOnce.Do(func() { mbppData, mbppErr = Load(mbppPath()) })
+	if mbppErr != nil {
+		t.Fatalf("sanitized MBPP is needed (set FEEDRUN_MBPP or place it at %s): %v", mbppPath(), mbppErr)
+	}
+	return mbppData
+}
+
+// problemByID returns the MBPP problem with the given task id.
+func problemByID(t *testing.T, id int) Problem {
+	t.Helper()
+	for _, p := range loadMBPP(t).Problems {
+		if p.TaskID == id {
+			return p
+		}
+	}
+	t.Fatalf("no MBPP problem with task_id %d", id)
+	return Problem{}
+}
+
+func newSandbox(t *testing.T, lim Limits) *Sandbox {
+	t.Helper()
+	s, err := NewSandbox(Config{Limits: lim})
+	if err != nil {
+		t.Fatalf("NewSandbox: %v", err)
+	}
+	return s
+}
+
+// groupMembers lists the live processes whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("read /proc: %v", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // exited while we looked
+		}
+		// Fields after the command name, which may itself hold spaces and ')'.
+		rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(rest) > 2 && rest[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// assertGroupGone waits briefly for the kernel to finish reaping, then fails
+// if any process of the group, or its leader wherever it went, is still
+// there.
+func assertGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		left := groupMembers(t, pgid)
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pgid))); err == nil && !slices.Contains(left, pgid) {
+			left = append(left, pgid)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of group %d still running after the run: %v", pgid, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

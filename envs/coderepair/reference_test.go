@@ -1,0 +1,39 @@
+package coderepair
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+)
+
+var writeReferenceCheck = flag.Bool("reference-check-md", false,
+	"write the reference check's Markdown summary to REFERENCE_CHECK.md")
+
+func TestReferenceSolutions(t *testing.T) {
+	d := loadMBPP(t)
+	if len(d.Problems) != 427 {
+		t.Fatalf("%d problems, want the 427 of sanitized MBPP", len(d.Problems))
+	}
+	s := newSandbox(t, DefaultLimits())
+	results, err := CheckReferences(context.Background(), s, d.Problems)
+	if err != nil {
+		t.Fatalf("CheckReferences: %v", err)
+	}
+	report := ReferenceReport(s, d.Problems, results)
+	t.Log("\n" + report)
+	if *writeReferenceCheck {
+		if err := os.WriteFile("REFERENCE_CHECK.md", []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var failed []int
+	for i, r := range results {
+		if !r.Passed {
+			failed = append(failed, d.Problems[i].TaskID)
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("references of tasks %v fail their own tests under the default limits", failed)
+	}
+}

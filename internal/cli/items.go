@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// ItemsOptions are the settings of `feedrun items`.
+type ItemsOptions struct {
+	IO     *iostreams.IOStreams
+	Env    string
+	MBPP   string
+	N      int
+	Seed   uint64
+	Format string
+}
+
+func newItemsCmd(f *Factory) *cobra.Command {
+	opts := &ItemsOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "items",
+		Short: "Print an environment's probe items (JSONL is what probe --items-file reads)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Format != "jsonl" && opts.Format != "table" {
+				return Usagef("--format: expected jsonl or table, got %q", opts.Format)
+			}
+			return itemsRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
+	cmd.Flags().StringVar(&opts.Format, "format", "jsonl", "jsonl or table")
+	return cmd
+}
+
+func itemsRun(ctx context.Context, opts *ItemsOptions) error {
+	env, err := openEnv(opts.Env, opts.MBPP)
+	if err != nil {
+		return err
+	}
+	items, err := env.Items(ctx, opts.Seed, opts.N)
+	if err != nil {
+		return err
+	}
+	if opts.Format == "table" {
+		t := tablewriter.NewTable(opts.IO.Out)
+		t.Header("id", "failure kind", "failed action", "observation")
+		for _, it := range items {
+			if err := t.Append(it.ID, it.FailureKind, clip(it.FailedAction, 60), clip(it.Observation, 70)); err != nil {
+				return err
+			}
+		}
+		return t.Render()
+	}
+	w := bufio.NewWriter(opts.IO.Out)
+	enc := json.NewEncoder(w)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+// readItemsFile reads JSONL items as `feedrun items` writes them, so users
+// can probe their own transcripts. Each item is checked for what the probe
+// needs, and errors name the file and line.
+func readItemsFile(path string) ([]transcript.Item, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, UsageError{fmt.Errorf("--items-file: %w", err)}
+	}
+	defer f.Close()
+	var items []transcript.Item
+	seen := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var it transcript.Item
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&it); err != nil {
+			return nil, Usagef("%s:%d: not an item: %v", path, line, err)
+		}
+		if err := checkItem(it); err != nil {
+			return nil, Usagef("%s:%d: %v", path, line, err)
+		}
+		if prev, ok := seen[it.ID]; ok {
+			return nil, Usagef("%s:%d: item id %q repeats line %d", path, line, it.ID, prev)
+		}
+		seen[it.ID] = line
+		items = append(items, it)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, Usagef("%s: %v", path, err)
+	}
+	if len(items) == 0 {
+		return nil, Usagef("%s: no items", path)
+	}
+	return items, nil
+}
+
+func checkItem(it transcript.Item) error {
+	switch {
+	case it.ID == "":
+		return fmt.Errorf("field id: expected a non-empty string")
+	case len(it.Context) == 0:
+		return fmt.Errorf("item %s: field context: expected at least one message", it.ID)
+	case it.FailedAction == "":
+		return fmt.Errorf("item %s: field failed_action: expected a non-empty string", it.ID)
+	case !strings.HasPrefix(it.Observation, transcript.ObservationPrefix):
+		return fmt.Errorf("item %s: field observation: expected text starting %q", it.ID, transcript.ObservationPrefix)
+	case it.CorrectAction == "":
+		return fmt.Errorf("item %s: field correct_action: expected a non-empty string", it.ID)
+	case len(it.Distractors) != 2:
+		return fmt.Errorf("item %s: field distractors: expected 2, got %s", it.ID, strconv.Itoa(len(it.Distractors)))
+	case it.Description == "":
+		return fmt.Errorf("item %s: field description: expected the runtime's failure description (abstract and scrub show it)", it.ID)
+	}
+	for i, m := range it.Context {
+		switch m.Role {
+		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
+		default:
+			return fmt.Errorf("item %s: context[%d].role: expected system, user or assistant, got %q", it.ID, i, m.Role)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/probe"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// MergeOptions are the settings of `feedrun merge`.
+type MergeOptions struct {
+	IO     *iostreams.IOStreams
+	Out    string
+	Shards []string
+}
+
+// mergeTables are the CSVs a run folder may hold, with their key columns.
+var mergeTables = []results.TableSpec{
+	{Name: probe.ItemsFile, Key: []string{"model", "env", "harness", "item_id"}},
+	{Name: probe.TokensFile, Key: []string{"model", "env", "harness", "item_id", "context", "index"}},
+}
+
+func newMergeCmd(f *Factory) *cobra.Command {
+	opts := &MergeOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "merge --out DIR SHARD_DIR...",
+		Short: "Join the shard folders of one run (same configuration) into one run folder",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Out == "" {
+				return Usagef("merge: --out is required")
+			}
+			opts.Shards = args
+			man, err := results.Merge(opts.Out, opts.Shards, mergeTables)
+			if err != nil {
+				return UsageError{err}
+			}
+			opts.IO.Statusf("merged %d shards into %s", len(man.MergedFrom), opts.Out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Out, "out", "", "merged run folder (must not exist yet)")
+	return cmd
+}

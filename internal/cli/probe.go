@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/probe"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// ProbeOptions are the settings of `feedrun probe`.
+type ProbeOptions struct {
+	IO        *iostreams.IOStreams
+	Model     modelFlags
+	Env       string
+	MBPP      string
+	Harness   string
+	Items     int
+	Seed      uint64
+	ItemsFile string
+	PerToken  bool
+	Shard     string
+	Out       string
+	Args      []string
+}
+
+func newProbeCmd(f *Factory) *cobra.Command {
+	opts := &ProbeOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "probe",
+		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
+		Long: `probe scores each item's failed action under the contexts of DESIGN §1 for
+every harness and appends one row per item and harness to OUT/probe_items.csv.
+Running the same command again resumes; --shard k/n runs every n-th item from
+k (0-based), and 'feedrun merge' joins the shards.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Args = os.Args
+			return probeRun(cmd.Context(), opts)
+		},
+	}
+	opts.Model.register(cmd.Flags())
+	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
+	cmd.Flags().IntVar(&opts.Items, "items", 200, "number of items (0: all the generator makes)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
+	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
+	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
+	cmd.Flags().StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
+	return cmd
+}
+
+func probeRun(ctx context.Context, opts *ProbeOptions) error {
+	harnesses, err := harness.Parse(opts.Harness, harness.ProbeHarnesses)
+	if err != nil {
+		return Usagef("--harness: %v", err)
+	}
+	var shard results.Shard
+	if opts.Shard != "" {
+		if shard, err = results.ParseShard(opts.Shard); err != nil {
+			return UsageError{err}
+		}
+	}
+	env, err := openEnv(opts.Env, opts.MBPP)
+	if err != nil {
+		return err
+	}
+	items, datasetSHA, err := probeItems(ctx, opts, env)
+	if err != nil {
+		return err
+	}
+	m, err := openModel(ctx, opts.Model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s-seed%d", m.Entry.Name, env.Name, opts.Seed))
+	}
+	threads := opts.Model.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	config := map[string]any{
+		"model": m.Entry.Name, "env": env.Name, "harness": harnessNames(harnesses), "items": opts.Items,
+		"seed": opts.Seed, "items_file": opts.ItemsFile, "per_token": opts.PerToken, "context": opts.Model.Context,
+		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
+	}
+	run := &probe.Run{
+		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: env.NearRepeat, PerToken: opts.PerToken}),
+		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
+		Env: env.Name, Items: items, Shard: shard, OutDir: out,
+		Manifest: results.Manifest{
+			Command: opts.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
+			ModelSHA256: m.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
+			Seeds: map[string]uint64{"items": opts.Seed}, DatasetSHA256: datasetSHA,
+			Started: time.Now().UTC(), Shard: shard,
+		},
+	}
+	inShard := 0
+	for i := range items {
+		if shard.Has(i) {
+			inShard++
+		}
+	}
+	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name, inShard, len(harnesses), out)
+	run.Progress = opts.IO.NewProgress(int64(inShard), "items", false)
+	sum, err := run.Execute(ctx)
+	if errors.Is(err, probe.ErrInterrupted) {
+		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)
+		return ErrInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	return finishManifest(out, sum.Items, sum.Skipped, opts.IO)
+}
+
+// finishManifest stamps the finish time once every item of the run is in.
+func finishManifest(dir string, done, skipped int, io *iostreams.IOStreams) error {
+	man, err := results.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	man.Finished = time.Now().UTC()
+	if err := results.WriteManifest(dir, man); err != nil {
+		return err
+	}
+	io.Statusf("done: %d items measured, %d already there", done, skipped)
+	return nil
+}
+
+func probeItems(ctx context.Context, opts *ProbeOptions, env *environment) ([]transcript.Item, string, error) {
+	if opts.ItemsFile == "" {
+		items, err := env.Items(ctx, opts.Seed, opts.Items)
+		return items, env.DatasetSHA256, err
+	}
+	items, err := readItemsFile(opts.ItemsFile)
+	if err != nil {
+		return nil, "", err
+	}
+	if opts.Items > 0 && len(items) > opts.Items {
+		items = items[:opts.Items]
+	}
+	sum, err := fileSHA256(opts.ItemsFile)
+	return items, sum, err
+}
+
+func harnessNames(hs []harness.Name) []any {
+	out := make([]any, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
+func chatTemplateName(tmpl string) string {
+	if tmpl == "" {
+		return "feedrun-plain (the GGUF has no chat template)"
+	}
+	return "gguf"
+}

@@ -1,0 +1,164 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// probe is one fixture row. Log-probabilities are derived from the gain and
+// its split so that the row satisfies the identities the probe writes.
+type probe struct {
+	model   string
+	base    bool
+	env     string
+	harness string
+	id      string
+	tokens  int
+	dCopy   float64
+	dSem    float64 // G = −(dCopy + dSem)
+	pPre    float64
+	pPost   float64
+	greedy  [2]bool // before, after
+	near    bool
+	banned  bool
+}
+
+// inverted is a verbatim ToolShed item of model "m" with the given copy and
+// semantic terms over 2 tokens.
+func inverted(id string, dCopy, dSem float64) probe {
+	return probe{model: "m", env: "toolshed", harness: "verbatim", id: id, tokens: 2, dCopy: dCopy, dSem: dSem, pPre: 0.1, pPost: 0.5}
+}
+
+func (p probe) with(change func(*probe)) probe {
+	change(&p)
+	return p
+}
+
+func (p probe) record() []string {
+	f := results.FormatFloat
+	gain := -(p.dCopy + p.dSem)
+	pre := -10.0
+	neutral := pre + p.dCopy
+	fail := neutral + p.dSem
+	rec := []string{
+		p.model, "sha-" + p.model, strconv.FormatBool(!p.base), p.env, p.harness, p.id, "wrong_format",
+		strconv.Itoa(p.tokens), f(pre), f(fail), f(neutral),
+		f(gain), f(gain / float64(p.tokens)), f(math.Exp(-gain / float64(p.tokens))), f(p.dCopy), f(p.dSem),
+		f(p.pPre), f(p.pPost), strconv.FormatBool(p.greedy[0]), strconv.FormatBool(p.greedy[1]),
+		strconv.FormatBool(p.near), strconv.FormatBool(p.banned), "true",
+	}
+	if p.banned {
+		for _, col := range []string{"logp_fail", "gain", "gain_per_token", "odds_factor", "d_sem"} {
+			rec[indexOf(col)] = results.Missing
+		}
+		rec[indexOf("p_repeat_post")] = "0"
+	}
+	return rec
+}
+
+func indexOf(col string) int {
+	for i, c := range ItemsHeader {
+		if c == col {
+			return i
+		}
+	}
+	panic("no column " + col)
+}
+
+// runDir writes a run folder with a manifest and these probe rows.
+func runDir(t *testing.T, rows ...probe) string {
+	t.Helper()
+	recs := make([][]string, len(rows))
+	for i, p := range rows {
+		recs[i] = p.record()
+	}
+	return rawRunDir(t, ItemsHeader, recs)
+}
+
+// rawRunDir writes a run folder with a manifest and a probe_items.csv of
+// exactly these records.
+func rawRunDir(t *testing.T, header []string, recs [][]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ok(t, results.WriteManifest(dir, results.Manifest{
+		Command: []string{"feedrun", "probe"}, FeedrunVersion: "test", Commit: "abc123",
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
+	}))
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	ok(t, w.Write(header))
+	ok(t, w.WriteAll(recs))
+	ok(t, os.WriteFile(filepath.Join(dir, ItemsFile), buf.Bytes(), 0o644))
+	return dir
+}
+
+// tablesOf loads folders and computes the tables with a small bootstrap.
+func tablesOf(t *testing.T, ref Reference, dirs ...string) []Table {
+	t.Helper()
+	items, _, err := Load(dirs)
+	ok(t, err)
+	tables, err := Tables(context.Background(), items, ref, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	ok(t, err)
+	return tables
+}
+
+// figure finds one figure of one row.
+func figure(t *testing.T, tables []Table, table, model, env, harness, fig string) Figure {
+	t.Helper()
+	for _, tb := range tables {
+		if tb.ID != table {
+			continue
+		}
+		for _, r := range tb.Rows {
+			if r.Model == model && r.Env == env && string(r.Harness) == harness {
+				f, ok := r.Figures[fig]
+				if !ok {
+					t.Fatalf("%s %s/%s/%s has no figure %s", table, model, env, harness, fig)
+				}
+				return f
+			}
+		}
+	}
+	t.Fatalf("no row %s %s/%s/%s", table, model, env, harness)
+	return Figure{}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
+
+func ok(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errContains fails unless err is non-nil and mentions every part.
+func errContains(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one mentioning %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not mention %q", err, p)
+		}
+	}
+}
+
+// report runs the whole report on dirs and returns its output.
+func report(t *testing.T, opts Options) string {
+	t.Helper()
+	var out bytes.Buffer
+	ok(t, Run(context.Background(), opts, &out))
+	return out.String()
+}

@@ -1,0 +1,315 @@
+package report
+
+import (
+	probecsv "github.com/feedrun/feedrun/internal/probe"
+
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// ItemsFile is the probe's per-item table inside a run folder.
+const ItemsFile = "probe_items.csv"
+
+// ItemsHeader is probe_items.csv's header as the probe writes it; a file
+// must have exactly these columns in this order.
+var ItemsHeader = probecsv.ItemsHeader
+
+// Item is one row of probe_items.csv: one item under one harness, with the
+// figures the tables use. Figures that a banned action does not have (its
+// L_fail is −∞) are NaN.
+type Item struct {
+	Model            string
+	ModelSHA256      string
+	InstructionTuned bool
+	Env              string
+	Harness          harness.Name
+	ItemID           string
+
+	Gain         float64 // G = L_pre − L_fail, nats
+	GainPerToken float64 // G / n_tokens
+	DCopy        float64 // L_neutral − L_pre
+	DSem         float64 // L_fail − L_neutral
+
+	PRepeatPre, PRepeatPost           float64 // candidate-set repeat probability
+	GreedyRepeatPre, GreedyRepeatPost bool    // greedy decode equals a× token for token
+	NearRepeatPost                    bool    // greedy decode equals a× after normalising
+	Banned                            bool
+}
+
+// RunInfo is one run folder and its manifest, for the report's provenance
+// lines.
+type RunInfo struct {
+	Dir      string
+	Manifest results.Manifest
+	Items    int // rows read from its probe_items.csv
+}
+
+// location is where a row came from, for errors that point at it.
+type location struct {
+	path string
+	row  int
+}
+
+func (l location) String() string { return fmt.Sprintf("%s: row %d", l.path, l.row) }
+
+// Load reads the probe items of every run folder. Other files in a folder
+// (rollout tables, per-token scores) are ignored. Rows of all folders are
+// pooled, so the folders of one study can be reported together; the same
+// model × env × harness × item in two rows is an error, because counting an
+// item twice would narrow every interval. Items come back sorted by model,
+// env, harness (report order) and item id, whatever order the folders and
+// rows were given in, so that bootstrap resamples, and with them the
+// intervals, depend only on the data and the seed; runs come back sorted by
+// folder for the same reason.
+func Load(dirs []string) ([]Item, []RunInfo, error) {
+	if len(dirs) == 0 {
+		return nil, nil, errors.New("no run folders given")
+	}
+	var items []Item
+	var locs []location
+	runs := make([]RunInfo, 0, len(dirs))
+	for _, dir := range dirs {
+		run, dirItems, dirLocs, err := loadRun(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs = append(runs, run)
+		items = append(items, dirItems...)
+		locs = append(locs, dirLocs...)
+	}
+	if len(items) == 0 {
+		return nil, nil, fmt.Errorf("no probe items in %s", strings.Join(dirs, ", "))
+	}
+	if err := checkConsistent(items, locs); err != nil {
+		return nil, nil, err
+	}
+	slices.SortStableFunc(items, compareItems)
+	slices.SortFunc(runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
+	return items, runs, nil
+}
+
+func loadRun(dir string) (RunInfo, []Item, []location, error) {
+	path := filepath.Join(dir, ItemsFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, derr := os.Stat(dir); derr != nil {
+			return RunInfo{}, nil, nil, fmt.Errorf("%s: no such run folder", dir)
+		}
+		return RunInfo{}, nil, nil, fmt.Errorf("%s: no %s in this folder (is it a probe run?)", dir, ItemsFile)
+	}
+	manifest, err := results.ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return RunInfo{}, nil, nil, fmt.Errorf("%s: no %s in this folder", dir, results.ManifestName)
+	}
+	if err != nil {
+		return RunInfo{}, nil, nil, err
+	}
+	items, locs, err := readItems(path)
+	if err != nil {
+		return RunInfo{}, nil, nil, err
+	}
+	return RunInfo{Dir: dir, Manifest: manifest, Items: len(items)}, items, locs, nil
+}
+
+// ReadItems reads one probe_items.csv. Errors name the file, the data row
+// (counted from 1 after the header), the column and what was expected.
+func ReadItems(path string) ([]Item, error) {
+	items, _, err := readItems(path)
+	return items, err
+}
+
+// readItems is ReadItems that also says where each item came from.
+func readItems(path string) ([]Item, []location, error) {
+	header, rows, err := results.ReadTable(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkHeader(path, header); err != nil {
+		return nil, nil, err
+	}
+	items := make([]Item, len(rows))
+	locs := make([]location, len(rows))
+	for i, row := range rows {
+		locs[i] = location{path, i + 1}
+		if items[i], err = parseItem(row); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
+		}
+	}
+	return items, locs, nil
+}
+
+func checkHeader(path string, got []string) error {
+	for i := range max(len(got), len(ItemsHeader)) {
+		switch {
+		case i >= len(got):
+			return fmt.Errorf("%s: header lacks column %d %q", path, i+1, ItemsHeader[i])
+		case i >= len(ItemsHeader):
+			return fmt.Errorf("%s: header has unexpected column %d %q", path, i+1, got[i])
+		case got[i] != ItemsHeader[i]:
+			return fmt.Errorf("%s: header column %d is %q, expected %q", path, i+1, got[i], ItemsHeader[i])
+		}
+	}
+	return nil
+}
+
+// rowReader reads named cells of one row and keeps the first error, so that
+// parseItem reads like the list of columns it uses.
+type rowReader struct {
+	row []string
+	err error
+}
+
+func (r *rowReader) cell(name string) string {
+	return r.row[slices.Index(ItemsHeader, name)]
+}
+
+func (r *rowReader) fail(name string, err error) {
+	if r.err == nil {
+		r.err = fmt.Errorf("column %s: %w", name, err)
+	}
+}
+
+func (r *rowReader) text(name string) string {
+	s := r.cell(name)
+	if s == "" {
+		r.fail(name, errors.New("expected a value, got an empty cell"))
+	}
+	return s
+}
+
+func (r *rowReader) bool(name string) bool {
+	b, err := results.ParseBool(r.cell(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return b
+}
+
+// float reads a cell that may be empty only when the action is banned: the
+// probe leaves the figures that involve L_fail = −∞ empty, and nothing else.
+func (r *rowReader) float(name string, banned bool) float64 {
+	s := r.cell(name)
+	x, err := results.ParseFloat(s)
+	switch {
+	case err != nil:
+		r.fail(name, err)
+	case banned && s != results.Missing:
+		r.fail(name, fmt.Errorf("expected an empty cell for a banned action, got %q", s))
+	case !banned && (math.IsNaN(x) || math.IsInf(x, 0)):
+		r.fail(name, fmt.Errorf("expected a finite number (the action is not banned), got %q", s))
+	}
+	return x
+}
+
+func (r *rowReader) probability(name string) float64 {
+	s := r.cell(name)
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(x >= 0 && x <= 1) {
+		r.fail(name, fmt.Errorf("expected a probability between 0 and 1, got %q", s))
+	}
+	return x
+}
+
+func parseItem(row []string) (Item, error) {
+	r := &rowReader{row: row}
+	it := Item{
+		Model:            r.text("model"),
+		ModelSHA256:      r.cell("model_sha256"),
+		InstructionTuned: r.bool("instruction_tuned"),
+		Env:              r.text("env"),
+		Harness:          harness.Name(r.text("harness")),
+		ItemID:           r.text("item_id"),
+	}
+	if r.err == nil && !slices.Contains(harness.ProbeHarnesses, it.Harness) {
+		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(), it.Harness))
+	}
+	it.Banned = r.bool("banned")
+	// Banned actions keep Δcopy (L_neutral and L_pre are finite) but lose
+	// everything that involves L_fail.
+	it.Gain = r.float("gain", it.Banned)
+	it.GainPerToken = r.float("gain_per_token", it.Banned)
+	it.DCopy = r.float("d_copy", false)
+	it.DSem = r.float("d_sem", it.Banned)
+	it.PRepeatPre = r.probability("p_repeat_pre")
+	it.PRepeatPost = r.probability("p_repeat_post")
+	it.GreedyRepeatPre = r.bool("greedy_repeat_pre")
+	it.GreedyRepeatPost = r.bool("greedy_repeat_post")
+	it.NearRepeatPost = r.bool("near_repeat_post")
+	return it, r.err
+}
+
+func harnessList() string {
+	names := make([]string, len(harness.ProbeHarnesses))
+	for i, h := range harness.ProbeHarnesses {
+		names[i] = string(h)
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkConsistent rejects pooled rows that cannot be one study: the same item
+// twice, or one model name standing for two different files or for both an
+// instruction-tuned and a base checkpoint.
+func checkConsistent(items []Item, locs []location) error {
+	type model struct {
+		sha   string
+		tuned bool
+		at    location
+	}
+	models := map[string]model{}
+	seen := map[string]location{}
+	for i, it := range items {
+		key := results.Key(it.Model, it.Env, string(it.Harness), it.ItemID)
+		if prev, ok := seen[key]; ok {
+			return fmt.Errorf("%s: item %s is already in %s; each model × env × harness × item may appear once", locs[i], key, prev)
+		}
+		seen[key] = locs[i]
+		m, ok := models[it.Model]
+		switch {
+		case !ok:
+			models[it.Model] = model{it.ModelSHA256, it.InstructionTuned, locs[i]}
+		case m.sha != it.ModelSHA256:
+			return fmt.Errorf("%s: column model_sha256: model %q is %q here but %q in %s", locs[i], it.Model, it.ModelSHA256, m.sha, m.at)
+		case m.tuned != it.InstructionTuned:
+			return fmt.Errorf("%s: column instruction_tuned: model %q is %t here but %t in %s", locs[i], it.Model, it.InstructionTuned, m.tuned, m.at)
+		}
+	}
+	return nil
+}
+
+func compareItems(a, b Item) int {
+	return cmp.Or(
+		cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Env, b.Env),
+		cmp.Compare(harnessRank(a.Harness), harnessRank(b.Harness)),
+		compareItemIDs(a.ItemID, b.ItemID),
+	)
+}
+
+func harnessRank(h harness.Name) int { return slices.Index(harness.ProbeHarnesses, h) }
+
+// compareItemIDs orders numeric ids by value (2 before 10) and puts them
+// before other ids, which sort as text. Equal values spelt differently ("7",
+// "07") fall back to text so that the order never depends on input order.
+func compareItemIDs(a, b string) int {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Or(cmp.Compare(x, y), cmp.Compare(a, b))
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return cmp.Compare(a, b)
+}

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLoadSortsAndPools(t *testing.T) {
+	a := runDir(t, inverted("10", 1, 0), inverted("2", 1, 0).with(func(p *probe) { p.harness = "abstract" }), inverted("2", 1, 0))
+	b := runDir(t, inverted("x", 1, 0), inverted("1", 1, 0).with(func(p *probe) { p.env = "coderepair" }))
+	items, runs, err := Load([]string{b, a})
+	ok(t, err)
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Env+"/"+string(it.Harness)+"/"+it.ItemID)
+	}
+	want := []string{"coderepair/verbatim/1", "toolshed/verbatim/2", "toolshed/verbatim/10", "toolshed/verbatim/x", "toolshed/abstract/2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("items in order %q, want %q", got, want)
+	}
+	if len(runs) != 2 || runs[0].Dir > runs[1].Dir || runs[0].Items+runs[1].Items != 5 {
+		t.Errorf("runs %+v", runs)
+	}
+}
+
+func TestReadItemsBanned(t *testing.T) {
+	dir := runDir(t, inverted("1", 2, 1).with(func(p *probe) { p.harness, p.banned = "ban", true }))
+	items, err := ReadItems(filepath.Join(dir, ItemsFile))
+	ok(t, err)
+	it := items[0]
+	if !it.Banned || it.DCopy != 2 || it.Gain == it.Gain || it.DSem == it.DSem || it.PRepeatPost != 0 {
+		t.Errorf("got %+v, want banned with Δcopy 2, NaN gain and Δsem, P(repeat) after 0", it)
+	}
+}
+
+// TestReadItemsRejects breaks one cell of the second data row at a time.
+func TestReadItemsRejects(t *testing.T) {
+	good := inverted("1", 1, 1).record()
+	tests := []struct {
+		name   string
+		column string
+		value  string
+		banned bool
+		want   []string
+	}{
+		{"not a number", "gain", "abc", false, []string{"column gain", `expected a number or an empty cell, got "abc"`}},
+		{"gain missing", "gain", "", false, []string{"column gain", "expected a finite number", "not banned"}},
+		{"banned with a gain", "gain", "-3", true, []string{"column gain", "expected an empty cell for a banned action"}},
+		{"infinite", "d_copy", "+Inf", false, []string{"column d_copy", "finite"}},
+		{"bool", "banned", "yes", false, []string{"column banned", `expected true or false, got "yes"`}},
+		{"bool spelling", "greedy_repeat_post", "1", false, []string{"column greedy_repeat_post", `got "1"`}},
+		{"empty model", "model", "", false, []string{"column model", "empty cell"}},
+		{"harness", "harness", "memory", false, []string{"column harness", "verbatim, instruction", `got "memory"`}},
+		{"probability", "p_repeat_post", "1.5", false, []string{"column p_repeat_post", "between 0 and 1", `"1.5"`}},
+		{"probability missing", "p_repeat_pre", "", false, []string{"column p_repeat_pre", `got ""`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := inverted("2", 1, 1).with(func(p *probe) { p.banned = tt.banned }).record()
+			bad[indexOf(tt.column)] = tt.value
+			dir := rawRunDir(t, ItemsHeader, [][]string{good, bad})
+			_, _, err := Load([]string{dir})
+			errContains(t, err, append([]string{filepath.Join(dir, ItemsFile) + ": row 2: "}, tt.want...)...)
+		})
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	row := inverted("1", 1, 1)
+	renamed := slices.Clone(ItemsHeader)
+	renamed[11] = "G"
+	tests := []struct {
+		name string
+		dirs func(t *testing.T) []string
+		want []string
+	}{
+		{"no probe items", func(t *testing.T) []string { return []string{t.TempDir()} }, []string{"no probe_items.csv in this folder"}},
+		{"no folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "gone")} }, []string{"gone: no such run folder"}},
+		{"no manifest", func(t *testing.T) []string {
+			dir := runDir(t, row)
+			ok(t, os.Remove(filepath.Join(dir, "manifest.json")))
+			return []string{dir}
+		}, []string{"no manifest.json"}},
+		{"header", func(t *testing.T) []string {
+			return []string{rawRunDir(t, renamed, [][]string{row.record()})}
+		}, []string{"header column 12 is \"G\", expected \"gain\""}},
+		{"short header", func(t *testing.T) []string {
+			return []string{rawRunDir(t, ItemsHeader[:22], nil)}
+		}, []string{`header lacks column 23 "split_consistent"`}},
+		{"no rows", func(t *testing.T) []string { return []string{rawRunDir(t, ItemsHeader, nil)} }, []string{"no probe items"}},
+		{"same item in two folders", func(t *testing.T) []string {
+			return []string{runDir(t, row), runDir(t, inverted("0", 1, 1), row)}
+		}, []string{"row 2: item", `"verbatim"|"1"`, "already in", "row 1"}},
+		{"one model, two files", func(t *testing.T) []string {
+			rec := inverted("2", 1, 1).record()
+			rec[indexOf("model_sha256")] = "other"
+			return []string{rawRunDir(t, ItemsHeader, [][]string{row.record(), rec})}
+		}, []string{"row 2: column model_sha256", `"other"`, "row 1"}},
+		{"one model, base and tuned", func(t *testing.T) []string {
+			return []string{runDir(t, row, inverted("2", 1, 1).with(func(p *probe) { p.base = true }))}
+		}, []string{"row 2: column instruction_tuned"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs := tt.dirs(t)
+			_, _, err := Load(dirs)
+			errContains(t, err, tt.want...)
+			if err != nil && !strings.Contains(err.Error(), dirs[len(dirs)-1]) {
+				t.Errorf("error %q does not name the folder %s", err, dirs[len(dirs)-1])
+			}
+		})
+	}
+}

@@ -1,0 +1,287 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/feedrun/feedrun/internal/harness"
+)
+
+// Plot names; each is written as name.png and name.svg.
+const (
+	GainForestPlot    = "gain_forest"
+	DecompositionPlot = "decomposition"
+	RepeatPlot        = "repeat_by_harness"
+)
+
+// pngDPI is high enough for a printed page; the SVG is for editing.
+const pngDPI = 150
+
+// WritePlots draws the study's three plots from computed tables into dir
+// (created if needed): the forest plot of mean per-token gain under the
+// verbatim harness, Δcopy and Δsem under verbatim, and P(repeat) before and
+// after each harness. A plot with nothing to show is still written, with
+// empty axes, so that the set of files is the same for every report.
+func WritePlots(dir string, tables []Table) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	inv, dec, cmp := findTable(tables, InversionTable), findTable(tables, DecompositionTable), findTable(tables, HarnessTable)
+	forest, h, err := gainForest(inv)
+	if err != nil {
+		return err
+	}
+	if err := save(dir, GainForestPlot, 7*vg.Inch, h, forest.Draw); err != nil {
+		return err
+	}
+	decomp, err := decompositionBars(dec)
+	if err != nil {
+		return err
+	}
+	if err := save(dir, DecompositionPlot, 7*vg.Inch, 4.5*vg.Inch, decomp.Draw); err != nil {
+		return err
+	}
+	panels, err := repeatPanels(cmp)
+	if err != nil {
+		return err
+	}
+	cols := min(2, max(1, len(panels)))
+	rows := max(1, (len(panels)+cols-1)/cols)
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+	}
+	for i, p := range panels {
+		grid[i/cols][i%cols] = p
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter,
+		PadTop: vg.Centimeter / 2, PadBottom: vg.Centimeter / 2, PadLeft: vg.Centimeter / 2, PadRight: vg.Centimeter / 2}
+	drawGrid := func(dc draw.Canvas) {
+		canvases := plot.Align(grid, tiles, dc)
+		for j := range grid {
+			for i, p := range grid[j] {
+				if p != nil {
+					p.Draw(canvases[j][i])
+				}
+			}
+		}
+	}
+	return save(dir, RepeatPlot, vg.Length(cols)*5.5*vg.Inch, vg.Length(rows)*4*vg.Inch, drawGrid)
+}
+
+func findTable(tables []Table, id string) Table {
+	for _, t := range tables {
+		if t.ID == id {
+			return t
+		}
+	}
+	return Table{ID: id}
+}
+
+// point is one estimate with its interval, NaN bounds drawn as none.
+type point struct{ est, lo, hi float64 }
+
+func pointOf(f Figure) point {
+	p := point{est: f.Estimate, lo: f.Lo, hi: f.Hi}
+	if math.IsNaN(p.lo) || math.IsNaN(p.hi) {
+		p.lo, p.hi = p.est, p.est
+	}
+	return p
+}
+
+// defined reports whether f is a number that can be drawn.
+func defined(f Figure, ok bool) bool {
+	return ok && !f.Banned && !math.IsNaN(f.Estimate)
+}
+
+func groupLabel(r Row) string { return r.ModelLabel() + ", " + r.Env }
+
+// gainForest is the forest plot of mean per-token gain under verbatim, one
+// line per model × env from top to bottom in table order, and its height.
+func gainForest(t Table) (*plot.Plot, vg.Length, error) {
+	var pts []point
+	var names []string
+	for _, r := range t.Rows {
+		if f, ok := r.Figures["gain_per_token"]; r.Harness == harness.Verbatim && defined(f, ok) {
+			pts = append(pts, pointOf(f))
+			names = append(names, groupLabel(r))
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "Mean corrective gain per action token (verbatim)"
+	p.X.Label.Text = "nats per token (< 0: feedback inversion)"
+	n := len(pts)
+	xys := make(plotter.XYs, n)
+	errs := make(plotter.XErrors, n)
+	labels := make([]string, n)
+	for i, pt := range pts {
+		// NominalY puts label k at y = k, from the bottom up.
+		y := float64(n - 1 - i)
+		xys[n-1-i] = plotter.XY{X: pt.est, Y: y}
+		errs[n-1-i] = struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est}
+		labels[n-1-i] = names[i]
+	}
+	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(n) - 0.5}})
+	if err != nil {
+		return nil, 0, fmt.Errorf("plots: %s: %w", GainForestPlot, err)
+	}
+	zero.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	zero.LineStyle.Color = color.Gray{Y: 100}
+	p.Add(zero)
+	if n > 0 {
+		bars, err := plotter.NewXErrorBars(struct {
+			plotter.XYs
+			plotter.XErrors
+		}{xys, errs})
+		if err != nil {
+			return nil, 0, fmt.Errorf("plots: %s: %w", GainForestPlot, err)
+		}
+		dots, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, 0, fmt.Errorf("plots: %s: %w", GainForestPlot, err)
+		}
+		p.Add(bars, dots)
+		p.NominalY(labels...)
+	}
+	p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
+	return p, max(3*vg.Inch, vg.Length(n)*0.35*vg.Inch+1.5*vg.Inch), nil
+}
+
+// pairedBars draws two series of bars per category (e.g. Δcopy and Δsem)
+// side by side with their intervals, in a plot width wide, on a y range
+// that includes 0.
+func pairedBars(p *plot.Plot, labels []string, series [2][]point, names [2]string, width vg.Length) error {
+	n := len(labels)
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	if n == 0 {
+		return nil
+	}
+	// Categories are one data unit apart; the drawing width of a unit is
+	// roughly the plot's width less its axis, so bars are sized from it.
+	barWidth := (width - 1.5*vg.Inch) / vg.Length(n) * 0.35
+	for s := range series {
+		offset := -0.2 + 0.4*float64(s)
+		values := make(plotter.Values, n)
+		xys := make(plotter.XYs, n)
+		errs := make(plotter.YErrors, n)
+		for i, pt := range series[s] {
+			values[i] = pt.est
+			xys[i] = plotter.XY{X: float64(i) + offset, Y: pt.est}
+			errs[i] = struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est}
+		}
+		bars, err := plotter.NewBarChart(values, barWidth)
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", names[s], err)
+		}
+		bars.XMin = offset
+		bars.Color = plotutil.Color(s)
+		bars.LineStyle.Width = 0
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{xys, errs})
+		if err != nil {
+			return fmt.Errorf("plots: %s: %w", names[s], err)
+		}
+		p.Add(bars, eb)
+		p.Legend.Add(names[s], bars)
+	}
+	// Leave room above the highest interval for the legend, which gonum
+	// draws inside the plot area.
+	lo, hi := 0.0, 0.0
+	for _, pts := range series {
+		for _, pt := range pts {
+			lo, hi = min(lo, pt.lo), max(hi, pt.hi)
+		}
+	}
+	p.Y.Min, p.Y.Max = lo, hi+0.25*(hi-lo)
+	p.NominalX(labels...)
+	p.X.Tick.Label.Rotation = math.Pi / 8
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
+	p.Legend.Top = true
+	return nil
+}
+
+// decompositionBars is mean Δcopy and mean Δsem under verbatim per model × env.
+func decompositionBars(t Table) (*plot.Plot, error) {
+	var labels []string
+	var series [2][]point
+	for _, r := range t.Rows {
+		c, okC := r.Figures["d_copy"]
+		s, okS := r.Figures["d_sem"]
+		if r.Harness != harness.Verbatim || !defined(c, okC) || !defined(s, okS) {
+			continue
+		}
+		labels = append(labels, groupLabel(r))
+		series[0] = append(series[0], pointOf(c))
+		series[1] = append(series[1], pointOf(s))
+	}
+	p := plot.New()
+	p.Title.Text = "Copy and semantic terms of the inversion (verbatim)"
+	p.Y.Label.Text = "mean nats per action (−G = Δcopy + Δsem)"
+	err := pairedBars(p, labels, series, [2]string{"Δcopy", "Δsem"}, 7*vg.Inch)
+	return p, err
+}
+
+// repeatPanels is one plot per model × env of P(repeat) before and after
+// each harness, on the items paired with verbatim.
+func repeatPanels(t Table) ([]*plot.Plot, error) {
+	var panels []*plot.Plot
+	for _, rows := range groupRows(t.Rows) {
+		var labels []string
+		var series [2][]point
+		for _, r := range rows {
+			pre, okPre := r.Figures["p_repeat_pre"]
+			post, okPost := r.Figures["p_repeat_post"]
+			if !defined(pre, okPre) || !defined(post, okPost) {
+				continue
+			}
+			labels = append(labels, string(r.Harness))
+			series[0] = append(series[0], pointOf(pre))
+			series[1] = append(series[1], pointOf(post))
+		}
+		p := plot.New()
+		p.Title.Text = "P(repeat): " + groupLabel(rows[0])
+		p.Y.Label.Text = "candidate-set P(repeat)"
+		if err := pairedBars(p, labels, series, [2]string{"before", "after"}, 5.5*vg.Inch); err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	return panels, nil
+}
+
+// save draws a figure twice, as PNG and as SVG, and writes both files.
+func save(dir, name string, w, h vg.Length, drawTo func(draw.Canvas)) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
+	drawTo(draw.New(img))
+	var png bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&png); err != nil {
+		return fmt.Errorf("plots: %s.png: %w", name, err)
+	}
+	svg := vgsvg.New(w, h)
+	drawTo(draw.New(svg))
+	var doc bytes.Buffer
+	if _, err := svg.WriteTo(&doc); err != nil {
+		return fmt.Errorf("plots: %s.svg: %w", name, err)
+	}
+	for ext, data := range map[string][]byte{".png": png.Bytes(), ".svg": doc.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name+ext), data, 0o644); err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+	}
+	return nil
+}

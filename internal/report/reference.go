@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/feedrun/feedrun/internal/harness"
+)
+
+// Reference is the study's published figures (configs/study_reference.yaml),
+// shown beside ours. The file holds the study's numbers only: every number
+// of ours is computed from the probe items.
+type Reference struct {
+	Figures []StudyFigure `yaml:"figures"`
+}
+
+// StudyFigure is one figure the study reports, as it reports it.
+type StudyFigure struct {
+	// Figure is the id of our figure it compares with (the CSV output's
+	// figure column, e.g. "gain_per_token").
+	Figure string `yaml:"figure"`
+	// Value is the figure as published ("-1.03", "90–100%", "slightly
+	// positive"): text, because some of the study's figures are ranges or
+	// words, and a reference column must not invent precision.
+	Value    string `yaml:"value"`
+	Measures string `yaml:"measures"`
+	Scope    Scope  `yaml:"scope"`
+	Source   string `yaml:"source"`
+}
+
+// Scope says which rows a study figure applies to; "all" matches any.
+type Scope struct {
+	Env     string `yaml:"env"`
+	Harness string `yaml:"harness"`
+}
+
+// all is the scope value that matches every env or harness.
+const all = "all"
+
+// ReadReference reads and checks a study reference file.
+func ReadReference(path string) (Reference, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Reference{}, err
+	}
+	return ParseReference(path, data)
+}
+
+// ParseReference checks reference data read from name (a path, or a label
+// for the copy built into feedrun).
+func ParseReference(path string, data []byte) (Reference, error) {
+	var ref Reference
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&ref); err != nil {
+		return Reference{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := ref.check(); err != nil {
+		return Reference{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return ref, nil
+}
+
+func (r Reference) check() error {
+	seen := map[StudyFigure]int{}
+	for i, f := range r.Figures {
+		at := fmt.Sprintf("figures[%d]", i)
+		switch {
+		case !slices.Contains(referableFigures(), f.Figure):
+			return fmt.Errorf("%s: figure %q: expected one of %v", at, f.Figure, referableFigures())
+		case f.Value == "" || f.Measures == "" || f.Source == "":
+			return fmt.Errorf("%s (%s): value, measures and source are all required", at, f.Figure)
+		case f.Scope.Env == "":
+			return fmt.Errorf("%s (%s): scope.env: expected an env name or %q", at, f.Figure, all)
+		case f.Scope.Harness != all && !slices.Contains(harness.ProbeHarnesses, harness.Name(f.Scope.Harness)):
+			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(), all, f.Scope.Harness)
+		}
+		key := StudyFigure{Figure: f.Figure, Scope: f.Scope}
+		if j, ok := seen[key]; ok {
+			return fmt.Errorf("%s: same figure and scope as figures[%d]", at, j)
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+// Lookup is the study's figure for our figure on one env and harness, or ""
+// when the study has none. When several entries match, the most specific
+// wins: an exact env and harness, then an exact harness, then an exact env.
+func (r Reference) Lookup(figure, env string, h harness.Name) string {
+	best, bestRank := "", -1
+	for _, f := range r.Figures {
+		envOK := f.Scope.Env == env || f.Scope.Env == all
+		harnessOK := f.Scope.Harness == string(h) || f.Scope.Harness == all
+		if f.Figure != figure || !envOK || !harnessOK {
+			continue
+		}
+		rank := 0
+		if f.Scope.Harness == string(h) {
+			rank += 2
+		}
+		if f.Scope.Env == env {
+			rank++
+		}
+		if rank > bestRank {
+			best, bestRank = f.Value, rank
+		}
+	}
+	return best
+}

@@ -1,0 +1,280 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// Output formats.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+	FormatCSV      = "csv"
+)
+
+// CSVHeader is the long CSV output's header: one line per figure.
+var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "study"}
+
+// Report is everything the report prints.
+type Report struct {
+	Runs      []RunInfo
+	Bootstrap Bootstrap
+	Reference string // the reference file's path, "" when none was read
+	Tables    []Table
+}
+
+// Write prints the report in format (text, markdown or csv).
+func (r Report) Write(w io.Writer, format string) error {
+	switch format {
+	case FormatText:
+		return r.writeText(w)
+	case FormatMarkdown:
+		return r.writeMarkdown(w)
+	case FormatCSV:
+		return r.writeCSV(w)
+	}
+	return fmt.Errorf("unknown format %q: expected %s, %s or %s", format, FormatText, FormatMarkdown, FormatCSV)
+}
+
+// preamble says where the numbers come from: the runs (with their
+// manifests, so a printed table can be traced to the code and model that
+// made it) and how the intervals were made.
+func (r Report) preamble() []string {
+	rows := 0
+	for _, run := range r.Runs {
+		rows += run.Items
+	}
+	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows", len(r.Runs), rows)}
+	for _, run := range r.Runs {
+		m := run.Manifest
+		state := "finished"
+		if m.Finished.IsZero() {
+			state = "unfinished"
+		}
+		lines = append(lines, fmt.Sprintf("%s: %d rows, feedrun %s, commit %s, %s", run.Dir, run.Items, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
+	}
+	b := r.Bootstrap
+	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, items resampled, %d resamples, seed %d.",
+		strconv.FormatFloat(100*b.Level, 'f', -1, 64), b.Reps, b.Seed))
+	if r.Reference != "" {
+		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
+	}
+	return lines
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// headings is a table's column headings, with a "study" heading beside each
+// figure that has a study column.
+func (t Table) headings() []string {
+	h := []string{"harness"}
+	for _, c := range t.Columns {
+		h = append(h, c.Label)
+		if c.Study {
+			h = append(h, "study")
+		}
+	}
+	return h
+}
+
+// cells is one row as printed in text and Markdown.
+func (t Table) cells(r Row) []string {
+	out := []string{string(r.Harness)}
+	for _, c := range t.Columns {
+		f, ok := r.Figures[c.Figure]
+		out = append(out, c.format(f, ok))
+		if c.Study {
+			out = append(out, f.Study)
+		}
+	}
+	return out
+}
+
+// groupRows splits a table's rows into runs of one model × env.
+func groupRows(rows []Row) [][]Row {
+	var out [][]Row
+	for i, r := range rows {
+		if i == 0 || r.Model != rows[i-1].Model || r.Env != rows[i-1].Env {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r)
+	}
+	return out
+}
+
+func (r Report) writeText(w io.Writer) error {
+	var b strings.Builder
+	for _, line := range r.preamble() {
+		b.WriteString(line + "\n")
+	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "\n%s\n", t.Title)
+		for _, rows := range groupRows(t.Rows) {
+			fmt.Fprintf(&b, "\n%s, %s\n", rows[0].ModelLabel(), rows[0].Env)
+			if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), t, rows, func(s string) string { return s }); err != nil {
+				return err
+			}
+		}
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r Report) writeMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# feedrun report\n\n")
+	for _, line := range r.preamble() {
+		b.WriteString(markdownEscape(line) + "  \n")
+	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "\n## %s\n", markdownEscape(t.Title))
+		for _, rows := range groupRows(t.Rows) {
+			fmt.Fprintf(&b, "\n### %s, %s\n\n", markdownEscape(rows[0].ModelLabel()), markdownEscape(rows[0].Env))
+			if err := renderTable(&b, renderer.NewMarkdown(), t, rows, markdownEscape); err != nil {
+				return err
+			}
+		}
+		b.WriteString("\n")
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "- %s\n", markdownEscape(n))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// markdownEscape keeps a cell inside its table column: tablewriter's
+// Markdown renderer does not escape the pipe that separates cells.
+func markdownEscape(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(string) string) error {
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(r),
+		// Headings are the study's symbols (Δcopy, P(repeat)); the default
+		// upper-casing would change them.
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
+	)
+	tbl.Header(escapeAll(t.headings(), escape))
+	for _, row := range rows {
+		if err := tbl.Append(escapeAll(t.cells(row), escape)); err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("%s: %w", t.ID, err)
+	}
+	return nil
+}
+
+func escapeAll(cells []string, escape func(string) string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = escape(c)
+	}
+	return out
+}
+
+// writeCSV writes one line per figure: numbers in full precision (shares as
+// fractions, not percentages), "banned" as the estimate of a figure that a
+// banned action does not have, and empty cells for undefined figures and
+// absent intervals.
+func (r Report) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, c := range t.Columns {
+				f, ok := row.Figures[c.Figure]
+				if !ok {
+					continue
+				}
+				estimate := results.FormatFloat(f.Estimate)
+				if f.Banned {
+					estimate = "banned"
+				}
+				rec := []string{t.ID, row.ModelLabel(), row.Env, string(row.Harness), c.Figure,
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), f.Study}
+				if err := cw.Write(rec); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// format prints one figure with its interval for text and Markdown; the
+// unit (%, pp) follows the estimate once, not each bound.
+func (c Column) format(f Figure, ok bool) string {
+	switch {
+	case !ok:
+		return ""
+	case f.Banned:
+		return "banned"
+	case math.IsNaN(f.Estimate):
+		return "n/a"
+	case c.Kind == Count:
+		return strconv.Itoa(int(f.Estimate))
+	}
+	s := c.Kind.number(f.Estimate) + c.Kind.unit()
+	if !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi) {
+		s += " [" + c.Kind.number(f.Lo) + ", " + c.Kind.number(f.Hi) + "]"
+	}
+	return s
+}
+
+// number prints a value of this kind without its unit: shares in percent,
+// differences with a sign.
+func (k Kind) number(x float64) string {
+	if x == 0 {
+		x = 0 // −0 would print with a sign
+	}
+	switch k {
+	case Share:
+		return strconv.FormatFloat(100*x, 'f', 1, 64)
+	case ShareDiff:
+		return fmt.Sprintf("%+.1f", 100*x)
+	case Prob:
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	case ProbDiff:
+		return fmt.Sprintf("%+.3f", x)
+	case Ratio:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+func (k Kind) unit() string {
+	switch k {
+	case Share:
+		return "%"
+	case ShareDiff:
+		return " pp"
+	}
+	return ""
+}

@@ -1,0 +1,93 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultReps  = 2000
+	DefaultLevel = 0.95
+)
+
+// Options are feedrun report's settings.
+type Options struct {
+	Dirs      []string // run folders, pooled
+	Format    string   // text, markdown or csv; "" is text
+	Plots     string   // folder for the plots; "" draws none
+	Reps      int      // bootstrap resamples; 0 is DefaultReps
+	Seed      uint64   // bootstrap seed
+	Level     float64  // interval level; 0 is DefaultLevel
+	Reference string   // study_reference.yaml; "" prints no study columns
+	// ReferenceData, when set, is the reference file's content and
+	// Reference only names it (the copy built into feedrun).
+	ReferenceData []byte
+}
+
+// Run reads the run folders, writes the tables to out and, when asked,
+// draws the plots. The tables are written only once every figure is
+// computed, so an error never leaves half a report on out.
+func Run(ctx context.Context, opts Options, out io.Writer) error {
+	opts, err := resolve(opts)
+	if err != nil {
+		return err
+	}
+	items, runs, err := Load(opts.Dirs)
+	if err != nil {
+		return err
+	}
+	var ref Reference
+	switch {
+	case opts.ReferenceData != nil:
+		if ref, err = ParseReference(opts.Reference, opts.ReferenceData); err != nil {
+			return err
+		}
+	case opts.Reference != "":
+		if ref, err = ReadReference(opts.Reference); err != nil {
+			return err
+		}
+	}
+	b := Bootstrap{Reps: opts.Reps, Seed: opts.Seed, Level: opts.Level}
+	tables, err := Tables(ctx, items, ref, b)
+	if err != nil {
+		return err
+	}
+	rep := Report{Runs: runs, Bootstrap: b, Reference: opts.Reference, Tables: tables}
+	var buf bytes.Buffer
+	if err := rep.Write(&buf, opts.Format); err != nil {
+		return err
+	}
+	if opts.Plots != "" {
+		if err := WritePlots(opts.Plots, tables); err != nil {
+			return err
+		}
+	}
+	_, err = out.Write(buf.Bytes())
+	return err
+}
+
+// resolve fills defaults and rejects settings no report can use, before any
+// file is read.
+func resolve(opts Options) (Options, error) {
+	if opts.Format == "" {
+		opts.Format = FormatText
+	}
+	if opts.Reps == 0 {
+		opts.Reps = DefaultReps
+	}
+	if opts.Level == 0 {
+		opts.Level = DefaultLevel
+	}
+	switch {
+	case opts.Format != FormatText && opts.Format != FormatMarkdown && opts.Format != FormatCSV:
+		return opts, fmt.Errorf("format %q: expected %s, %s or %s", opts.Format, FormatText, FormatMarkdown, FormatCSV)
+	case opts.Reps < 1:
+		return opts, fmt.Errorf("bootstrap resamples %d: expected at least 1", opts.Reps)
+	case !(opts.Level > 0 && opts.Level < 1):
+		return opts, fmt.Errorf("interval level %v: expected a number between 0 and 1, e.g. 0.95", opts.Level)
+	}
+	return opts, nil
+}

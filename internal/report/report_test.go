@@ -1,0 +1,280 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const referencePath = "../../configs/study_reference.yaml"
+
+// study is a fixture of two models (one base) on two envs, with enough
+// items that intervals have width, and a banned harness.
+func study(t *testing.T) (dirA, dirB string) {
+	t.Helper()
+	var a, b []probe
+	for _, model := range []string{"tuned", "gemma"} {
+		for _, env := range []string{"toolshed", "coderepair"} {
+			for i := range 30 {
+				v := inverted(strconv.Itoa(i), 0.3*float64(i%7), 0.1*float64(i%5)-0.15).with(func(p *probe) {
+					p.model, p.env, p.base = model, env, model == "gemma"
+					p.pPre, p.pPost = 0.02*float64(i%4), 0.1+0.02*float64(i%9)
+					p.greedy = [2]bool{false, i%3 == 0}
+					p.near = i%3 == 0 || i%5 == 0
+				})
+				abs := scaled(v, "abstract", 0.3).with(func(p *probe) { p.pPost, p.greedy[1], p.near = p.pPre+0.01, false, i%7 == 0 })
+				ban := v.with(func(p *probe) { p.harness, p.banned, p.greedy[1], p.near = "ban", true, false, false })
+				// Split across two folders, as two runs of one study.
+				if model == "tuned" {
+					a = append(a, v, abs, ban)
+				} else {
+					b = append(b, v, abs, ban)
+				}
+			}
+		}
+	}
+	return runDir(t, a...), runDir(t, b...)
+}
+
+func TestRunDeterministic(t *testing.T) {
+	a, b := study(t)
+	for _, format := range []string{FormatText, FormatMarkdown, FormatCSV} {
+		t.Run(format, func(t *testing.T) {
+			opts := Options{Dirs: []string{a, b}, Format: format, Reps: 300, Seed: 7, Reference: referencePath}
+			first := report(t, opts)
+			if again := report(t, opts); again != first {
+				t.Error("same input and seed gave different output")
+			}
+			opts.Dirs = []string{b, a}
+			if swapped := report(t, opts); swapped != first {
+				t.Error("folder order changed the output")
+			}
+			opts.Seed = 8
+			if reseeded := report(t, opts); reseeded == first {
+				t.Error("another seed gave the same intervals")
+			}
+		})
+	}
+}
+
+func TestRunText(t *testing.T) {
+	a, b := study(t)
+	out := report(t, Options{Dirs: []string{a, b}, Reps: 200, Seed: 1, Reference: referencePath})
+	t.Logf("\n%s", out)
+	for _, want := range []string{
+		"Table 1. Feedback inversion", "Table 2.", "Table 3.",
+		"gemma (base), toolshed", "tuned, coderepair",
+		"95% percentile bootstrap", "200 resamples",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "gemma,") || strings.Contains(out, "gemma ,") {
+		t.Error("base model printed without its label")
+	}
+	banRow := regexp.MustCompile(`(?m)^\| ban +\| +30 \| +30 \| +banned \| +(\| +)?banned `)
+	if !banRow.MatchString(out) {
+		t.Error("the ban row of Table 1 does not show banned")
+	}
+	// The study's figures sit beside ours on instruction-tuned verbatim rows
+	// only.
+	tuned := section(t, out, "Table 1.", "tuned, toolshed")
+	if !strings.Contains(lineOf(tuned, "| verbatim"), "-1.03") {
+		t.Errorf("tuned verbatim row lacks the study's -1.03:\n%s", tuned)
+	}
+	if strings.Contains(lineOf(tuned, "| abstract"), "-1.03") {
+		t.Error("the study's verbatim figure is printed beside abstract")
+	}
+	base := section(t, out, "Table 1.", "gemma (base), toolshed")
+	if strings.Contains(base, "-1.03") {
+		t.Error("the study's figure is printed beside a base model")
+	}
+}
+
+// section is the part of out after the first marker, from the second
+// marker to the next blank line.
+func section(t *testing.T, out, table, heading string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, table)
+	if ok {
+		_, rest, ok = strings.Cut(rest, heading+"\n")
+	}
+	if !ok {
+		t.Fatalf("no %q under %q", heading, table)
+	}
+	block, _, _ := strings.Cut(rest, "\n\n")
+	return block
+}
+
+func lineOf(block, prefix string) string {
+	for line := range strings.SplitSeq(block, "\n") {
+		if strings.HasPrefix(line, prefix+" ") {
+			return line
+		}
+	}
+	return ""
+}
+
+func TestRunMarkdownParses(t *testing.T) {
+	a, b := study(t)
+	out := report(t, Options{Dirs: []string{a, b}, Format: FormatMarkdown, Reps: 100, Reference: referencePath})
+	separator := regexp.MustCompile(`^\|(:?-+:?\|)+$`)
+	cellSplit := regexp.MustCompile(`[^\\]\|`)
+	tables := 0
+	var width int
+	var prev string
+	for i, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			prev = line
+			continue
+		}
+		cells := len(cellSplit.FindAllString(line, -1))
+		if !strings.HasPrefix(prev, "|") {
+			tables++
+			width = cells
+		} else if cells != width {
+			t.Errorf("line %d has %d cells, its table %d: %q", i+1, cells, width, line)
+		}
+		if strings.HasPrefix(prev, "| harness") && !separator.MatchString(line) {
+			t.Errorf("line %d after a header is not a separator: %q", i+1, line)
+		}
+		prev = line
+	}
+	// Three tables × four model × env groups.
+	if tables != 12 {
+		t.Errorf("%d Markdown tables, want 12", tables)
+	}
+	if !strings.Contains(out, "### gemma (base), coderepair") {
+		t.Error("no heading for the base model")
+	}
+}
+
+func TestRunCSVParses(t *testing.T) {
+	a, b := study(t)
+	out := report(t, Options{Dirs: []string{a, b}, Format: FormatCSV, Reps: 100, Reference: referencePath})
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	ok(t, err)
+	if !slices.Equal(recs[0], CSVHeader) {
+		t.Fatalf("header %q, want %q", recs[0], CSVHeader)
+	}
+	number := func(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }
+	var banned, study, base int
+	for i, r := range recs[1:] {
+		table, model, estimate, lo, hi := r[0], r[1], r[5], r[6], r[7]
+		if !slices.Contains([]string{InversionTable, DecompositionTable, HarnessTable}, table) {
+			t.Errorf("row %d: table %q", i+1, table)
+		}
+		switch {
+		case estimate == "banned":
+			banned++
+		case estimate != "" && !number(estimate):
+			t.Errorf("row %d: estimate %q", i+1, estimate)
+		}
+		if (lo == "") != (hi == "") || lo != "" && (!number(lo) || !number(hi)) {
+			t.Errorf("row %d: interval %q, %q", i+1, lo, hi)
+		}
+		if r[8] != "" {
+			study++
+		}
+		if strings.HasPrefix(model, "gemma") {
+			base++
+			if model != "gemma (base)" || r[8] != "" {
+				t.Errorf("row %d: base model as %q with study %q", i+1, model, r[8])
+			}
+		}
+	}
+	if banned == 0 || study == 0 || base == 0 {
+		t.Errorf("%d banned, %d study, %d base rows; want some of each", banned, study, base)
+	}
+	want := "inversion,tuned,toolshed,abstract,share_inverted,"
+	if !strings.Contains(out, want) {
+		t.Errorf("no line starting %q", want)
+	}
+}
+
+func TestRunPlots(t *testing.T) {
+	a, b := study(t)
+	onlyAbstract := runDir(t, scaled(inverted("1", 1, 1), "abstract", 1))
+	for name, dirs := range map[string][]string{"study": {a, b}, "nothing to plot": {onlyAbstract}} {
+		t.Run(name, func(t *testing.T) {
+			plots := filepath.Join(t.TempDir(), "plots")
+			report(t, Options{Dirs: dirs, Reps: 50, Plots: plots})
+			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot} {
+				f, err := os.Open(filepath.Join(plots, base+".png"))
+				ok(t, err)
+				img, err := png.Decode(f)
+				f.Close()
+				ok(t, err)
+				if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+					t.Errorf("%s.png is %v", base, b)
+				}
+				svg, err := os.ReadFile(filepath.Join(plots, base+".svg"))
+				ok(t, err)
+				if !bytes.HasPrefix(svg, []byte("<?xml")) && !bytes.HasPrefix(svg, []byte("<svg")) {
+					t.Errorf("%s.svg starts %q", base, svg[:min(len(svg), 20)])
+				}
+				if !bytes.Contains(svg, []byte("</svg>")) {
+					t.Errorf("%s.svg is not closed", base)
+				}
+			}
+		})
+	}
+}
+
+func TestRunRejectsOptions(t *testing.T) {
+	dir := runDir(t, fourItems()...)
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"format", Options{Dirs: []string{dir}, Format: "html"}, `format "html"`},
+		{"resamples", Options{Dirs: []string{dir}, Reps: -1}, "resamples -1"},
+		{"level", Options{Dirs: []string{dir}, Level: 95}, "level 95"},
+		{"no folders", Options{}, "no run folders"},
+		{"reference", Options{Dirs: []string{dir}, Reference: filepath.Join(dir, "none.yaml")}, "none.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			errContains(t, Run(context.Background(), tt.opts, &out), tt.want)
+			if out.Len() != 0 {
+				t.Errorf("wrote %d bytes before failing", out.Len())
+			}
+		})
+	}
+}
+
+func TestKindNumber(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		x    float64
+		want string
+	}{
+		{Nats, -17.381, "-17.38"},
+		{Nats, -0.0, "0.00"},
+		{Factor, 2.8, "2.80"},
+		{Share, 0.755, "75.5"},
+		{ShareDiff, -0.5, "-50.0"},
+		{Prob, 0.54, "0.540"},
+		{ProbDiff, 0.3, "+0.300"},
+		{Ratio, 61, "61.0"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.want), func(t *testing.T) {
+			if got := tt.kind.number(tt.x); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,476 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/stats"
+)
+
+// Table ids: the CSV output's table column.
+const (
+	InversionTable     = "inversion"
+	DecompositionTable = "decomposition"
+	HarnessTable       = "harnesses"
+)
+
+// Table is one of the study's tables: a row per model × env × harness, a
+// column per figure.
+type Table struct {
+	ID      string
+	Title   string
+	Notes   []string // what the figures mean, printed under the table
+	Columns []Column
+	Rows    []Row
+}
+
+// Column is one figure of a table.
+type Column struct {
+	Figure string // id, as in the CSV output and the reference file
+	Label  string // heading in text and Markdown tables
+	Kind   Kind
+	// Study is true when some row has the study's figure for this column, so
+	// that a reference column is printed beside it.
+	Study bool
+}
+
+// Kind says what a figure is, which decides how it is printed.
+type Kind int
+
+// The kinds of figure.
+const (
+	Count     Kind = iota // number of items
+	Nats                  // log-probability difference
+	Factor                // multiplicative odds factor
+	Share                 // proportion, printed as a percentage
+	ShareDiff             // difference of proportions, printed in percentage points
+	Prob                  // probability
+	ProbDiff              // difference of probabilities
+	Ratio                 // ratio of magnitudes
+)
+
+// Row is one model × env × harness.
+type Row struct {
+	Model   string
+	Base    bool // the checkpoint is not instruction-tuned
+	Env     string
+	Harness harness.Name
+	// Figures by column id; a column missing here does not apply to the row
+	// (e.g. a difference from verbatim on the verbatim row) and prints blank.
+	Figures map[string]Figure
+}
+
+// ModelLabel is the model's name as every table prints it: base checkpoints
+// are marked so that no one reads them as one of the instruction-tuned
+// models the study measured.
+func (r Row) ModelLabel() string {
+	if r.Base {
+		return r.Model + " (base)"
+	}
+	return r.Model
+}
+
+// Figure is one number of ours with its bootstrap interval.
+type Figure struct {
+	Estimate float64 // NaN when undefined (no items, or a ratio over zero)
+	Lo, Hi   float64 // NaN when there is no interval (counts, or some resamples left the figure undefined)
+	// Banned is true when the figure needs L_fail and every item's action
+	// was banned (L_fail = −∞): the figure does not exist, and is printed as
+	// "banned" rather than as a number.
+	Banned bool
+	Study  string // the study's published figure for this row, "" when it has none
+}
+
+// Bootstrap sets the intervals: Reps resamples of items, seeded, percentile
+// intervals at Level (see stats.BootstrapIndices).
+type Bootstrap struct {
+	Reps  int
+	Seed  uint64
+	Level float64
+}
+
+var (
+	inversionColumns = []Column{
+		{Figure: "items", Label: "items", Kind: Count},
+		{Figure: "banned_items", Label: "banned", Kind: Count},
+		{Figure: "gain_per_token", Label: "gain/token (nats)", Kind: Nats},
+		{Figure: "gain_per_action", Label: "gain/action (nats)", Kind: Nats},
+		{Figure: "odds_factor", Label: "odds factor", Kind: Factor},
+		{Figure: "share_inverted", Label: "G < 0", Kind: Share},
+	}
+	decompositionColumns = []Column{
+		{Figure: "items", Label: "items", Kind: Count},
+		{Figure: "banned_items", Label: "banned", Kind: Count},
+		{Figure: "d_copy", Label: "Δcopy (nats)", Kind: Nats},
+		{Figure: "d_sem", Label: "Δsem (nats)", Kind: Nats},
+		{Figure: "copy_share", Label: "copy share", Kind: Share},
+		{Figure: "median_copy_sem_ratio", Label: "median abs Δcopy/Δsem", Kind: Ratio},
+		{Figure: "ratio_excluded_items", Label: "Δsem = 0 (excluded)", Kind: Count},
+	}
+	harnessColumns = []Column{
+		{Figure: "paired_items", Label: "paired", Kind: Count},
+		{Figure: "unpaired_items", Label: "unpaired", Kind: Count},
+		{Figure: "share_removed", Label: "inversion removed", Kind: Share},
+		{Figure: "p_repeat_pre", Label: "P(repeat) before", Kind: Prob},
+		{Figure: "p_repeat_post", Label: "P(repeat) after", Kind: Prob},
+		{Figure: "p_repeat_post_diff", Label: "Δ vs verbatim", Kind: ProbDiff},
+		{Figure: "greedy_repeat_pre", Label: "greedy repeat before", Kind: Share},
+		{Figure: "greedy_repeat_post", Label: "greedy repeat after", Kind: Share},
+		{Figure: "greedy_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
+		{Figure: "near_repeat_post", Label: "near repeat after", Kind: Share},
+		{Figure: "near_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
+	}
+)
+
+// referableFigures are the figure ids a reference file may name: every
+// figure that is not a count of items.
+func referableFigures() []string {
+	var ids []string
+	for _, cols := range [][]Column{inversionColumns, decompositionColumns, harnessColumns} {
+		for _, c := range cols {
+			if c.Kind != Count {
+				ids = append(ids, c.Figure)
+			}
+		}
+	}
+	return ids
+}
+
+// group is the items of one model × env, by harness.
+type group struct {
+	model, env string
+	base       bool
+	byHarness  map[harness.Name][]Item
+}
+
+// groups splits sorted items into model × env groups, in that order.
+func groups(items []Item) []group {
+	var out []group
+	for _, it := range items {
+		if n := len(out); n == 0 || out[n-1].model != it.Model || out[n-1].env != it.Env {
+			out = append(out, group{model: it.Model, env: it.Env, base: !it.InstructionTuned, byHarness: map[harness.Name][]Item{}})
+		}
+		g := &out[len(out)-1]
+		g.byHarness[it.Harness] = append(g.byHarness[it.Harness], it)
+	}
+	return out
+}
+
+// Tables computes the study's three tables from probe items, with the
+// study's figures from ref beside ours. Items may come in any order: they
+// are sorted as Load sorts them, so resamples do not depend on it.
+func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Table, error) {
+	items = slices.Clone(items)
+	slices.SortStableFunc(items, compareItems)
+	tables := []Table{
+		{
+			ID:      InversionTable,
+			Title:   "Table 1. Feedback inversion",
+			Columns: slices.Clone(inversionColumns),
+			Notes: []string{
+				"gain G = L_pre − L_fail (nats; G < 0: showing the failure made the failed action more likely, a feedback inversion); gain/token is the mean over items of G / n_tokens.",
+				"odds factor = exp(−mean gain/token): how much each action token's odds grow after the failure is shown. G < 0: share of items inverted.",
+			},
+		},
+		{
+			ID:      DecompositionTable,
+			Title:   "Table 2. Copy and semantic terms (−G = Δcopy + Δsem)",
+			Columns: slices.Clone(decompositionColumns),
+			Notes: []string{
+				"Δcopy = L_neutral − L_pre: what the failed call's surface form in the transcript does alone; Δsem = L_fail − L_neutral: what marking it failed adds.",
+				"copy share = mean Δcopy / (mean Δcopy + mean Δsem), a ratio of means over banned-free items; the median ratio leaves out items with Δsem = 0.",
+			},
+		},
+		{
+			ID:      HarnessTable,
+			Title:   "Table 3. Harnesses against verbatim, on the same items",
+			Columns: slices.Clone(harnessColumns),
+			Notes: []string{
+				"Rows are paired with verbatim by item id within model × env; items without a partner are left out (unpaired) and every figure uses the paired items only.",
+				"inversion removed = 1 − mean G(harness) / mean G(verbatim); differences are harness − verbatim with paired intervals; near repeat ignores keyword order, whitespace and comments.",
+			},
+		},
+	}
+	// Rows are independent and each bootstrap has its own seeded source, so
+	// they are computed in parallel and put back in order: the output is the
+	// same whatever the scheduling.
+	type job struct {
+		g group
+		h harness.Name
+	}
+	var jobs []job
+	for _, g := range groups(items) {
+		for _, h := range harness.ProbeHarnesses {
+			if _, ok := g.byHarness[h]; ok {
+				jobs = append(jobs, job{g, h})
+			}
+		}
+	}
+	figures := make([][3]map[string]Figure, len(jobs))
+	errs := make([]error, len(jobs))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if errs[i] = ctx.Err(); errs[i] != nil {
+				return
+			}
+			f := &figurer{b: b}
+			hs := j.g.byHarness[j.h]
+			figures[i] = [3]map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, j.h, hs, j.g.byHarness[harness.Verbatim])}
+			if f.err != nil {
+				errs[i] = fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
+			}
+		})
+	}
+	wg.Wait()
+	// The first failure in table order, so that the message is the same on
+	// every run.
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, j := range jobs {
+		for t, figs := range figures[i] {
+			tables[t].Rows = append(tables[t].Rows, Row{Model: j.g.model, Base: j.g.base, Env: j.g.env, Harness: j.h, Figures: figs})
+		}
+	}
+	for i := range tables {
+		addStudy(&tables[i], ref)
+	}
+	return tables, nil
+}
+
+// addStudy puts the study's figures beside ours. Base checkpoints get none:
+// the study measured instruction-tuned models only, so its figures are no
+// reference for a base model.
+func addStudy(t *Table, ref Reference) {
+	for ci := range t.Columns {
+		c := &t.Columns[ci]
+		for _, r := range t.Rows {
+			f, ok := r.Figures[c.Figure]
+			if !ok || r.Base || c.Kind == Count {
+				continue
+			}
+			if f.Study = ref.Lookup(c.Figure, r.Env, r.Harness); f.Study != "" {
+				r.Figures[c.Figure] = f
+				c.Study = true
+			}
+		}
+	}
+}
+
+// inversion is Table 1's figures for one harness's items.
+func inversion(f *figurer, items []Item) map[string]Figure {
+	ok := notBanned(items)
+	banned := len(items) > 0 && len(ok) == 0
+	perToken := column(ok, func(it Item) float64 { return it.GainPerToken })
+	return map[string]Figure{
+		"items":           count(len(items)),
+		"banned_items":    count(len(items) - len(ok)),
+		"gain_per_token":  f.sample(perToken, banned, stats.Mean),
+		"gain_per_action": f.sample(column(ok, func(it Item) float64 { return it.Gain }), banned, stats.Mean),
+		// The odds factor of the mean per-token gain, bootstrapped as such
+		// (not exp of the bounds, which shifts them by one order statistic).
+		"odds_factor":    f.sample(perToken, banned, func(g []float64) float64 { return math.Exp(-stats.Mean(g)) }),
+		"share_inverted": f.sample(column(ok, func(it Item) float64 { return indicator(it.Gain < 0) }), banned, stats.Mean),
+	}
+}
+
+// decomposition is Table 2's figures for one harness's items. All use the
+// same items (those not banned), so that the copy share is the share of the
+// mean Δcopy and mean Δsem printed beside it.
+func decomposition(f *figurer, items []Item) map[string]Figure {
+	ok := notBanned(items)
+	banned := len(items) > 0 && len(ok) == 0
+	dCopy := column(ok, func(it Item) float64 { return it.DCopy })
+	dSem := column(ok, func(it Item) float64 { return it.DSem })
+	var ratios []float64
+	for i := range dSem {
+		if dSem[i] != 0 {
+			ratios = append(ratios, math.Abs(dCopy[i])/math.Abs(dSem[i]))
+		}
+	}
+	scratch := make([]float64, len(ratios))
+	return map[string]Figure{
+		"items":        count(len(ok)),
+		"banned_items": count(len(items) - len(ok)),
+		"d_copy":       f.sample(dCopy, banned, stats.Mean),
+		"d_sem":        f.sample(dSem, banned, stats.Mean),
+		// A ratio of means, resampled jointly: a mean of per-item shares
+		// would be dominated by items whose G is near 0.
+		"copy_share": f.paired(dCopy, dSem, banned, func(c, s []float64) float64 {
+			mc := stats.Mean(c)
+			if denom := mc + stats.Mean(s); denom != 0 {
+				return mc / denom
+			}
+			return math.NaN()
+		}),
+		"median_copy_sem_ratio": f.sample(ratios, banned, func(r []float64) float64 { return median(r, scratch) }),
+		"ratio_excluded_items":  count(len(dSem) - len(ratios)),
+	}
+}
+
+// harnessComparison is Table 3's figures for harness h against verbatim,
+// over the items both have. On the verbatim row itself every item pairs with
+// itself and the comparisons do not apply.
+func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[string]Figure {
+	byID := make(map[string]Item, len(verbatim))
+	for _, v := range verbatim {
+		byID[v.ItemID] = v
+	}
+	var hs, vs []Item
+	for _, it := range items {
+		if v, ok := byID[it.ItemID]; ok {
+			hs, vs = append(hs, it), append(vs, v)
+		}
+	}
+	banned := slices.ContainsFunc(hs, func(it Item) bool { return it.Banned })
+	pPre := func(it Item) float64 { return it.PRepeatPre }
+	pPost := func(it Item) float64 { return it.PRepeatPost }
+	greedyPre := func(it Item) float64 { return indicator(it.GreedyRepeatPre) }
+	greedyPost := func(it Item) float64 { return indicator(it.GreedyRepeatPost) }
+	nearPost := func(it Item) float64 { return indicator(it.NearRepeatPost) }
+	figs := map[string]Figure{
+		"paired_items":       count(len(hs)),
+		"unpaired_items":     count(len(items) + len(verbatim) - 2*len(hs)),
+		"p_repeat_pre":       f.sample(column(hs, pPre), false, stats.Mean),
+		"p_repeat_post":      f.sample(column(hs, pPost), false, stats.Mean),
+		"greedy_repeat_pre":  f.sample(column(hs, greedyPre), false, stats.Mean),
+		"greedy_repeat_post": f.sample(column(hs, greedyPost), false, stats.Mean),
+		"near_repeat_post":   f.sample(column(hs, nearPost), false, stats.Mean),
+	}
+	if h == harness.Verbatim {
+		return figs
+	}
+	// Gains exist only where neither arm is banned; verbatim never is.
+	var gh, gv []float64
+	for i := range hs {
+		if !hs[i].Banned && !vs[i].Banned {
+			gh, gv = append(gh, hs[i].Gain), append(gv, vs[i].Gain)
+		}
+	}
+	figs["share_removed"] = f.paired(gh, gv, banned && len(gh) == 0, stats.ShareRemoved)
+	figs["p_repeat_post_diff"] = f.paired(column(hs, pPost), column(vs, pPost), false, stats.MeanDifference)
+	figs["greedy_repeat_post_diff"] = f.paired(column(hs, greedyPost), column(vs, greedyPost), false, stats.MeanDifference)
+	figs["near_repeat_post_diff"] = f.paired(column(hs, nearPost), column(vs, nearPost), false, stats.MeanDifference)
+	return figs
+}
+
+func notBanned(items []Item) []Item {
+	var out []Item
+	for _, it := range items {
+		if !it.Banned {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func column(items []Item, value func(Item) float64) []float64 {
+	out := make([]float64, len(items))
+	for i, it := range items {
+		out[i] = value(it)
+	}
+	return out
+}
+
+func indicator(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// median of values, sorted in scratch (len(values) long) so that the
+// bootstrap's resample is left as it is and no resample allocates.
+func median(values, scratch []float64) float64 {
+	s := scratch[:len(values)]
+	copy(s, values)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func count(n int) Figure {
+	return Figure{Estimate: float64(n), Lo: math.NaN(), Hi: math.NaN()}
+}
+
+// figurer runs the bootstraps of one row and keeps the first error.
+type figurer struct {
+	b   Bootstrap
+	err error
+}
+
+// sample is statistic over values with its interval, items resampled. With
+// no values the figure is undefined, or banned when banned is true.
+func (f *figurer) sample(values []float64, banned bool, statistic func([]float64) float64) Figure {
+	return f.interval(len(values), banned, func(note func(float64) float64) (stats.Interval, error) {
+		return stats.Bootstrap(values, func(s []float64) float64 { return note(statistic(s)) }, f.b.Reps, f.b.Seed, f.b.Level)
+	})
+}
+
+// paired is statistic over two figures of the same items, resampled
+// together.
+func (f *figurer) paired(a, b []float64, banned bool, statistic func(a, b []float64) float64) Figure {
+	return f.interval(len(a), banned, func(note func(float64) float64) (stats.Interval, error) {
+		return stats.PairedBootstrap(a, b, func(x, y []float64) float64 { return note(statistic(x, y)) }, f.b.Reps, f.b.Seed, f.b.Level)
+	})
+}
+
+// interval runs one bootstrap over n items. A statistic can be undefined
+// (NaN) on some resamples, e.g. a ratio whose denominator is 0 in a resample
+// that drew only items with G = 0; its interval is then undefined too, but
+// the estimate on the observed items still stands, so the figure keeps it
+// rather than failing the whole report.
+func (f *figurer) interval(n int, banned bool, run func(note func(float64) float64) (stats.Interval, error)) Figure {
+	undefined := Figure{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	if n == 0 {
+		undefined.Banned = banned
+		return undefined
+	}
+	var g nanGuard
+	iv, err := run(g.note)
+	switch {
+	case err == nil:
+		return Figure{Estimate: iv.Estimate, Lo: iv.Lo, Hi: iv.Hi}
+	case g.nan:
+		return Figure{Estimate: g.first, Lo: math.NaN(), Hi: math.NaN()}
+	}
+	if f.err == nil {
+		f.err = err
+	}
+	return undefined
+}
+
+// nanGuard watches a statistic's values: the first is the estimate on the
+// items as observed (BootstrapIndices computes it first), and any NaN means
+// the bootstrap failed for want of a defined statistic rather than a bad
+// argument.
+type nanGuard struct {
+	calls int
+	first float64
+	nan   bool
+}
+
+func (g *nanGuard) note(v float64) float64 {
+	if g.calls == 0 {
+		g.first = v
+	}
+	g.calls++
+	if math.IsNaN(v) {
+		g.nan = true
+	}
+	return v
+}
