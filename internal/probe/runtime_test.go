@@ -1,0 +1,172 @@
+package probe
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"math/rand/v2"
+
+	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// manyItems makes n distinct items, each from testItems' shapes.
+func manyItems(n int) []transcript.Item {
+	base := testItems()
+	var out []transcript.Item
+	for i := 0; i < n; i++ {
+		it := base[i%len(base)]
+		it.ID = "item-" + strconv.Itoa(i)
+		it.Context = append([]transcript.Message{}, it.Context...)
+		it.Context[1].Content += " Reference " + strconv.Itoa(i) + "."
+		out = append(out, it)
+	}
+	return out
+}
+
+// tinyRun probes items with the tiny random llama through the real
+// llama.cpp runtime.
+func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) Summary {
+	t.Helper()
+	path := filepath.Join(os.TempDir(), "feedrun-probe-tiny.gguf")
+	if _, err := os.Stat(path); err != nil {
+		data, err := gguf.TinyLlama(gguf.TinyOptions{Seed: 11})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := &Run{
+		Prober: New(m, Options{Harnesses: harness.ProbeHarnesses, PerToken: true}),
+		Model:  "tiny", ModelSHA256: "11", Env: "toolshed", Items: items, OutDir: dir,
+		Manifest: results.Manifest{Config: map[string]any{"items": len(items)}},
+	}
+	ctx := context.Background()
+	if stopAfter > 0 {
+		r.Items = items[:stopAfter]
+	}
+	sum, err := r.Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestRealRuntimeKnownAnswersAndResume(t *testing.T) {
+	items := manyItems(6)
+	whole := t.TempDir()
+	tinyRun(t, whole, items, 0)
+	header, rows, err := results.ReadTable(filepath.Join(whole, ItemsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int {
+		for i, c := range header {
+			if c == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	for _, row := range rows {
+		g, _ := results.ParseFloat(row[col("gain")])
+		dc, _ := results.ParseFloat(row[col("d_copy")])
+		ds, _ := results.ParseFloat(row[col("d_sem")])
+		switch row[col("harness")] {
+		case "drop":
+			if g != 0 {
+				t.Errorf("%s: drop G = %v", row[col("item_id")], g)
+			}
+		case "ban", "abstract+ban":
+			if row[col("banned")] != "true" || row[col("logp_fail")] != "" || row[col("greedy_repeat_post")] != "false" {
+				t.Errorf("%s: ban row %v", row[col("item_id")], row)
+			}
+			continue
+		}
+		if math.Abs(-g-(dc+ds)) > 1e-9 {
+			t.Errorf("%s %s: −G − Δcopy − Δsem = %g", row[col("item_id")], row[col("harness")], -g-(dc+ds))
+		}
+	}
+	// Interrupted after two items (its cache then warm with other items'
+	// prefixes), then resumed: the same bytes as the uninterrupted run.
+	split := t.TempDir()
+	tinyRun(t, split, items, 2)
+	if sum := tinyRun(t, split, items, 0); sum.Skipped != 2 || sum.Items != 4 {
+		t.Errorf("resume did %+v", sum)
+	}
+	for _, name := range []string{ItemsFile, TokensFile} {
+		a, _ := os.ReadFile(filepath.Join(whole, name))
+		b, _ := os.ReadFile(filepath.Join(split, name))
+		if string(a) != string(b) {
+			t.Errorf("%s: resumed run differs from the uninterrupted one", name)
+		}
+	}
+}
+
+// TestSIGKILLThenResume runs the probe in a child process, kills it with
+// SIGKILL at random moments, reruns it, and compares the final files with
+// an uninterrupted run's.
+func TestSIGKILLThenResume(t *testing.T) {
+	if dir := os.Getenv("FEEDRUN_PROBE_CHILD"); dir != "" {
+		tinyRun(t, dir, manyItems(12), 0)
+		return
+	}
+	whole := t.TempDir()
+	tinyRun(t, whole, manyItems(12), 0)
+	killed := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	kills := 0
+	// Kill rounds at random moments, then one run left to finish.
+	for round := 0; round <= 8; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestSIGKILLThenResume$")
+		cmd.Env = append(os.Environ(), "FEEDRUN_PROBE_CHILD="+killed)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var timeout <-chan time.Time
+		if round < 8 {
+			timeout = time.After(time.Duration(200+rng.IntN(1500)) * time.Millisecond)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("child failed: %v", err)
+			}
+			round = 8
+		case <-timeout:
+			cmd.Process.Kill()
+			<-done
+			kills++
+		}
+	}
+	if kills == 0 {
+		t.Fatal("the child was never killed: the test proves nothing")
+	}
+	for _, name := range []string{ItemsFile, TokensFile} {
+		a, _ := os.ReadFile(filepath.Join(whole, name))
+		b, _ := os.ReadFile(filepath.Join(killed, name))
+		if string(a) != string(b) {
+			t.Errorf("%s: after %d kills the rows differ from an uninterrupted run", name, kills)
+		}
+	}
+	t.Logf("%d kills", kills)
+}
