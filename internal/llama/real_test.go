@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -16,22 +15,11 @@ import (
 // that silently does not run proves nothing.
 func realModelPath(tb testing.TB, name string) string {
 	tb.Helper()
-	reg, err := models.Parse("models.yaml", feedrun.ModelsYAML)
+	path, err := models.CachedPath(name)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	entry, err := reg.Lookup(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cache, err := models.DefaultCache()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if !cache.InCache(entry) {
-		tb.Fatalf("model %s is not in the cache %s: run `make models` (or `bin/feedrun models pull %s`)", name, cache.Dir, name)
-	}
-	return cache.Path(entry)
+	return path
 }
 
 func loadReal(tb testing.TB, name string, opts Options) *Model {

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"github.com/feedrun/feedrun"
+
 	"fmt"
 	"os"
 	"path"
@@ -385,4 +387,30 @@ func value(n *yaml.Node) string {
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return kind(n)
+}
+
+// Builtin is the models.yaml compiled into feedrun.
+func Builtin() (*Registry, error) {
+	return Parse("models.yaml (built in)", feedrun.ModelsYAML)
+}
+
+// CachedPath is where the named built-in model sits in the default cache,
+// or an error saying how to fetch it.
+func CachedPath(name string) (string, error) {
+	reg, err := Builtin()
+	if err != nil {
+		return "", err
+	}
+	m, err := reg.Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	cache, err := DefaultCache()
+	if err != nil {
+		return "", err
+	}
+	if !cache.InCache(m) {
+		return "", fmt.Errorf("model %s is not in the cache %s: run `make models` (or `bin/feedrun models pull %s`)", name, cache.Dir, name)
+	}
+	return cache.Path(m), nil
 }
