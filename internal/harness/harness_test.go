@@ -112,3 +112,57 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+func TestEpisodeContextsAreTheDesignedOnes(t *testing.T) {
+	base := msgs("system", "SYS", "user", "TASK")
+	turns := []Turn{
+		{Action: "A1", Observation: "Observation: ok"},
+		{Action: "A2", Observation: "Observation: ERR2", Failed: true, Description: "D2"},
+		{Action: "A3", Observation: "Observation: ERR3", Failed: true, Description: "D3"},
+		{Observation: "Observation: NUDGE"},
+	}
+	ok := []string{"assistant", "A1", "user", "Observation: ok"}
+	cat := func(parts ...[]string) []transcript.Message {
+		var all []string
+		for _, p := range parts {
+			all = append(all, p...)
+		}
+		return msgs(all...)
+	}
+	sysTask := []string{"system", "SYS", "user", "TASK"}
+	nudge := []string{"user", "Observation: NUDGE"}
+	verbatimTurns := []string{"assistant", "A2", "user", "Observation: ERR2", "assistant", "A3", "user", "Observation: ERR3"}
+	cases := []struct {
+		h    Name
+		want []transcript.Message
+		bans []string
+	}{
+		{Verbatim, cat(sysTask, ok, verbatimTurns, nudge), nil},
+		{Instruction, cat([]string{"system", "SYS\n\n" + InstructionText, "user", "TASK"}, ok, verbatimTurns, nudge), nil},
+		{Abstract, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), nil},
+		{Ban, cat(sysTask, ok, verbatimTurns, nudge), []string{"A2", "A3"}},
+		{AbstractBan, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), []string{"A2", "A3"}},
+		{Drop, cat(sysTask, ok, nudge), nil},
+		{ErrorOnly, cat(sysTask, ok, []string{"user", "Observation: ERR2", "user", "Observation: ERR3"}, nudge), nil},
+		{Scrub, cat([]string{"system", "SYS", "user", "TASK\n\n" + RuledOutHeader + "\n- D2\n- D3"}, ok, nudge), nil},
+		{Memory, cat([]string{"system", "SYS", "user", "TASK\n\nGUIDE"}, ok, verbatimTurns, nudge), nil},
+	}
+	for _, c := range cases {
+		t.Run(string(c.h), func(t *testing.T) {
+			got := c.h.Context(base, turns, "GUIDE")
+			if !slices.Equal(got, c.want) {
+				t.Errorf("context = %q\nwant      %q", got, c.want)
+			}
+			if b := c.h.Banned(turns); !slices.Equal(b, c.bans) {
+				t.Errorf("banned = %q, want %q", b, c.bans)
+			}
+		})
+	}
+	// drop re-creates the pre-failure context byte for byte.
+	if got := Drop.Context(base, turns[:2], ""); !slices.Equal(got, Drop.Context(base, turns[:1], "")) {
+		t.Errorf("drop after a failure %q differs from the context before it", got)
+	}
+	if !slices.Equal(base, msgs("system", "SYS", "user", "TASK")) {
+		t.Error("Context changed its input")
+	}
+}

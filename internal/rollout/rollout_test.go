@@ -1,0 +1,188 @@
+package rollout
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// script replays fixed actions, then repeats the last one.
+type script struct {
+	actions []string
+	n       int
+	seen    [][]transcript.Message
+}
+
+func (s *script) BeginEpisode() { s.n = 0 }
+func (s *script) Act(_ context.Context, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
+	s.seen = append(s.seen, msgs)
+	a := s.actions[min(s.n, len(s.actions)-1)]
+	s.n++
+	return a, 1, nil
+}
+
+func toolshedTask(t *testing.T, template string) (Task, toolshed.Task) {
+	t.Helper()
+	for _, tk := range toolshed.Tasks() {
+		if tk.Template == template {
+			return Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}, tk
+		}
+	}
+	t.Fatalf("no ToolShed task of template %s", template)
+	return Task{}, toolshed.Task{}
+}
+
+func TestCorrectStepsPassAndClaimsDoNot(t *testing.T) {
+	task, tk := toolshedTask(t, toolshed.Templates()[0].Name)
+	res, err := Run(context.Background(), ToolShed{}, &script{actions: tk.Steps}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Finished || !res.Passed || len(res.Steps) != len(tk.Steps) {
+		t.Errorf("correct steps: finished %v passed %v in %d steps", res.Finished, res.Passed, len(res.Steps))
+	}
+	// Claiming to be done is not success: the environment's check decides.
+	res, err = Run(context.Background(), ToolShed{}, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Finished || res.Passed {
+		t.Errorf("bare finish: finished %v passed %v, want finished but not passed", res.Finished, res.Passed)
+	}
+}
+
+func TestLoopDetectionFiresOnThirdIdenticalCall(t *testing.T) {
+	task, _ := toolshedTask(t, toolshed.Templates()[0].Name)
+	bad := `read_file(path="/nope.txt")`
+	for _, onLoop := range []string{"stop", "nudge"} {
+		res, err := Run(context.Background(), ToolShed{}, &script{actions: []string{bad}}, Config{Harness: harness.Verbatim, MaxSteps: 6, OnLoop: onLoop}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Looped || !res.Steps[2].Looped || res.Steps[1].Looped {
+			t.Fatalf("%s: loop flags %v", onLoop, res.Steps)
+		}
+		switch onLoop {
+		case "stop":
+			if len(res.Steps) != 3 || res.Finished {
+				t.Errorf("stop: %d steps, finished %v", len(res.Steps), res.Finished)
+			}
+		case "nudge":
+			if len(res.Steps) != 6 || res.Steps[2].Observation != NudgeObservation {
+				t.Errorf("nudge: %d steps, step 3 %q", len(res.Steps), res.Steps[2].Observation)
+			}
+		}
+		// The model emitted the failed call again at steps 2 and 3, whether
+		// or not the loop detector let the third run.
+		if onLoop == "stop" && res.ExactRepeats != 2 {
+			t.Errorf("stop: %d exact repeats, want 2", res.ExactRepeats)
+		}
+	}
+}
+
+func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
+	task, _ := toolshedTask(t, toolshed.Templates()[0].Name)
+	// A model that copies its context repeats its failed action under
+	// verbatim; under ban it never can.
+	agent := &ModelAgent{Model: &lm.Fake{Copy: 50}, MaxTokens: 64}
+	verb, err := Run(context.Background(), ToolShed{}, agent, Config{Harness: harness.Verbatim, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if verb.ExactRepeats == 0 {
+		t.Fatal("the copying fake never repeated under verbatim: the ban check proves nothing")
+	}
+	ban, err := Run(context.Background(), ToolShed{}, agent, Config{Harness: harness.Ban, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ban.ExactRepeats != 0 {
+		t.Errorf("ban: %d exact repeats of earlier failed actions", ban.ExactRepeats)
+	}
+}
+
+func TestGateBlocksWriteBeforeRead(t *testing.T) {
+	// A task whose write needs a read first on a fresh office.
+	var tk toolshed.Task
+	var write string
+	for _, c := range toolshed.Tasks() {
+		for _, s := range c.Steps {
+			if _, ok := toolshed.NewEpisode(c).RequiredRead(s); ok && tk.ID == "" {
+				tk, write = c, s
+			}
+		}
+	}
+	if tk.ID == "" {
+		t.Fatal("no task writes over an existing file")
+	}
+	task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
+	res, err := Run(context.Background(), ToolShed{}, &script{actions: []string{write, `finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 3}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steps[0].GateBlocked || !strings.Contains(res.Steps[0].Observation, "read_file(") || res.Steps[0].Failed {
+		t.Errorf("memory gate did not answer the write: %+v", res.Steps[0])
+	}
+	res, err = Run(context.Background(), ToolShed{}, &script{actions: []string{write}}, Config{Harness: harness.Verbatim, MaxSteps: 1}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps[0].GateBlocked {
+		t.Error("verbatim has no gate but blocked the write")
+	}
+}
+
+func TestRetriesAddTheBackoffToTheVirtualClock(t *testing.T) {
+	cfg := Config{Harness: harness.Verbatim, MaxSteps: 12, OnLoop: "stop", Faults: Faults{Rate: 0.5, Seed: 3}, Retry: Retry{Retries: 2, Backoff: 500 * time.Millisecond, Factor: 2}}
+	res, err := Run(context.Background(), FixTest{}, ScriptedAgent{}, cfg, FixTest{}.Tasks()[0], 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want time.Duration
+	for _, st := range res.Steps {
+		var w time.Duration
+		for k := 1; k <= st.Retries; k++ {
+			w += cfg.Retry.Wait(k)
+		}
+		if st.VirtualTime != w {
+			t.Errorf("step %d: %d retries took %v, want %v", st.Index, st.Retries, st.VirtualTime, w)
+		}
+		want += w
+	}
+	if res.VirtualTime != want {
+		t.Errorf("episode clock %v, want %v", res.VirtualTime, want)
+	}
+}
+
+func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
+	const runs = 3000
+	cells, err := Sweep(context.Background(), FixTest{}, ScriptedAgent{}, 0.3, 1, []int{0, 1, 2, 3, 4}, []string{"stop", "nudge"}, runs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		for _, x := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"finished", float64(c.Finished) / runs, c.PredictedFinished},
+			{"passed", float64(c.Passed) / runs, c.PredictedPassed},
+		} {
+			se := math.Sqrt(x.want * (1 - x.want) / runs)
+			if math.Abs(x.got-x.want) > 4*se+1e-12 {
+				t.Errorf("retries %d, %s: %s %.4f, predicted %.4f ± %.4f", c.Retries, c.OnLoop, x.name, x.got, x.want, 4*se)
+			}
+		}
+	}
+	// The analysis must be able to fail: with retries the rates rise.
+	if cells[0].Passed >= cells[len(cells)-1].Passed {
+		t.Error("more retries did not raise success")
+	}
+}
