@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/feedrun/feedrun/envs/coderepair"
@@ -51,6 +52,13 @@ type Env interface {
 	// Control reports whether an action is a control action (finish)
 	// rather than a tool call: transient faults strike tool calls only.
 	Control(action string) bool
+	// Pattern is a call with its values replaced by their types, e.g.
+	// send_email(to=<str>, subject=<str>, body=<str>): what the memory
+	// harness may show as a verified call without quoting any value.
+	Pattern(action string) (tool, pattern string, ok bool)
+	// TaskTools are the tools a task's template works with, which memory
+	// retrieval keys on.
+	TaskTools(task Task) []string
 }
 
 // isFinish recognises finish(...) calls.
@@ -90,6 +98,55 @@ func (ToolShed) Normalize(action string) string {
 
 func (ToolShed) Describe(e transcript.StructuredError) string { return toolshed.Describe(e) }
 func (ToolShed) Control(action string) bool                   { return isFinish(action) }
+
+func (ToolShed) Pattern(action string) (string, string, bool) {
+	c, err := toolshed.ParseCall(action)
+	if err != nil {
+		return "", "", false
+	}
+	params := map[string]toolshed.Param{}
+	for _, t := range toolshed.Tools() {
+		if t.Name == c.Tool {
+			for _, p := range t.Params {
+				params[p.Name] = p
+			}
+		}
+	}
+	if len(params) == 0 && c.Tool != "finish" {
+		return "", "", false
+	}
+	var args []string
+	for _, a := range c.Args {
+		if a.Name == "" {
+			return "", "", false
+		}
+		typ := string(params[a.Name].Type)
+		if f := params[a.Name].Format; f != "" {
+			typ = string(f)
+		}
+		if typ == "" {
+			typ = "value"
+		}
+		args = append(args, a.Name+"=<"+typ+">")
+	}
+	return c.Tool, c.Tool + "(" + strings.Join(args, ", ") + ")", true
+}
+
+func (ToolShed) TaskTools(task Task) []string {
+	var tools []string
+	for _, t := range toolshed.Tasks() {
+		if t.Template != task.Template {
+			continue
+		}
+		for _, s := range t.Steps {
+			if c, err := toolshed.ParseCall(s); err == nil && !slices.Contains(tools, c.Tool) && c.Tool != "finish" {
+				tools = append(tools, c.Tool)
+			}
+		}
+	}
+	slices.Sort(tools)
+	return tools
+}
 
 type toolshedEpisode struct {
 	task toolshed.Task
@@ -151,6 +208,11 @@ func (CodeRepair) Describe(e transcript.StructuredError) string { return coderep
 
 // Control is always false: every CodeRepair action is a test run.
 func (CodeRepair) Control(string) bool { return false }
+
+// Pattern has nothing to offer for whole functions: memory is a ToolShed
+// harness.
+func (CodeRepair) Pattern(string) (string, string, bool) { return "", "", false }
+func (CodeRepair) TaskTools(Task) []string               { return nil }
 
 type codeEpisode struct {
 	p      coderepair.Problem

@@ -92,6 +92,9 @@ type Step struct {
 	Looped      bool // the third identical call in a row (not executed)
 	GateBlocked bool
 	RuledOut    []string // scrub: the descriptions the context showed
+	// Error is the structured form of a semantic failure (memory learns
+	// from it); it is not written to the CSV, the observation is.
+	Error       *transcript.StructuredError
 	VirtualTime time.Duration
 	Tokens      int
 }
@@ -191,7 +194,7 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 			st.Observation = out.Observation
 			turn.Observation = out.Observation
 			if out.Failure != nil {
-				st.Failed = true
+				st.Failed, st.Error = true, out.Failure
 				turn.Failed = true
 				turn.Description = env.Describe(*out.Failure)
 				failed = append(failed, action)

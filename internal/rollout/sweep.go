@@ -157,3 +157,7 @@ func Sweep(ctx context.Context, env Env, agent Agent, faultRate float64, faultSe
 	}
 	return cells, nil
 }
+
+// Pattern and TaskTools: FixTest has nothing for memory to learn.
+func (FixTest) Pattern(string) (string, string, bool) { return "", "", false }
+func (FixTest) TaskTools(Task) []string               { return nil }

@@ -1,0 +1,220 @@
+// Package memory is the failure-aware experience store of the memory
+// harness (DESIGN §2): from episodes of training tasks it records, per
+// environment, template and tool, what went wrong (as the runtime's
+// descriptions, never the failed strings), which verified call patterns
+// worked, and which reads writes needed; before a test task it writes
+// compact Do / Avoid / Check / Repair guidance. The store is a SQLite
+// database beside the run, so it outlives the process and can be shown
+// and cleared.
+package memory
+
+import (
+	"database/sql"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	_ "modernc.org/sqlite"
+)
+
+// Store is an open memory database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS lesson (
+	env      TEXT NOT NULL,
+	template TEXT NOT NULL,
+	tool     TEXT NOT NULL,
+	kind     TEXT NOT NULL, -- do, avoid, check, repair
+	text     TEXT NOT NULL,
+	count    INTEGER NOT NULL DEFAULT 1,
+	PRIMARY KEY (env, template, tool, kind, text)
+);`
+
+// Open opens (creating if needed) the store at path.
+func Open(path string) (*Store, error) {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return nil, fmt.Errorf("memory %s: %w", path, err)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("memory %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Close closes the database; it is safe to call twice.
+func (s *Store) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	return err
+}
+
+// Clear forgets everything.
+func (s *Store) Clear() error {
+	_, err := s.db.Exec(`DELETE FROM lesson`)
+	return err
+}
+
+// Kinds of lesson, in the order guidance shows them.
+const (
+	Do     = "do"
+	Avoid  = "avoid"
+	Check  = "check"
+	Repair = "repair"
+)
+
+// Step is what memory needs of one episode step. Action is used only to
+// match a failure with its repair; it is never stored.
+type Step struct {
+	Action      string
+	Tool        string // parsed tool name; "" when the action did not parse
+	Pattern     string // the call with values replaced by types
+	Failed      bool
+	Description string // the runtime's description of the failure
+	Kind        string // the structured error's kind
+}
+
+// Learn records the lessons of one training episode: every failure as an
+// Avoid (its description), every successful call as a Do (its pattern),
+// precondition failures as Checks, and, for a failed call followed later by
+// a successful call of the same tool, a Repair pairing the description
+// with the pattern that worked.
+func (s *Store) Learn(env, template string, steps []Step) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	add := func(tool, kind, text string) error {
+		_, err := tx.Exec(`INSERT INTO lesson (env, template, tool, kind, text) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (env, template, tool, kind, text) DO UPDATE SET count = count + 1`, env, template, tool, kind, text)
+		return err
+	}
+	for i, st := range steps {
+		if st.Tool == "" {
+			continue
+		}
+		if !st.Failed {
+			if err := add(st.Tool, Do, st.Pattern); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := add(st.Tool, Avoid, st.Description); err != nil {
+			return err
+		}
+		if st.Kind == "precondition" {
+			if err := add(st.Tool, Check, st.Description); err != nil {
+				return err
+			}
+		}
+		for _, later := range steps[i+1:] {
+			if later.Tool == st.Tool && !later.Failed {
+				if err := add(st.Tool, Repair, st.Description+" What worked: "+later.Pattern+"."); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// Guidance is the advice shown before a task: the lessons of its template
+// and of the tools it works with, most frequent first, at most perKind of
+// each kind.
+func (s *Store) Guidance(env, template string, tools []string, perKind int) (string, error) {
+	rows, err := s.db.Query(`SELECT kind, text, SUM(count) AS n FROM lesson
+		WHERE env = ? AND (template = ? OR tool IN (SELECT value FROM json_each(?)))
+		GROUP BY kind, text ORDER BY kind, n DESC, text`, env, template, jsonList(tools))
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	byKind := map[string][]string{}
+	for rows.Next() {
+		var kind, text string
+		var n int
+		if err := rows.Scan(&kind, &text, &n); err != nil {
+			return "", err
+		}
+		if len(byKind[kind]) < perKind {
+			byKind[kind] = append(byKind[kind], text)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, k := range []struct{ kind, title string }{{Do, "Do"}, {Avoid, "Avoid"}, {Check, "Check"}, {Repair, "Repair"}} {
+		for _, text := range byKind[k.kind] {
+			if b.Len() == 0 {
+				b.WriteString("Guidance from earlier episodes:")
+			}
+			b.WriteString("\n- " + k.title + ": " + text)
+		}
+	}
+	return b.String(), nil
+}
+
+// Show writes every lesson, for `feedrun memory show`.
+func (s *Store) Show(w io.Writer) error {
+	rows, err := s.db.Query(`SELECT env, template, tool, kind, text, count FROM lesson ORDER BY env, template, tool, kind, count DESC, text`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var env, template, tool, kind, text string
+		var count int
+		if err := rows.Scan(&env, &template, &tool, &kind, &text, &count); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", env, template, tool, kind, count, text)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "(the memory at %s is empty)\n", s.path)
+	}
+	return nil
+}
+
+// Texts returns every stored text, for checks that nothing raw leaked in.
+func (s *Store) Texts() ([]string, error) {
+	rows, err := s.db.Query(`SELECT text FROM lesson`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out, rows.Err()
+}
+
+func jsonList(xs []string) string {
+	quoted := make([]string, len(xs))
+	for i, x := range xs {
+		quoted[i] = fmt.Sprintf("%q", x)
+	}
+	return "[" + strings.Join(quoted, ",") + "]"
+}

@@ -1,0 +1,44 @@
+package rollout
+
+import (
+	"github.com/feedrun/feedrun/internal/memory"
+)
+
+// GuidancePerKind bounds each kind of memory advice shown before a task.
+const GuidancePerKind = 3
+
+// Learn records an episode's lessons in the memory store.
+func Learn(store *memory.Store, env Env, res Result) error {
+	steps := make([]memory.Step, 0, len(res.Steps))
+	for _, st := range res.Steps {
+		if st.Looped || st.GateBlocked || st.Transient {
+			continue
+		}
+		tool, pattern, ok := env.Pattern(st.Action)
+		ms := memory.Step{Action: st.Action, Failed: st.Failed}
+		if ok {
+			ms.Tool, ms.Pattern = tool, pattern
+		}
+		if st.Failed && st.Error != nil {
+			ms.Description, ms.Kind = env.Describe(*st.Error), st.Error.Kind
+			if ms.Tool == "" {
+				ms.Tool = st.Error.Tool
+			}
+		}
+		steps = append(steps, ms)
+	}
+	return store.Learn(env.Name(), res.Task.Template, steps)
+}
+
+// MemoryGuidance returns the memory harness's advice function over store.
+// A lookup error yields no advice rather than a half-built context; the
+// caller checks the store when it opens it.
+func MemoryGuidance(store *memory.Store, env Env) func(Task) string {
+	return func(t Task) string {
+		g, err := store.Guidance(env.Name(), t.Template, env.TaskTools(t), GuidancePerKind)
+		if err != nil {
+			return ""
+		}
+		return g
+	}
+}

@@ -1,0 +1,77 @@
+package rollout
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/memory"
+)
+
+func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
+	store, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	env := ToolShed{}
+	// Training episodes: each task's first step broken in a recognisable
+	// way, then the correct steps.
+	var failedValues []string
+	var test Task
+	for _, tk := range toolshed.Tasks() {
+		task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
+		if tk.Split != toolshed.SplitTrain {
+			test = task
+			continue
+		}
+		bad := strings.Replace(tk.Steps[0], "(", "(bogus_arg=\"ZQX-"+tk.ID+"\", ", 1)
+		failedValues = append(failedValues, "ZQX-"+tk.ID, bad)
+		actions := append([]string{bad}, tk.Steps...)
+		res, err := Run(context.Background(), env, &script{actions: actions}, Config{Harness: harness.Verbatim, MaxSteps: len(actions)}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Steps[0].Failed {
+			t.Fatalf("%s: the broken call %q did not fail", tk.ID, bad)
+		}
+		if err := Learn(store, env, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts, err := store.Texts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) == 0 {
+		t.Fatal("memory learned nothing")
+	}
+	guidance := MemoryGuidance(store, env)(test)
+	if !strings.Contains(guidance, "Avoid: ") || !strings.Contains(guidance, "Do: ") {
+		t.Errorf("guidance for %s lacks Do/Avoid lines:\n%s", test.ID, guidance)
+	}
+	for _, v := range failedValues {
+		for _, text := range append(texts, guidance) {
+			if strings.Contains(text, v) {
+				t.Fatalf("memory holds a raw failed string %q in %q", v, text)
+			}
+		}
+	}
+	// Under the memory harness the guidance reaches the task message.
+	agent := &script{actions: []string{`finish(answer="done")`}}
+	if _, err := Run(context.Background(), env, agent, Config{Harness: harness.Memory, MaxSteps: 1, Guidance: MemoryGuidance(store, env)}, test, 1); err != nil {
+		t.Fatal(err)
+	}
+	if first := agent.seen[0][1].Content; !strings.Contains(first, guidance) {
+		t.Errorf("task message %q does not carry the guidance", first)
+	}
+	if err := store.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if texts, _ := store.Texts(); len(texts) != 0 {
+		t.Errorf("clear left %d lessons", len(texts))
+	}
+}

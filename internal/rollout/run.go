@@ -1,0 +1,170 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// File names inside a run folder.
+const (
+	EpisodesFile = "rollout_episodes.csv"
+	StepsFile    = "rollout_steps.csv"
+)
+
+// EpisodesHeader is rollout_episodes.csv's header.
+var EpisodesHeader = []string{
+	"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
+	"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens",
+}
+
+// StepsHeader is rollout_steps.csv's header.
+var StepsHeader = []string{
+	"model", "env", "harness", "task", "seed", "step", "action", "observation", "failed", "transient",
+	"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
+}
+
+// ErrInterrupted is returned when the context is cancelled between
+// episodes.
+var ErrInterrupted = errors.New("interrupted")
+
+// Plan is a set of episodes: every harness × task × seed, in that order.
+type Plan struct {
+	Model     string
+	Env       Env
+	Agent     Agent
+	Harnesses []harness.Name
+	Tasks     []Task
+	Seeds     int // episodes use seeds 1..Seeds
+	Config    Config
+	// Guidance is the memory harness's advice per task.
+	Guidance func(Task) string
+	Shard    results.Shard
+	OutDir   string
+	Progress iostreams.Progress
+}
+
+// Summary says what Execute did.
+type Summary struct{ Episodes, Skipped int }
+
+// Size is the number of episodes in the plan's shard.
+func (p *Plan) Size() int {
+	n := 0
+	for i := 0; i < len(p.Harnesses)*len(p.Tasks)*p.Seeds; i++ {
+		if p.Shard.Has(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// Execute runs the plan's episodes that are not in the output folder yet.
+// Each episode's rows are written when it ends (steps first, then the
+// episode row that marks it done), so a crash loses at most the episode in
+// flight and a rerun resumes with identical rows.
+func (p *Plan) Execute(ctx context.Context) (Summary, error) {
+	var sum Summary
+	ekey, _ := results.KeyColumns(EpisodesHeader, "model", "env", "harness", "task", "seed")
+	skey, _ := results.KeyColumns(StepsHeader, "model", "env", "harness", "task", "seed", "step")
+	episodes, err := results.OpenTable(filepath.Join(p.OutDir, EpisodesFile), EpisodesHeader, ekey)
+	if err != nil {
+		return sum, err
+	}
+	defer episodes.Close()
+	steps, err := results.OpenTable(filepath.Join(p.OutDir, StepsFile), StepsHeader, skey)
+	if err != nil {
+		return sum, err
+	}
+	defer steps.Close()
+	progress := p.Progress
+	if progress == nil {
+		progress = nopProgress{}
+	}
+	defer progress.Finish()
+	i := -1
+	for _, h := range p.Harnesses {
+		for _, task := range p.Tasks {
+			for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
+				i++
+				if !p.Shard.Has(i) {
+					continue
+				}
+				if episodes.Done(results.Key(p.Model, p.Env.Name(), string(h), task.ID, strconv.FormatUint(seed, 10))) {
+					sum.Skipped++
+					progress.Add(1)
+					continue
+				}
+				if ctx.Err() != nil {
+					return sum, ErrInterrupted
+				}
+				cfg := p.Config
+				cfg.Harness = h
+				if h == harness.Memory {
+					cfg.Guidance = p.Guidance
+				}
+				res, err := Run(ctx, p.Env, p.Agent, cfg, task, seed)
+				if err != nil {
+					return sum, err
+				}
+				for _, st := range res.Steps {
+					rec := p.stepRecord(h, res, st)
+					if steps.Done(skey(rec)) {
+						continue
+					}
+					if err := steps.Append(rec); err != nil {
+						return sum, err
+					}
+				}
+				if err := episodes.Append(p.episodeRecord(h, res)); err != nil {
+					return sum, err
+				}
+				sum.Episodes++
+				progress.Add(1)
+			}
+		}
+	}
+	return sum, nil
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Add(int) {}
+func (nopProgress) Finish() {}
+
+func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
+	b := results.FormatBool
+	return []string{
+		p.Model, p.Env.Name(), string(h), r.Task.ID, r.Task.Template, strconv.FormatUint(r.Seed, 10),
+		strconv.Itoa(len(r.Steps)), b(r.Finished), b(r.Passed), strconv.Itoa(r.ExactRepeats), strconv.Itoa(r.NearRepeats),
+		b(r.Looped), b(r.Escalated), strconv.Itoa(r.Retries), strconv.FormatInt(r.VirtualTime.Milliseconds(), 10), strconv.Itoa(r.Tokens),
+	}
+}
+
+func (p *Plan) stepRecord(h harness.Name, r Result, st Step) []string {
+	b := results.FormatBool
+	return []string{
+		p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index),
+		st.Action, st.Observation, b(st.Failed), b(st.Transient), strconv.Itoa(st.Retries), b(st.Repeat), b(st.NearRepeat),
+		b(st.Looped), b(st.GateBlocked), strings.Join(st.RuledOut, " | "), strconv.FormatInt(st.VirtualTime.Milliseconds(), 10), strconv.Itoa(st.Tokens),
+	}
+}
+
+// SelectTasks takes the first n tasks (all when n <= 0) in the
+// environment's order, which is fixed, so every harness sees the same ones.
+func SelectTasks(env Env, n int) ([]Task, error) {
+	tasks := env.Tasks()
+	if n > len(tasks) {
+		return nil, fmt.Errorf("--tasks %d: %s has only %d tasks", n, env.Name(), len(tasks))
+	}
+	if n > 0 {
+		tasks = tasks[:n]
+	}
+	return tasks, nil
+}
