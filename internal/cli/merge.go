@@ -6,6 +6,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // MergeOptions are the settings of `feedrun merge`.
@@ -19,6 +20,8 @@ type MergeOptions struct {
 var mergeTables = []results.TableSpec{
 	{Name: probe.ItemsFile, Key: []string{"model", "env", "harness", "item_id"}},
 	{Name: probe.TokensFile, Key: []string{"model", "env", "harness", "item_id", "context", "index"}},
+	{Name: rollout.EpisodesFile, Key: []string{"model", "env", "harness", "task", "seed"}},
+	{Name: rollout.StepsFile, Key: []string{"model", "env", "harness", "task", "seed", "step"}},
 }
 
 func newMergeCmd(f *Factory) *cobra.Command {

@@ -86,6 +86,9 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newProbeCmd(f),
 		newReportCmd(f),
 		newMergeCmd(f),
+		newRolloutCmd(f),
+		newSweepCmd(f),
+		newMemoryCmd(f),
 	)
 	return root
 }

@@ -2,10 +2,7 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,7 +61,7 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
 		return sum, err
 	}
-	if err := r.checkManifest(); err != nil {
+	if err := results.Resume(r.OutDir, r.Manifest); err != nil {
 		return sum, err
 	}
 	key, _ := results.KeyColumns(ItemsHeader, "model", "env", "harness", "item_id")
@@ -146,24 +143,6 @@ func (r *Run) itemDone(t *results.Table, it transcript.Item) bool {
 	return true
 }
 
-// checkManifest refuses to append to a folder made with another
-// configuration, and writes the manifest for a new one.
-func (r *Run) checkManifest() error {
-	old, err := results.ReadManifest(r.OutDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return results.WriteManifest(r.OutDir, r.Manifest)
-	}
-	if err != nil {
-		return err
-	}
-	a, _ := json.Marshal(old.Config)
-	b, _ := json.Marshal(r.Manifest.Config)
-	if string(a) != string(b) || old.ModelSHA256 != r.Manifest.ModelSHA256 || !sameShard(old.Shard, r.Manifest.Shard) {
-		return fmt.Errorf("%s holds a run with another configuration (%s); use a new --out folder", r.OutDir, results.ManifestName)
-	}
-	return nil
-}
-
 func (r *Run) itemRecord(row Row) []string {
 	f := results.FormatFloat
 	d := row.Decomposition
@@ -196,15 +175,4 @@ func columnIndex(name string) int {
 		}
 	}
 	panic("probe: no column " + name)
-}
-
-// sameShard treats the zero Shard and 0/1 as the same whole run.
-func sameShard(a, b results.Shard) bool {
-	norm := func(s results.Shard) results.Shard {
-		if s.N == 0 {
-			return results.Shard{K: 0, N: 1}
-		}
-		return s
-	}
-	return norm(a) == norm(b)
 }

@@ -3,7 +3,9 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -64,4 +66,24 @@ func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	return dec.Decode(v)
+}
+
+// Resume prepares dir for a run described by m: it writes m when the
+// folder has no manifest yet, and otherwise refuses a folder made with
+// another configuration, model file or shard, so that rows of two runs are
+// never mixed.
+func Resume(dir string, m Manifest) error {
+	old, err := ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return WriteManifest(dir, m)
+	}
+	if err != nil {
+		return err
+	}
+	a, _ := json.Marshal(old.Config)
+	b, _ := json.Marshal(m.Config)
+	if string(a) != string(b) || old.ModelSHA256 != m.ModelSHA256 || old.Shard.whole() != m.Shard.whole() {
+		return fmt.Errorf("%s holds a run with another configuration (see its %s); use a new --out folder", dir, ManifestName)
+	}
+	return nil
 }

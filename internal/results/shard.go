@@ -62,3 +62,11 @@ func (s *Shard) UnmarshalText(text []byte) error {
 	*s = sh
 	return nil
 }
+
+// whole treats the zero Shard and 0/1 as the same whole run.
+func (s Shard) whole() Shard {
+	if s.N == 0 {
+		return Shard{K: 0, N: 1}
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/rollout"
+)
+
+// MemoryOptions are the settings of `feedrun memory`.
+type MemoryOptions struct {
+	IO       *iostreams.IOStreams
+	Model    modelFlags
+	Env      string
+	DB       string
+	Seeds    int
+	MaxSteps int
+}
+
+func newMemoryCmd(f *Factory) *cobra.Command {
+	opts := &MemoryOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Build, show or clear the memory harness's experience store (SQLite)",
+	}
+	cmd.PersistentFlags().StringVar(&opts.DB, "db", "memory.db", "the store's database file")
+	build := &cobra.Command{
+		Use:   "build",
+		Short: "Run verbatim episodes on the training tasks and record their lessons",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
+	}
+	opts.Model.register(build.Flags())
+	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
+	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
+	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
+	cmd.AddCommand(build,
+		&cobra.Command{
+			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return withStore(opts.DB, func(s *memory.Store) error { return s.Show(opts.IO.Out) })
+			},
+		},
+		&cobra.Command{
+			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return withStore(opts.DB, func(s *memory.Store) error { return s.Clear() })
+			},
+		},
+	)
+	return cmd
+}
+
+func withStore(path string, fn func(*memory.Store) error) error {
+	s, err := memory.Open(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
+func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
+	if opts.Env != envToolShed {
+		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", opts.Env)
+	}
+	env := rollout.ToolShed{}
+	m, err := openModel(ctx, opts.Model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	agent := &rollout.ModelAgent{Model: m, MaxTokens: env.MaxTokens()}
+	cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop"}
+	return withStore(opts.DB, func(s *memory.Store) error {
+		n := 0
+		for _, task := range env.Tasks() {
+			if task.Split != "train" {
+				continue
+			}
+			for seed := 1; seed <= opts.Seeds; seed++ {
+				if ctx.Err() != nil {
+					return ErrInterrupted
+				}
+				res, err := rollout.Run(ctx, env, agent, cfg, task, uint64(seed))
+				if err != nil {
+					return err
+				}
+				if err := rollout.Learn(s, env, res); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s\n", n, opts.DB)
+		return nil
+	})
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
+)
+
+// RolloutOptions are the settings of `feedrun rollout`.
+type RolloutOptions struct {
+	IO            *iostreams.IOStreams
+	Model         modelFlags
+	Env           string
+	MBPP          string
+	Harness       string
+	Tasks         int
+	Seeds         int
+	MaxSteps      int
+	Temperature   float64
+	FaultRate     float64
+	Retries       int
+	BackoffMS     int
+	BackoffFactor float64
+	OnLoop        string
+	Memory        string
+	Shard         string
+	Out           string
+}
+
+func (o *RolloutOptions) check() error {
+	switch {
+	case o.OnLoop != "stop" && o.OnLoop != "nudge":
+		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
+	case o.FaultRate < 0 || o.FaultRate >= 1:
+		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
+	case o.Retries < 0 || o.BackoffMS < 0 || o.BackoffFactor < 1:
+		return Usagef("--retries and --backoff-ms must be >= 0 and --backoff-factor >= 1")
+	case o.Seeds < 1 || o.MaxSteps < 1:
+		return Usagef("--seeds and --max-steps must be at least 1")
+	case o.Temperature < 0:
+		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	}
+	return nil
+}
+
+func newRolloutCmd(f *Factory) *cobra.Command {
+	opts := &RolloutOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "rollout",
+		Short: "Run free agents through whole episodes under each harness",
+		Long: `rollout plays every harness × task × seed episode, appending to
+OUT/rollout_episodes.csv and OUT/rollout_steps.csv as episodes end; running
+the same command again resumes. The memory harness reads the store given by
+--memory (build it with 'feedrun memory build').`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.check(); err != nil {
+				return err
+			}
+			return rolloutRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	opts.Model.register(fl)
+	fl.StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	fl.StringVar(&opts.Harness, "harness", "verbatim", "comma-separated harnesses, or all")
+	fl.IntVar(&opts.Tasks, "tasks", 10, "number of tasks (0: all)")
+	fl.IntVar(&opts.Seeds, "seeds", 1, "episodes per task (seeds 1..K)")
+	fl.IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
+	fl.Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
+	fl.Float64Var(&opts.FaultRate, "fault-rate", 0, "probability that a tool call fails transiently")
+	fl.IntVar(&opts.Retries, "retries", 0, "retries of a transiently failed call")
+	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
+	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
+	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
+	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db)")
+	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n)")
+	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
+	return cmd
+}
+
+// rolloutEnv opens the episode form of an environment.
+func rolloutEnv(name, mbpp string) (rollout.Env, string, error) {
+	env, err := openEnv(name, mbpp)
+	if err != nil {
+		return nil, "", err
+	}
+	if name == envToolShed {
+		return rollout.ToolShed{}, env.DatasetSHA256, nil
+	}
+	ds, err := coderepair.Load(mbpp)
+	if err != nil {
+		return nil, "", UsageError{err}
+	}
+	sb, err := coderepair.NewSandbox(coderepair.Config{})
+	if err != nil {
+		return nil, "", err
+	}
+	return rollout.CodeRepair{Problems: ds.Problems, Sandbox: sb}, ds.SHA256, nil
+}
+
+func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
+	harnesses, err := harness.Parse(opts.Harness, harness.RolloutHarnesses)
+	if err != nil {
+		return Usagef("--harness: %v", err)
+	}
+	var shard results.Shard
+	if opts.Shard != "" {
+		if shard, err = results.ParseShard(opts.Shard); err != nil {
+			return UsageError{err}
+		}
+	}
+	env, datasetSHA, err := rolloutEnv(opts.Env, opts.MBPP)
+	if err != nil {
+		return err
+	}
+	tasks, err := rollout.SelectTasks(env, opts.Tasks)
+	if err != nil {
+		return UsageError{err}
+	}
+	m, err := openModel(ctx, opts.Model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("results", fmt.Sprintf("rollout-%s-%s", m.Entry.Name, env.Name()))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	plan := &rollout.Plan{
+		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out,
+		Agent: &rollout.ModelAgent{Model: m, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature},
+		Config: rollout.Config{
+			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop,
+			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
+			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
+		},
+	}
+	memPath := ""
+	for _, h := range harnesses {
+		if h == harness.Memory {
+			memPath = opts.Memory
+			if memPath == "" {
+				memPath = filepath.Join(out, "memory.db")
+			}
+			if _, err := os.Stat(memPath); err != nil {
+				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)
+			}
+			store, err := memory.Open(memPath)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			plan.Guidance = rollout.MemoryGuidance(store, env)
+		}
+	}
+	threads := opts.Model.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	config := map[string]any{
+		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "tasks": opts.Tasks, "seeds": opts.Seeds,
+		"max_steps": opts.MaxSteps, "temperature": opts.Temperature, "fault_rate": opts.FaultRate, "retries": opts.Retries,
+		"backoff_ms": opts.BackoffMS, "backoff_factor": opts.BackoffFactor, "on_loop": opts.OnLoop, "memory": memPath,
+		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
+	}
+	man := results.Manifest{
+		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
+		ModelSHA256: m.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
+		Seeds: map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, DatasetSHA256: datasetSHA,
+		Started: time.Now().UTC(), Shard: shard,
+	}
+	if err := results.Resume(out, man); err != nil {
+		return err
+	}
+	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
+	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes", false)
+	sum, err := plan.Execute(ctx)
+	if errors.Is(err, rollout.ErrInterrupted) {
+		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
+		return ErrInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	return finishManifest(out, sum.Episodes, sum.Skipped, opts.IO)
+}
