@@ -89,25 +89,39 @@ func runDir(t *testing.T, rows ...probe) string {
 // exactly these records.
 func rawRunDir(t *testing.T, header []string, recs [][]string) string {
 	t.Helper()
+	dir := newRun(t, nil)
+	writeTable(t, dir, ItemsFile, header, recs)
+	return dir
+}
+
+// newRun writes a run folder with only a manifest, whose config is config.
+func newRun(t *testing.T, config map[string]any) string {
+	t.Helper()
 	dir := t.TempDir()
 	ok(t, results.WriteManifest(dir, results.Manifest{
-		Command: []string{"feedrun", "probe"}, FeedrunVersion: "test", Commit: "abc123",
+		Command: []string{"feedrun", "probe"}, Config: config, FeedrunVersion: "test", Commit: "abc123",
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
 	}))
+	return dir
+}
+
+// writeTable writes dir/name as a CSV of exactly this header and these
+// records.
+func writeTable(t *testing.T, dir, name string, header []string, recs [][]string) {
+	t.Helper()
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	ok(t, w.Write(header))
 	ok(t, w.WriteAll(recs))
-	ok(t, os.WriteFile(filepath.Join(dir, ItemsFile), buf.Bytes(), 0o644))
-	return dir
+	ok(t, os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644))
 }
 
 // tablesOf loads folders and computes the tables with a small bootstrap.
 func tablesOf(t *testing.T, ref Reference, dirs ...string) []Table {
 	t.Helper()
-	items, _, err := Load(dirs)
+	data, err := Load(dirs)
 	ok(t, err)
-	tables, err := Tables(context.Background(), items, ref, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	tables, err := Tables(context.Background(), data.Items, ref, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
 	return tables
 }

@@ -53,6 +53,14 @@ type RunInfo struct {
 	Dir      string
 	Manifest results.Manifest
 	Items    int // rows read from its probe_items.csv
+	Episodes int // rows read from its rollout_episodes.csv
+}
+
+// Data is what Load reads from run folders.
+type Data struct {
+	Items    []Item
+	Episodes []Episode
+	Runs     []RunInfo
 }
 
 // location is where a row came from, for errors that point at it.
@@ -63,62 +71,111 @@ type location struct {
 
 func (l location) String() string { return fmt.Sprintf("%s: row %d", l.path, l.row) }
 
-// Load reads the probe items of every run folder. Other files in a folder
-// (rollout tables, per-token scores) are ignored. Rows of all folders are
-// pooled, so the folders of one study can be reported together; the same
-// model × env × harness × item in two rows is an error, because counting an
-// item twice would narrow every interval. Items come back sorted by model,
-// env, harness (report order) and item id, whatever order the folders and
-// rows were given in, so that bootstrap resamples, and with them the
-// intervals, depend only on the data and the seed; runs come back sorted by
-// folder for the same reason.
-func Load(dirs []string) ([]Item, []RunInfo, error) {
+// Load reads the probe items and rollout episodes of every run folder. A
+// folder needs its manifest and at least one of probe_items.csv and
+// rollout_episodes.csv; other files (per-token scores, rollout steps) are
+// ignored. Rows of all folders are pooled, so the folders of one study can
+// be reported together; the same model × env × harness × item, or model ×
+// env × harness × task × seed, in two rows is an error, because counting it
+// twice would narrow every interval. Rows come back sorted by model, env,
+// harness (report order) and item id, or task and seed, whatever order the
+// folders and rows were given in, so that bootstrap resamples, and with them
+// the intervals, depend only on the data and the seed; runs come back sorted
+// by folder for the same reason. rollout_episodes.csv does not say whether
+// the model is instruction-tuned: its run's manifest config
+// "instruction_tuned" does, or failing that the model's probe rows; a model
+// neither mentions is not labelled base.
+func Load(dirs []string) (Data, error) {
 	if len(dirs) == 0 {
-		return nil, nil, errors.New("no run folders given")
+		return Data{}, errors.New("no run folders given")
 	}
-	var items []Item
-	var locs []location
-	runs := make([]RunInfo, 0, len(dirs))
+	l := loader{data: Data{Runs: make([]RunInfo, 0, len(dirs))}}
 	for _, dir := range dirs {
-		run, dirItems, dirLocs, err := loadRun(dir)
-		if err != nil {
-			return nil, nil, err
+		if err := l.read(dir); err != nil {
+			return Data{}, err
 		}
-		runs = append(runs, run)
-		items = append(items, dirItems...)
-		locs = append(locs, dirLocs...)
 	}
-	if len(items) == 0 {
-		return nil, nil, fmt.Errorf("no probe items in %s", strings.Join(dirs, ", "))
+	d := l.data
+	if len(d.Items) == 0 && len(d.Episodes) == 0 {
+		return Data{}, fmt.Errorf("no probe items or rollout episodes in %s", strings.Join(dirs, ", "))
 	}
-	if err := checkConsistent(items, locs); err != nil {
-		return nil, nil, err
+	if err := checkConsistent(d.Items, l.itemLocs); err != nil {
+		return Data{}, err
 	}
-	slices.SortStableFunc(items, compareItems)
-	slices.SortFunc(runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
-	return items, runs, nil
+	if err := checkEpisodes(d.Episodes, l.episodeLocs, l.tunedFrom, d.Items, l.itemLocs); err != nil {
+		return Data{}, err
+	}
+	slices.SortStableFunc(d.Items, compareItems)
+	slices.SortStableFunc(d.Episodes, compareEpisodes)
+	slices.SortFunc(d.Runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
+	return d, nil
 }
 
-func loadRun(dir string) (RunInfo, []Item, []location, error) {
-	path := filepath.Join(dir, ItemsFile)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if _, derr := os.Stat(dir); derr != nil {
-			return RunInfo{}, nil, nil, fmt.Errorf("%s: no such run folder", dir)
-		}
-		return RunInfo{}, nil, nil, fmt.Errorf("%s: no %s in this folder (is it a probe run?)", dir, ItemsFile)
+// loader gathers the rows of run folders with where each came from.
+type loader struct {
+	data                  Data
+	itemLocs, episodeLocs []location
+	// tunedFrom is, per episode, the manifest that says whether its model is
+	// instruction-tuned, or "" when the manifest does not say.
+	tunedFrom []string
+}
+
+func (l *loader) read(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("%s: no such run folder", dir)
+	}
+	itemsPath, episodesPath := filepath.Join(dir, ItemsFile), filepath.Join(dir, EpisodesFile)
+	hasItems, hasEpisodes := present(itemsPath), present(episodesPath)
+	if !hasItems && !hasEpisodes {
+		return fmt.Errorf("%s: neither %s nor %s in this folder (is it a probe or rollout run?)", dir, ItemsFile, EpisodesFile)
 	}
 	manifest, err := results.ReadManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return RunInfo{}, nil, nil, fmt.Errorf("%s: no %s in this folder", dir, results.ManifestName)
+		return fmt.Errorf("%s: no %s in this folder", dir, results.ManifestName)
 	}
 	if err != nil {
-		return RunInfo{}, nil, nil, err
+		return err
 	}
-	items, locs, err := readItems(path)
-	if err != nil {
-		return RunInfo{}, nil, nil, err
+	run := RunInfo{Dir: dir, Manifest: manifest}
+	if hasItems {
+		items, locs, err := readItems(itemsPath)
+		if err != nil {
+			return err
+		}
+		run.Items = len(items)
+		l.data.Items = append(l.data.Items, items...)
+		l.itemLocs = append(l.itemLocs, locs...)
 	}
-	return RunInfo{Dir: dir, Manifest: manifest, Items: len(items)}, items, locs, nil
+	if hasEpisodes {
+		episodes, locs, err := readEpisodes(episodesPath)
+		if err != nil {
+			return err
+		}
+		tuned, said, err := manifestTuned(dir, manifest)
+		if err != nil {
+			return err
+		}
+		from := ""
+		if said {
+			from = filepath.Join(dir, results.ManifestName)
+		}
+		for i := range episodes {
+			episodes[i].InstructionTuned = tuned
+			l.tunedFrom = append(l.tunedFrom, from)
+		}
+		run.Episodes = len(episodes)
+		l.data.Episodes = append(l.data.Episodes, episodes...)
+		l.episodeLocs = append(l.episodeLocs, locs...)
+	}
+	l.data.Runs = append(l.data.Runs, run)
+	return nil
+}
+
+// present is false only for a file that does not exist: any other error
+// is left for reading the file to report.
+func present(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // ReadItems reads one probe_items.csv. Errors name the file, the data row
@@ -134,7 +191,7 @@ func readItems(path string) ([]Item, []location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHeader(path, header); err != nil {
+	if err := checkHeader(path, header, ItemsHeader); err != nil {
 		return nil, nil, err
 	}
 	items := make([]Item, len(rows))
@@ -148,29 +205,30 @@ func readItems(path string) ([]Item, []location, error) {
 	return items, locs, nil
 }
 
-func checkHeader(path string, got []string) error {
-	for i := range max(len(got), len(ItemsHeader)) {
+func checkHeader(path string, got, want []string) error {
+	for i := range max(len(got), len(want)) {
 		switch {
 		case i >= len(got):
-			return fmt.Errorf("%s: header lacks column %d %q", path, i+1, ItemsHeader[i])
-		case i >= len(ItemsHeader):
+			return fmt.Errorf("%s: header lacks column %d %q", path, i+1, want[i])
+		case i >= len(want):
 			return fmt.Errorf("%s: header has unexpected column %d %q", path, i+1, got[i])
-		case got[i] != ItemsHeader[i]:
-			return fmt.Errorf("%s: header column %d is %q, expected %q", path, i+1, got[i], ItemsHeader[i])
+		case got[i] != want[i]:
+			return fmt.Errorf("%s: header column %d is %q, expected %q", path, i+1, got[i], want[i])
 		}
 	}
 	return nil
 }
 
 // rowReader reads named cells of one row and keeps the first error, so that
-// parseItem reads like the list of columns it uses.
+// parseItem and parseEpisode read like the lists of columns they use.
 type rowReader struct {
-	row []string
-	err error
+	header []string
+	row    []string
+	err    error
 }
 
 func (r *rowReader) cell(name string) string {
-	return r.row[slices.Index(ItemsHeader, name)]
+	return r.row[slices.Index(r.header, name)]
 }
 
 func (r *rowReader) fail(name string, err error) {
@@ -221,7 +279,7 @@ func (r *rowReader) probability(name string) float64 {
 }
 
 func parseItem(row []string) (Item, error) {
-	r := &rowReader{row: row}
+	r := &rowReader{header: ItemsHeader, row: row}
 	it := Item{
 		Model:            r.text("model"),
 		ModelSHA256:      r.cell("model_sha256"),
@@ -231,7 +289,7 @@ func parseItem(row []string) (Item, error) {
 		ItemID:           r.text("item_id"),
 	}
 	if r.err == nil && !slices.Contains(harness.ProbeHarnesses, it.Harness) {
-		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(), it.Harness))
+		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(harness.ProbeHarnesses), it.Harness))
 	}
 	it.Banned = r.bool("banned")
 	// Banned actions keep Δcopy (L_neutral and L_pre are finite) but lose
@@ -248,9 +306,9 @@ func parseItem(row []string) (Item, error) {
 	return it, r.err
 }
 
-func harnessList() string {
-	names := make([]string, len(harness.ProbeHarnesses))
-	for i, h := range harness.ProbeHarnesses {
+func harnessList(hs []harness.Name) string {
+	names := make([]string, len(hs))
+	for i, h := range hs {
 		names[i] = string(h)
 	}
 	return strings.Join(names, ", ")
@@ -295,7 +353,9 @@ func compareItems(a, b Item) int {
 	)
 }
 
-func harnessRank(h harness.Name) int { return slices.Index(harness.ProbeHarnesses, h) }
+// harnessRank is report order; the probe's harnesses are the rollout's
+// without memory, in the same order.
+func harnessRank(h harness.Name) int { return slices.Index(harness.RolloutHarnesses, h) }
 
 // compareItemIDs orders numeric ids by value (2 before 10) and puts them
 // before other ids, which sort as text. Equal values spelt differently ("7",

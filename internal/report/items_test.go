@@ -11,10 +11,11 @@ import (
 func TestLoadSortsAndPools(t *testing.T) {
 	a := runDir(t, inverted("10", 1, 0), inverted("2", 1, 0).with(func(p *probe) { p.harness = "abstract" }), inverted("2", 1, 0))
 	b := runDir(t, inverted("x", 1, 0), inverted("1", 1, 0).with(func(p *probe) { p.env = "coderepair" }))
-	items, runs, err := Load([]string{b, a})
+	data, err := Load([]string{b, a})
 	ok(t, err)
+	runs := data.Runs
 	var got []string
-	for _, it := range items {
+	for _, it := range data.Items {
 		got = append(got, it.Env+"/"+string(it.Harness)+"/"+it.ItemID)
 	}
 	want := []string{"coderepair/verbatim/1", "toolshed/verbatim/2", "toolshed/verbatim/10", "toolshed/verbatim/x", "toolshed/abstract/2"}
@@ -62,7 +63,7 @@ func TestReadItemsRejects(t *testing.T) {
 			bad := inverted("2", 1, 1).with(func(p *probe) { p.banned = tt.banned }).record()
 			bad[indexOf(tt.column)] = tt.value
 			dir := rawRunDir(t, ItemsHeader, [][]string{good, bad})
-			_, _, err := Load([]string{dir})
+			_, err := Load([]string{dir})
 			errContains(t, err, append([]string{filepath.Join(dir, ItemsFile) + ": row 2: "}, tt.want...)...)
 		})
 	}
@@ -77,7 +78,7 @@ func TestLoadRejects(t *testing.T) {
 		dirs func(t *testing.T) []string
 		want []string
 	}{
-		{"no probe items", func(t *testing.T) []string { return []string{t.TempDir()} }, []string{"no probe_items.csv in this folder"}},
+		{"neither table", func(t *testing.T) []string { return []string{t.TempDir()} }, []string{"neither probe_items.csv nor rollout_episodes.csv in this folder"}},
 		{"no folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "gone")} }, []string{"gone: no such run folder"}},
 		{"no manifest", func(t *testing.T) []string {
 			dir := runDir(t, row)
@@ -106,7 +107,7 @@ func TestLoadRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs := tt.dirs(t)
-			_, _, err := Load(dirs)
+			_, err := Load(dirs)
 			errContains(t, err, tt.want...)
 			if err != nil && !strings.Contains(err.Error(), dirs[len(dirs)-1]) {
 				t.Errorf("error %q does not name the folder %s", err, dirs[len(dirs)-1])

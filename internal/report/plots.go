@@ -24,16 +24,18 @@ const (
 	GainForestPlot    = "gain_forest"
 	DecompositionPlot = "decomposition"
 	RepeatPlot        = "repeat_by_harness"
+	RolloutPlot       = "rollout_success"
 )
 
 // pngDPI is high enough for a printed page; the SVG is for editing.
 const pngDPI = 150
 
-// WritePlots draws the study's three plots from computed tables into dir
+// WritePlots draws the study's four plots from computed tables into dir
 // (created if needed): the forest plot of mean per-token gain under the
-// verbatim harness, Δcopy and Δsem under verbatim, and P(repeat) before and
-// after each harness. A plot with nothing to show is still written, with
-// empty axes, so that the set of files is the same for every report.
+// verbatim harness, Δcopy and Δsem under verbatim, P(repeat) before and
+// after each harness, and the rollouts' success rate per harness. A plot
+// with nothing to show is still written, with empty axes, so that the set
+// of files is the same for every report.
 func WritePlots(dir string, tables []Table) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plots: %w", err)
@@ -53,10 +55,22 @@ func WritePlots(dir string, tables []Table) error {
 	if err := save(dir, DecompositionPlot, 7*vg.Inch, 4.5*vg.Inch, decomp.Draw); err != nil {
 		return err
 	}
-	panels, err := repeatPanels(cmp)
+	repeat, err := repeatPanels(cmp)
 	if err != nil {
 		return err
 	}
+	if err := savePanels(dir, RepeatPlot, repeat); err != nil {
+		return err
+	}
+	success, err := successPanels(findTable(tables, RolloutTable))
+	if err != nil {
+		return err
+	}
+	return savePanels(dir, RolloutPlot, success)
+}
+
+// savePanels draws one plot per model × env in a grid two panels wide.
+func savePanels(dir, name string, panels []*plot.Plot) error {
 	cols := min(2, max(1, len(panels)))
 	rows := max(1, (len(panels)+cols-1)/cols)
 	grid := make([][]*plot.Plot, rows)
@@ -78,8 +92,11 @@ func WritePlots(dir string, tables []Table) error {
 			}
 		}
 	}
-	return save(dir, RepeatPlot, vg.Length(cols)*5.5*vg.Inch, vg.Length(rows)*4*vg.Inch, drawGrid)
+	return save(dir, name, vg.Length(cols)*panelWidth, vg.Length(rows)*4*vg.Inch, drawGrid)
 }
+
+// panelWidth is the width of one model × env panel.
+const panelWidth = 5.5 * vg.Inch
 
 func findTable(tables []Table, id string) Table {
 	for _, t := range tables {
@@ -159,20 +176,22 @@ func gainForest(t Table) (*plot.Plot, vg.Length, error) {
 	return p, max(3*vg.Inch, vg.Length(n)*0.35*vg.Inch+1.5*vg.Inch), nil
 }
 
-// pairedBars draws two series of bars per category (e.g. Δcopy and Δsem)
-// side by side with their intervals, in a plot width wide, on a y range
-// that includes 0.
-func pairedBars(p *plot.Plot, labels []string, series [2][]point, names [2]string, width vg.Length) error {
+// bars draws one or more series of bars per category (e.g. Δcopy and
+// Δsem) side by side with their intervals, in a plot width wide, on a y
+// range that includes 0. Several series get a legend, named by names.
+func bars(p *plot.Plot, labels []string, series [][]point, names []string, width vg.Length) error {
 	n := len(labels)
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	if n == 0 {
 		return nil
 	}
-	// Categories are one data unit apart; the drawing width of a unit is
-	// roughly the plot's width less its axis, so bars are sized from it.
-	barWidth := (width - 1.5*vg.Inch) / vg.Length(n) * 0.35
+	// Categories are one data unit apart and the series share 0.8 of it;
+	// the drawing width of a unit is roughly the plot's width less its axis,
+	// so bars are sized from it.
+	k := float64(len(series))
+	barWidth := (width - 1.5*vg.Inch) / vg.Length(n) * vg.Length(0.7/k)
 	for s := range series {
-		offset := -0.2 + 0.4*float64(s)
+		offset := -0.4 + 0.8*(float64(s)+0.5)/k
 		values := make(plotter.Values, n)
 		xys := make(plotter.XYs, n)
 		errs := make(plotter.YErrors, n)
@@ -181,13 +200,13 @@ func pairedBars(p *plot.Plot, labels []string, series [2][]point, names [2]strin
 			xys[i] = plotter.XY{X: float64(i) + offset, Y: pt.est}
 			errs[i] = struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est}
 		}
-		bars, err := plotter.NewBarChart(values, barWidth)
+		b, err := plotter.NewBarChart(values, barWidth)
 		if err != nil {
 			return fmt.Errorf("plots: %s: %w", names[s], err)
 		}
-		bars.XMin = offset
-		bars.Color = plotutil.Color(s)
-		bars.LineStyle.Width = 0
+		b.XMin = offset
+		b.Color = plotutil.Color(s)
+		b.LineStyle.Width = 0
 		eb, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
@@ -195,18 +214,23 @@ func pairedBars(p *plot.Plot, labels []string, series [2][]point, names [2]strin
 		if err != nil {
 			return fmt.Errorf("plots: %s: %w", names[s], err)
 		}
-		p.Add(bars, eb)
-		p.Legend.Add(names[s], bars)
+		p.Add(b, eb)
+		if len(series) > 1 {
+			p.Legend.Add(names[s], b)
+		}
 	}
-	// Leave room above the highest interval for the legend, which gonum
-	// draws inside the plot area.
 	lo, hi := 0.0, 0.0
 	for _, pts := range series {
 		for _, pt := range pts {
 			lo, hi = min(lo, pt.lo), max(hi, pt.hi)
 		}
 	}
-	p.Y.Min, p.Y.Max = lo, hi+0.25*(hi-lo)
+	p.Y.Min, p.Y.Max = lo, hi
+	if len(series) > 1 {
+		// Leave room above the highest interval for the legend, which gonum
+		// draws inside the plot area.
+		p.Y.Max = hi + 0.25*(hi-lo)
+	}
 	p.NominalX(labels...)
 	p.X.Tick.Label.Rotation = math.Pi / 8
 	p.X.Tick.Label.XAlign = draw.XRight
@@ -232,7 +256,7 @@ func decompositionBars(t Table) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Copy and semantic terms of the inversion (verbatim)"
 	p.Y.Label.Text = "mean nats per action (−G = Δcopy + Δsem)"
-	err := pairedBars(p, labels, series, [2]string{"Δcopy", "Δsem"}, 7*vg.Inch)
+	err := bars(p, labels, series[:], []string{"Δcopy", "Δsem"}, 7*vg.Inch)
 	return p, err
 }
 
@@ -256,9 +280,35 @@ func repeatPanels(t Table) ([]*plot.Plot, error) {
 		p := plot.New()
 		p.Title.Text = "P(repeat): " + groupLabel(rows[0])
 		p.Y.Label.Text = "candidate-set P(repeat)"
-		if err := pairedBars(p, labels, series, [2]string{"before", "after"}, 5.5*vg.Inch); err != nil {
+		if err := bars(p, labels, series[:], []string{"before", "after"}, panelWidth); err != nil {
 			return nil, err
 		}
+		panels = append(panels, p)
+	}
+	return panels, nil
+}
+
+// successPanels is one plot per model × env of each harness's success rate
+// in rollouts, with its interval over episodes.
+func successPanels(t Table) ([]*plot.Plot, error) {
+	var panels []*plot.Plot
+	for _, rows := range groupRows(t.Rows) {
+		var labels []string
+		var passed []point
+		for _, r := range rows {
+			if f, ok := r.Figures["passed_rate"]; defined(f, ok) {
+				labels = append(labels, string(r.Harness))
+				passed = append(passed, pointOf(f))
+			}
+		}
+		p := plot.New()
+		p.Title.Text = "Rollout success: " + groupLabel(rows[0])
+		p.Y.Label.Text = "share of episodes passed"
+		if err := bars(p, labels, [][]point{passed}, []string{"passed"}, panelWidth); err != nil {
+			return nil, err
+		}
+		// A share: the full 0–1 scale, so panels compare at a glance.
+		p.Y.Min, p.Y.Max = 0, 1
 		panels = append(panels, p)
 	}
 	return panels, nil

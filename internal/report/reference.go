@@ -77,7 +77,7 @@ func (r Reference) check() error {
 		case f.Scope.Env == "":
 			return fmt.Errorf("%s (%s): scope.env: expected an env name or %q", at, f.Figure, all)
 		case f.Scope.Harness != all && !slices.Contains(harness.ProbeHarnesses, harness.Name(f.Scope.Harness)):
-			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(), all, f.Scope.Harness)
+			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(harness.ProbeHarnesses), all, f.Scope.Harness)
 		}
 		key := StudyFigure{Figure: f.Figure, Scope: f.Scope}
 		if j, ok := seen[key]; ok {

@@ -50,23 +50,31 @@ func (r Report) Write(w io.Writer, format string) error {
 // manifests, so a printed table can be traced to the code and model that
 // made it) and how the intervals were made.
 func (r Report) preamble() []string {
-	rows := 0
+	items, episodes := 0, 0
 	for _, run := range r.Runs {
-		rows += run.Items
+		items += run.Items
+		episodes += run.Episodes
 	}
-	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows", len(r.Runs), rows)}
+	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows, %d rollout episodes", len(r.Runs), items, episodes)}
 	for _, run := range r.Runs {
 		m := run.Manifest
 		state := "finished"
 		if m.Finished.IsZero() {
 			state = "unfinished"
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d rows, feedrun %s, commit %s, %s", run.Dir, run.Items, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
+		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, feedrun %s, commit %s, %s", run.Dir, run.Items, run.Episodes, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
 	}
 	b := r.Bootstrap
-	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, items resampled, %d resamples, seed %d.",
-		strconv.FormatFloat(100*b.Level, 'f', -1, 64), b.Reps, b.Seed))
-	if r.Reference != "" {
+	var units []string
+	if items > 0 {
+		units = append(units, "items")
+	}
+	if episodes > 0 {
+		units = append(units, "episodes")
+	}
+	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, %s resampled (in pairs for differences), %d resamples, seed %d.",
+		strconv.FormatFloat(100*b.Level, 'f', -1, 64), strings.Join(units, " and "), b.Reps, b.Seed))
+	if r.Reference != "" && items > 0 {
 		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
 	}
 	return lines

@@ -28,14 +28,15 @@ type Options struct {
 }
 
 // Run reads the run folders, writes the tables to out and, when asked,
-// draws the plots. The tables are written only once every figure is
-// computed, so an error never leaves half a report on out.
+// draws the plots: Tables 1–3 when the folders have probe items, Table 4
+// when they have rollout episodes. The tables are written only once every
+// figure is computed, so an error never leaves half a report on out.
 func Run(ctx context.Context, opts Options, out io.Writer) error {
 	opts, err := resolve(opts)
 	if err != nil {
 		return err
 	}
-	items, runs, err := Load(opts.Dirs)
+	data, err := Load(opts.Dirs)
 	if err != nil {
 		return err
 	}
@@ -51,11 +52,20 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 	}
 	b := Bootstrap{Reps: opts.Reps, Seed: opts.Seed, Level: opts.Level}
-	tables, err := Tables(ctx, items, ref, b)
-	if err != nil {
-		return err
+	var tables []Table
+	if len(data.Items) > 0 {
+		if tables, err = Tables(ctx, data.Items, ref, b); err != nil {
+			return err
+		}
 	}
-	rep := Report{Runs: runs, Bootstrap: b, Reference: opts.Reference, Tables: tables}
+	if len(data.Episodes) > 0 {
+		t, err := Rollouts(ctx, data.Episodes, b)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+	}
+	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables}
 	var buf bytes.Buffer
 	if err := rep.Write(&buf, opts.Format); err != nil {
 		return err

@@ -127,7 +127,8 @@ func lineOf(block, prefix string) string {
 
 func TestRunMarkdownParses(t *testing.T) {
 	a, b := study(t)
-	out := report(t, Options{Dirs: []string{a, b}, Format: FormatMarkdown, Reps: 100, Reference: referencePath})
+	c, d := rolloutStudy(t)
+	out := report(t, Options{Dirs: []string{a, b, c, d}, Format: FormatMarkdown, Reps: 100, Reference: referencePath})
 	separator := regexp.MustCompile(`^\|(:?-+:?\|)+$`)
 	cellSplit := regexp.MustCompile(`[^\\]\|`)
 	tables := 0
@@ -150,9 +151,9 @@ func TestRunMarkdownParses(t *testing.T) {
 		}
 		prev = line
 	}
-	// Three tables × four model × env groups.
-	if tables != 12 {
-		t.Errorf("%d Markdown tables, want 12", tables)
+	// Four tables × four model × env groups.
+	if tables != 16 {
+		t.Errorf("%d Markdown tables, want 16", tables)
 	}
 	if !strings.Contains(out, "### gemma (base), coderepair") {
 		t.Error("no heading for the base model")
@@ -204,12 +205,13 @@ func TestRunCSVParses(t *testing.T) {
 
 func TestRunPlots(t *testing.T) {
 	a, b := study(t)
+	c, d := rolloutStudy(t)
 	onlyAbstract := runDir(t, scaled(inverted("1", 1, 1), "abstract", 1))
-	for name, dirs := range map[string][]string{"study": {a, b}, "nothing to plot": {onlyAbstract}} {
+	for name, dirs := range map[string][]string{"study": {a, b, c, d}, "rollouts only": {c}, "nothing to plot": {onlyAbstract}} {
 		t.Run(name, func(t *testing.T) {
 			plots := filepath.Join(t.TempDir(), "plots")
 			report(t, Options{Dirs: dirs, Reps: 50, Plots: plots})
-			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot} {
+			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot, RolloutPlot} {
 				f, err := os.Open(filepath.Join(plots, base+".png"))
 				ok(t, err)
 				img, err := png.Decode(f)
@@ -269,6 +271,7 @@ func TestKindNumber(t *testing.T) {
 		{Prob, 0.54, "0.540"},
 		{ProbDiff, 0.3, "+0.300"},
 		{Ratio, 61, "61.0"},
+		{Mean, 4.6, "4.60"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.want), func(t *testing.T) {

@@ -17,6 +17,7 @@ const (
 	InversionTable     = "inversion"
 	DecompositionTable = "decomposition"
 	HarnessTable       = "harnesses"
+	RolloutTable       = "rollouts"
 )
 
 // Table is one of the study's tables: a row per model × env × harness, a
@@ -44,7 +45,7 @@ type Kind int
 
 // The kinds of figure.
 const (
-	Count     Kind = iota // number of items
+	Count     Kind = iota // number of items or episodes
 	Nats                  // log-probability difference
 	Factor                // multiplicative odds factor
 	Share                 // proportion, printed as a percentage
@@ -52,6 +53,7 @@ const (
 	Prob                  // probability
 	ProbDiff              // difference of probabilities
 	Ratio                 // ratio of magnitudes
+	Mean                  // mean count per episode
 )
 
 // Row is one model × env × harness.
@@ -128,7 +130,9 @@ var (
 )
 
 // referableFigures are the figure ids a reference file may name: every
-// figure that is not a count of items.
+// figure of Tables 1–3 that is not a count of items. Table 4 has none: the
+// study's rollouts ran a 0.5B model, so its rollout figures are no reference
+// for the models reported here.
 func referableFigures() []string {
 	var ids []string
 	for _, cols := range [][]Column{inversionColumns, decompositionColumns, harnessColumns} {
@@ -141,24 +145,77 @@ func referableFigures() []string {
 	return ids
 }
 
-// group is the items of one model × env, by harness.
-type group struct {
-	model, env string
-	base       bool
-	byHarness  map[harness.Name][]Item
+// scoped is a row of a run's tables, probe item or rollout episode: what
+// it was measured on.
+type scoped interface {
+	scope() (model, env string, h harness.Name, tuned bool)
 }
 
-// groups splits sorted items into model × env groups, in that order.
-func groups(items []Item) []group {
-	var out []group
-	for _, it := range items {
-		if n := len(out); n == 0 || out[n-1].model != it.Model || out[n-1].env != it.Env {
-			out = append(out, group{model: it.Model, env: it.Env, base: !it.InstructionTuned, byHarness: map[harness.Name][]Item{}})
+func (it Item) scope() (string, string, harness.Name, bool) {
+	return it.Model, it.Env, it.Harness, it.InstructionTuned
+}
+
+func (e Episode) scope() (string, string, harness.Name, bool) {
+	return e.Model, e.Env, e.Harness, e.InstructionTuned
+}
+
+// group is the rows of one model × env, by harness.
+type group[T scoped] struct {
+	model, env string
+	base       bool
+	byHarness  map[harness.Name][]T
+}
+
+// groups splits sorted rows into model × env groups, in that order.
+func groups[T scoped](rows []T) []group[T] {
+	var out []group[T]
+	for _, r := range rows {
+		model, env, h, tuned := r.scope()
+		if n := len(out); n == 0 || out[n-1].model != model || out[n-1].env != env {
+			out = append(out, group[T]{model: model, env: env, base: !tuned, byHarness: map[harness.Name][]T{}})
 		}
 		g := &out[len(out)-1]
-		g.byHarness[it.Harness] = append(g.byHarness[it.Harness], it)
+		g.byHarness[h] = append(g.byHarness[h], r)
 	}
 	return out
+}
+
+// harnesses are the group's harnesses in report order.
+func (g group[T]) harnesses() []harness.Name {
+	var out []harness.Name
+	for _, h := range harness.RolloutHarnesses {
+		if _, ok := g.byHarness[h]; ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// inParallel computes row(i) for every i < n. Rows are independent and each
+// bootstrap has its own seeded source, so they are computed in parallel and
+// the caller puts them back in order: the output is the same whatever the
+// scheduling. The error returned is the first in row order, so that the
+// message is the same on every run.
+func inParallel(ctx context.Context, n int, row func(i int) error) error {
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if errs[i] = ctx.Err(); errs[i] == nil {
+				errs[i] = row(i)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tables computes the study's three tables from probe items, with the
@@ -196,47 +253,29 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			},
 		},
 	}
-	// Rows are independent and each bootstrap has its own seeded source, so
-	// they are computed in parallel and put back in order: the output is the
-	// same whatever the scheduling.
 	type job struct {
-		g group
+		g group[Item]
 		h harness.Name
 	}
 	var jobs []job
 	for _, g := range groups(items) {
-		for _, h := range harness.ProbeHarnesses {
-			if _, ok := g.byHarness[h]; ok {
-				jobs = append(jobs, job{g, h})
-			}
+		for _, h := range g.harnesses() {
+			jobs = append(jobs, job{g, h})
 		}
 	}
 	figures := make([][3]map[string]Figure, len(jobs))
-	errs := make([]error, len(jobs))
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			if errs[i] = ctx.Err(); errs[i] != nil {
-				return
-			}
-			f := &figurer{b: b}
-			hs := j.g.byHarness[j.h]
-			figures[i] = [3]map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, j.h, hs, j.g.byHarness[harness.Verbatim])}
-			if f.err != nil {
-				errs[i] = fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
-			}
-		})
-	}
-	wg.Wait()
-	// The first failure in table order, so that the message is the same on
-	// every run.
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := inParallel(ctx, len(jobs), func(i int) error {
+		j := jobs[i]
+		f := &figurer{b: b}
+		hs := j.g.byHarness[j.h]
+		figures[i] = [3]map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, j.h, hs, j.g.byHarness[harness.Verbatim])}
+		if f.err != nil {
+			return fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, j := range jobs {
 		for t, figs := range figures[i] {
@@ -375,10 +414,10 @@ func notBanned(items []Item) []Item {
 	return out
 }
 
-func column(items []Item, value func(Item) float64) []float64 {
-	out := make([]float64, len(items))
-	for i, it := range items {
-		out[i] = value(it)
+func column[T any](rows []T, value func(T) float64) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = value(r)
 	}
 	return out
 }

@@ -181,11 +181,11 @@ func TestTablesOrderAndLabels(t *testing.T) {
 }
 
 func TestTablesCancelled(t *testing.T) {
-	items, _, err := Load([]string{runDir(t, fourItems()...)})
+	data, err := Load([]string{runDir(t, fourItems()...)})
 	ok(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Tables(ctx, items, Reference{}, Bootstrap{Reps: 10, Seed: 1, Level: 0.95}); err == nil {
+	if _, err := Tables(ctx, data.Items, Reference{}, Bootstrap{Reps: 10, Seed: 1, Level: 0.95}); err == nil {
 		t.Error("no error from a cancelled context")
 	}
 }

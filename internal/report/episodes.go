@@ -1,0 +1,168 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
+)
+
+// EpisodesFile is the rollouts' per-episode table inside a run folder.
+const EpisodesFile = rollout.EpisodesFile
+
+// EpisodesHeader is rollout_episodes.csv's header as the rollout writes it;
+// a file must have exactly these columns in this order.
+var EpisodesHeader = rollout.EpisodesHeader
+
+// Episode is one row of rollout_episodes.csv: one task and seed under one
+// harness, with the figures Table 4 uses.
+type Episode struct {
+	Model string
+	// InstructionTuned is not in the file: Load takes it from the run's
+	// manifest (see Load).
+	InstructionTuned bool
+	Env              string
+	Harness          harness.Name
+	Task             string
+	Seed             uint64
+
+	Steps        int
+	Finished     bool
+	Passed       bool // finished and the environment's own check passed: success
+	ExactRepeats int  // steps that repeated an earlier failed call exactly
+	Looped       bool // the same call three times in a row
+}
+
+// readEpisodes reads one rollout_episodes.csv and says where each episode
+// came from. Errors name the file, the data row (counted from 1 after the
+// header), the column and what was expected.
+func readEpisodes(path string) ([]Episode, []location, error) {
+	header, rows, err := results.ReadTable(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkHeader(path, header, EpisodesHeader); err != nil {
+		return nil, nil, err
+	}
+	episodes := make([]Episode, len(rows))
+	locs := make([]location, len(rows))
+	for i, row := range rows {
+		locs[i] = location{path, i + 1}
+		if episodes[i], err = parseEpisode(row); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
+		}
+	}
+	return episodes, locs, nil
+}
+
+func parseEpisode(row []string) (Episode, error) {
+	r := &rowReader{header: EpisodesHeader, row: row}
+	e := Episode{
+		Model:   r.text("model"),
+		Env:     r.text("env"),
+		Harness: harness.Name(r.text("harness")),
+		Task:    r.text("task"),
+	}
+	if r.err == nil && !slices.Contains(harness.RolloutHarnesses, e.Harness) {
+		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(harness.RolloutHarnesses), e.Harness))
+	}
+	e.Seed = r.natural("seed")
+	e.Steps = int(r.natural("steps"))
+	e.Finished = r.bool("finished")
+	e.Passed = r.bool("passed")
+	e.ExactRepeats = int(r.natural("exact_repeats"))
+	e.Looped = r.bool("looped")
+	// The rollout counts a repeat per step and passes only finished
+	// episodes; a row that breaks either has its columns mixed up.
+	switch {
+	case r.err != nil:
+	case e.Passed && !e.Finished:
+		r.fail("passed", fmt.Errorf("expected false for an episode that did not finish, got %q", r.cell("passed")))
+	case e.ExactRepeats > e.Steps:
+		r.fail("exact_repeats", fmt.Errorf("expected at most the episode's %d steps, got %d", e.Steps, e.ExactRepeats))
+	}
+	return e, r.err
+}
+
+// natural reads a whole number ≥ 0: a count or a seed. It stops at 2⁶³ − 1
+// so that a count converts to int without overflow.
+func (r *rowReader) natural(name string) uint64 {
+	s := r.cell(name)
+	n, err := strconv.ParseUint(s, 10, 63)
+	if err != nil {
+		r.fail(name, fmt.Errorf("expected a whole number ≥ 0, got %q", s))
+	}
+	return n
+}
+
+// manifestTuned is the run's config "instruction_tuned", which the rollout
+// records for its one model; said is false when the manifest (of an older
+// run) does not have it.
+func manifestTuned(dir string, m results.Manifest) (tuned, said bool, err error) {
+	v, ok := m.Config["instruction_tuned"]
+	if !ok {
+		return false, false, nil
+	}
+	tuned, ok = v.(bool)
+	if !ok {
+		return false, false, fmt.Errorf("%s: config field instruction_tuned: expected true or false, got %v", filepath.Join(dir, results.ManifestName), v)
+	}
+	return tuned, true, nil
+}
+
+// checkEpisodes rejects the same episode twice and one model that is both
+// instruction-tuned and base, and settles each episode's InstructionTuned:
+// its run's manifest when that says, else the model's probe rows, else
+// true, so that no model is labelled base on no evidence.
+func checkEpisodes(episodes []Episode, locs []location, tunedFrom []string, items []Item, itemLocs []location) error {
+	type tuning struct {
+		tuned bool
+		at    string
+	}
+	models := map[string]tuning{}
+	for i, it := range items {
+		if _, ok := models[it.Model]; !ok {
+			models[it.Model] = tuning{it.InstructionTuned, itemLocs[i].String()}
+		}
+	}
+	seen := map[string]location{}
+	for i, e := range episodes {
+		key := results.Key(e.Model, e.Env, string(e.Harness), e.Task, strconv.FormatUint(e.Seed, 10))
+		if prev, ok := seen[key]; ok {
+			return fmt.Errorf("%s: episode %s is already in %s; each model × env × harness × task × seed may appear once", locs[i], key, prev)
+		}
+		seen[key] = locs[i]
+		if tunedFrom[i] == "" {
+			continue
+		}
+		m, ok := models[e.Model]
+		switch {
+		case !ok:
+			models[e.Model] = tuning{e.InstructionTuned, tunedFrom[i]}
+		case m.tuned != e.InstructionTuned:
+			return fmt.Errorf("%s: config field instruction_tuned: model %q is %t here but %t in %s", tunedFrom[i], e.Model, e.InstructionTuned, m.tuned, m.at)
+		}
+	}
+	for i, e := range episodes {
+		if tunedFrom[i] == "" {
+			m, ok := models[e.Model]
+			episodes[i].InstructionTuned = !ok || m.tuned
+		}
+	}
+	return nil
+}
+
+func compareEpisodes(a, b Episode) int {
+	return cmp.Or(
+		cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Env, b.Env),
+		cmp.Compare(harnessRank(a.Harness), harnessRank(b.Harness)),
+		compareItemIDs(a.Task, b.Task),
+		cmp.Compare(a.Seed, b.Seed),
+	)
+}

@@ -1,0 +1,434 @@
+package report
+
+import (
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// episode is one fixture row of rollout_episodes.csv.
+type episode struct {
+	model, env, harness, task string
+	seed                      uint64
+	steps, exact              int
+	finished, passed, looped  bool
+}
+
+// ep is an episode of model "m" on ToolShed that took 4 steps and did not
+// finish.
+func ep(h, task string, seed uint64) episode {
+	return episode{model: "m", env: "toolshed", harness: h, task: task, seed: seed, steps: 4}
+}
+
+func (e episode) with(change func(*episode)) episode {
+	change(&e)
+	return e
+}
+
+func (e episode) record() []string {
+	b := strconv.FormatBool
+	return []string{
+		e.model, e.env, e.harness, e.task, "tpl-" + e.task, strconv.FormatUint(e.seed, 10), strconv.Itoa(e.steps),
+		b(e.finished), b(e.passed), strconv.Itoa(e.exact), strconv.Itoa(e.exact), b(e.looped), "false", "0", "0", "100",
+	}
+}
+
+func episodeIndex(col string) int {
+	i := slices.Index(EpisodesHeader, col)
+	if i < 0 {
+		panic("no column " + col)
+	}
+	return i
+}
+
+// tuned is a manifest config that says whether the run's model is
+// instruction-tuned.
+func tuned(it bool) map[string]any { return map[string]any{"instruction_tuned": it} }
+
+// rolloutDir writes a run folder with a manifest of this config and these
+// episodes.
+func rolloutDir(t *testing.T, config map[string]any, rows ...episode) string {
+	t.Helper()
+	recs := make([][]string, len(rows))
+	for i, e := range rows {
+		recs[i] = e.record()
+	}
+	dir := newRun(t, config)
+	writeTable(t, dir, EpisodesFile, EpisodesHeader, recs)
+	return dir
+}
+
+// outcomes sets an episode's outcome from a short code: "p" passed
+// (finished), "f" finished without passing, "-" not finished; "l" adds a
+// loop.
+func outcome(code string, steps, exact int) func(*episode) {
+	return func(e *episode) {
+		e.steps, e.exact = steps, exact
+		e.finished = strings.ContainsAny(code, "pf")
+		e.passed = strings.Contains(code, "p")
+		e.looped = strings.Contains(code, "l")
+	}
+}
+
+// pairedFixture is verbatim against abstract and instruction on tasks t1–t4
+// with seed 1, plus one episode on each side that has no partner: t1 with
+// seed 2 under verbatim and seed 3 under abstract, which pair only if the
+// seed is ignored. Instruction repeats verbatim's outcomes pair by pair.
+//
+//	          verbatim               abstract
+//	t1/1  passed, 2 exact, loop   passed
+//	t2/1  finished, 1 exact       passed
+//	t3/1  finished                passed
+//	t4/1  loop, 1 exact           finished
+//	t1/2  passed                  -
+//	t1/3  -                       loop, 3 exact
+func pairedFixture() []episode {
+	verbatim := []episode{
+		ep("verbatim", "t1", 1).with(outcome("pl", 4, 2)),
+		ep("verbatim", "t2", 1).with(outcome("f", 6, 1)),
+		ep("verbatim", "t3", 1).with(outcome("f", 2, 0)),
+		ep("verbatim", "t4", 1).with(outcome("-l", 8, 1)),
+	}
+	rows := append(slices.Clone(verbatim), ep("verbatim", "t1", 2).with(outcome("p", 3, 0)))
+	for i, code := range []string{"p", "p", "p", "f"} {
+		rows = append(rows, ep("abstract", verbatim[i].task, 1).with(outcome(code, 3, 0)))
+	}
+	rows = append(rows, ep("abstract", "t1", 3).with(outcome("-l", 12, 3)))
+	for _, v := range verbatim {
+		rows = append(rows, v.with(func(e *episode) { e.harness = "instruction" }))
+	}
+	return rows
+}
+
+// rolloutTable loads folders and computes Table 4 with a small bootstrap.
+func rolloutTable(t *testing.T, dirs ...string) []Table {
+	t.Helper()
+	data, err := Load(dirs)
+	ok(t, err)
+	tb, err := Rollouts(context.Background(), data.Episodes, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	ok(t, err)
+	return []Table{tb}
+}
+
+func TestRollouts(t *testing.T) {
+	tables := rolloutTable(t, rolloutDir(t, tuned(true), pairedFixture()...))
+	tests := []struct {
+		harness, figure string
+		want            float64
+	}{
+		{"verbatim", "episodes", 5},
+		{"verbatim", "exact_repeat_rate", 3.0 / 5},
+		{"verbatim", "exact_repeats", 4.0 / 5},
+		{"verbatim", "loop_rate", 2.0 / 5},
+		{"verbatim", "finished_rate", 4.0 / 5},
+		{"verbatim", "passed_rate", 2.0 / 5},
+		{"verbatim", "mean_steps", 23.0 / 5},
+		{"abstract", "episodes", 5},
+		{"abstract", "paired_episodes", 4},
+		{"abstract", "unpaired_episodes", 2},
+		{"abstract", "exact_repeat_rate", 1.0 / 5},
+		{"abstract", "exact_repeats", 3.0 / 5},
+		{"abstract", "loop_rate", 1.0 / 5},
+		{"abstract", "finished_rate", 4.0 / 5},
+		{"abstract", "passed_rate", 3.0 / 5},
+		{"abstract", "mean_steps", 24.0 / 5},
+		// Over the four pairs, not the rates above: passed 3/4 against 1/4.
+		{"abstract", "passed_rate_diff", 0.5},
+		{"abstract", "finished_rate_diff", 0.25},
+		{"abstract", "exact_repeat_rate_diff", -0.75},
+		{"abstract", "loop_rate_diff", -0.5},
+		{"instruction", "paired_episodes", 4},
+		{"instruction", "unpaired_episodes", 1},
+		{"instruction", "passed_rate", 0.25},
+		{"instruction", "passed_rate_diff", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.harness+"/"+tt.figure, func(t *testing.T) {
+			f := figure(t, tables, RolloutTable, "m", "toolshed", tt.harness, tt.figure)
+			if !near(f.Estimate, tt.want) || f.Banned || f.Study != "" {
+				t.Errorf("got %+v, want estimate %v", f, tt.want)
+			}
+			if !math.IsNaN(f.Lo) && !(f.Lo <= f.Estimate && f.Estimate <= f.Hi) {
+				t.Errorf("interval [%v, %v] does not contain estimate %v", f.Lo, f.Hi, f.Estimate)
+			}
+		})
+	}
+	t.Run("pairs are resampled together", func(t *testing.T) {
+		// Instruction matches verbatim pair by pair, so every resample of
+		// pairs has a difference of 0; resampling the arms apart would not.
+		for _, r := range episodeRates {
+			if f := figure(t, tables, RolloutTable, "m", "toolshed", "instruction", r.figure+"_diff"); f.Lo != 0 || f.Hi != 0 {
+				t.Errorf("%s: interval [%v, %v], want [0, 0]", r.figure, f.Lo, f.Hi)
+			}
+		}
+		if f := figure(t, tables, RolloutTable, "m", "toolshed", "abstract", "passed_rate_diff"); !(f.Lo < f.Hi) {
+			t.Errorf("abstract's interval [%v, %v] has no width", f.Lo, f.Hi)
+		}
+	})
+	t.Run("comparisons do not apply to verbatim", func(t *testing.T) {
+		for _, r := range tables[0].Rows {
+			for _, id := range []string{"paired_episodes", "unpaired_episodes", "passed_rate_diff"} {
+				if _, ok := r.Figures[id]; ok && r.Harness == "verbatim" {
+					t.Errorf("verbatim row has %s", id)
+				}
+			}
+		}
+	})
+}
+
+func TestRolloutsWithoutVerbatim(t *testing.T) {
+	tables := rolloutTable(t, rolloutDir(t, nil, ep("memory", "t1", 1).with(outcome("p", 3, 0)), ep("memory", "t2", 1)))
+	if f := figure(t, tables, RolloutTable, "m", "toolshed", "memory", "passed_rate"); f.Estimate != 0.5 {
+		t.Errorf("passed rate %v, want 0.5", f.Estimate)
+	}
+	if f := figure(t, tables, RolloutTable, "m", "toolshed", "memory", "unpaired_episodes"); f.Estimate != 2 {
+		t.Errorf("unpaired %v, want 2", f.Estimate)
+	}
+	if f := figure(t, tables, RolloutTable, "m", "toolshed", "memory", "passed_rate_diff"); !math.IsNaN(f.Estimate) {
+		t.Errorf("difference %v with nothing to pair, want undefined", f.Estimate)
+	}
+}
+
+func TestRolloutsOrderAndLabels(t *testing.T) {
+	dir := rolloutDir(t, tuned(false),
+		ep("memory", "t1", 1).with(func(e *episode) { e.model = "zeta" }),
+		ep("ban", "t1", 1).with(func(e *episode) { e.model = "zeta" }),
+		ep("verbatim", "t1", 1).with(func(e *episode) { e.model, e.env = "zeta", "coderepair" }),
+		ep("verbatim", "t1", 1).with(func(e *episode) { e.model = "alpha" }),
+	)
+	var got []string
+	for _, r := range rolloutTable(t, dir)[0].Rows {
+		got = append(got, r.ModelLabel()+"/"+r.Env+"/"+string(r.Harness))
+	}
+	want := []string{"alpha (base)/toolshed/verbatim", "zeta (base)/coderepair/verbatim", "zeta (base)/toolshed/ban", "zeta (base)/toolshed/memory"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+// TestEpisodesInstructionTuned: the manifest says whether the model is
+// instruction-tuned; without it the model's probe rows do; without either
+// the model is not labelled base.
+func TestEpisodesInstructionTuned(t *testing.T) {
+	base := inverted("1", 1, 1).with(func(p *probe) { p.base = true })
+	tests := []struct {
+		name string
+		dirs func(t *testing.T) []string
+		want bool
+	}{
+		{"manifest says base", func(t *testing.T) []string { return []string{rolloutDir(t, tuned(false), ep("verbatim", "t1", 1))} }, false},
+		{"manifest says tuned", func(t *testing.T) []string { return []string{rolloutDir(t, tuned(true), ep("verbatim", "t1", 1))} }, true},
+		{"probe rows say base", func(t *testing.T) []string {
+			return []string{rolloutDir(t, nil, ep("verbatim", "t1", 1)), runDir(t, base)}
+		}, false},
+		{"nothing says", func(t *testing.T) []string { return []string{rolloutDir(t, nil, ep("verbatim", "t1", 1))} }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := Load(tt.dirs(t))
+			ok(t, err)
+			if got := data.Episodes[0].InstructionTuned; got != tt.want {
+				t.Errorf("instruction-tuned %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadEpisodesRejects breaks one cell of the second data row at a time.
+func TestLoadEpisodesRejects(t *testing.T) {
+	good := ep("verbatim", "t1", 1).record()
+	tests := []struct {
+		name, column, value string
+		want                []string
+	}{
+		{"seed", "seed", "x", []string{"column seed", `expected a whole number ≥ 0, got "x"`}},
+		{"negative steps", "steps", "-1", []string{"column steps", `got "-1"`}},
+		{"bool", "finished", "yes", []string{"column finished", `expected true or false, got "yes"`}},
+		{"harness", "harness", "react", []string{"column harness", "verbatim, instruction", "memory", `got "react"`}},
+		{"empty task", "task", "", []string{"column task", "empty cell"}},
+		{"passed unfinished", "passed", "true", []string{"column passed", "did not finish"}},
+		{"more repeats than steps", "exact_repeats", "5", []string{"column exact_repeats", "at most the episode's 4 steps, got 5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := ep("verbatim", "t2", 1).record()
+			bad[episodeIndex(tt.column)] = tt.value
+			dir := newRun(t, nil)
+			writeTable(t, dir, EpisodesFile, EpisodesHeader, [][]string{good, bad})
+			_, err := Load([]string{dir})
+			errContains(t, err, append([]string{filepath.Join(dir, EpisodesFile) + ": row 2: "}, tt.want...)...)
+		})
+	}
+}
+
+func TestLoadRejectsRollouts(t *testing.T) {
+	row := ep("verbatim", "t1", 1)
+	renamed := slices.Clone(EpisodesHeader)
+	renamed[8] = "success"
+	tests := []struct {
+		name string
+		dirs func(t *testing.T) []string
+		want []string
+	}{
+		{"header", func(t *testing.T) []string {
+			dir := newRun(t, nil)
+			writeTable(t, dir, EpisodesFile, renamed, [][]string{row.record()})
+			return []string{dir}
+		}, []string{EpisodesFile, `header column 9 is "success", expected "passed"`}},
+		{"same episode in two folders", func(t *testing.T) []string {
+			return []string{rolloutDir(t, nil, row), rolloutDir(t, nil, ep("verbatim", "t1", 2), row)}
+		}, []string{"row 2: episode", `"verbatim"|"t1"|"1"`, "already in", "row 1"}},
+		{"manifest flag", func(t *testing.T) []string {
+			return []string{rolloutDir(t, map[string]any{"instruction_tuned": "yes"}, row)}
+		}, []string{"manifest.json: config field instruction_tuned: expected true or false, got yes"}},
+		{"base and tuned", func(t *testing.T) []string {
+			return []string{runDir(t, inverted("1", 1, 1)), rolloutDir(t, tuned(false), row)}
+		}, []string{"config field instruction_tuned", `model "m" is false here but true in`, ItemsFile}},
+		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, nil)} }, []string{"no probe items or rollout episodes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs := tt.dirs(t)
+			_, err := Load(dirs)
+			errContains(t, err, tt.want...)
+			if err != nil && !strings.Contains(err.Error(), dirs[len(dirs)-1]) {
+				t.Errorf("error %q does not name the folder %s", err, dirs[len(dirs)-1])
+			}
+		})
+	}
+}
+
+// rolloutStudy is a fixture of two models (one base) on two envs under
+// three harnesses, 8 tasks × 3 seeds each, one folder per model.
+func rolloutStudy(t *testing.T) (dirA, dirB string) {
+	t.Helper()
+	rows := rolloutStudyRows()
+	return rolloutDir(t, tuned(true), rows[0]...), rolloutDir(t, tuned(false), rows[1]...)
+}
+
+// rolloutStudyRows are rolloutStudy's episodes of "tuned" and of "gemma".
+func rolloutStudyRows() [2][]episode {
+	var rows [2][]episode
+	for m, model := range []string{"tuned", "gemma"} {
+		for _, env := range []string{"toolshed", "coderepair"} {
+			for hi, h := range []string{"verbatim", "abstract", "memory"} {
+				for task := range 8 {
+					for seed := uint64(1); seed <= 3; seed++ {
+						k := task + int(seed) + hi
+						code := []string{"p", "f", "-l", "p"}[k%4]
+						rows[m] = append(rows[m], ep(h, "t"+strconv.Itoa(task), seed).with(outcome(code, 2+k%5, (k%3)*(1-hi%2))).with(func(e *episode) {
+							e.model, e.env = model, env
+						}))
+					}
+				}
+			}
+		}
+	}
+	return rows
+}
+
+func TestRunRolloutsDeterministic(t *testing.T) {
+	a, b := rolloutStudy(t)
+	rows := rolloutStudyRows()
+	for i := range rows {
+		slices.Reverse(rows[i])
+	}
+	reversedA, reversedB := rolloutDir(t, tuned(true), rows[0]...), rolloutDir(t, tuned(false), rows[1]...)
+	for _, format := range []string{FormatText, FormatMarkdown, FormatCSV} {
+		t.Run(format, func(t *testing.T) {
+			opts := Options{Dirs: []string{a, b}, Format: format, Reps: 300, Seed: 7}
+			first := report(t, opts)
+			if again := report(t, opts); again != first {
+				t.Error("same input and seed gave different output")
+			}
+			opts.Dirs = []string{b, a}
+			if swapped := report(t, opts); swapped != first {
+				t.Error("folder order changed the output")
+			}
+			// The folders' names are in the preamble; the tables must match.
+			opts.Dirs = []string{reversedA, reversedB}
+			if reversed := report(t, opts); tablesPart(reversed) != tablesPart(first) {
+				t.Error("row order changed the output")
+			}
+			opts.Dirs, opts.Seed = []string{a, b}, 8
+			if reseeded := report(t, opts); reseeded == first {
+				t.Error("another seed gave the same intervals")
+			}
+		})
+	}
+}
+
+// tablesPart is a report without its preamble, which names the folders.
+func tablesPart(out string) string {
+	_, tables, _ := strings.Cut(out, "Table 4.")
+	return tables
+}
+
+func TestRunRolloutsOnly(t *testing.T) {
+	a, b := rolloutStudy(t)
+	out := report(t, Options{Dirs: []string{a, b}, Reps: 200, Seed: 1, Reference: referencePath})
+	t.Logf("\n%s", out)
+	for _, want := range []string{"Table 4. Rollouts", "gemma (base), coderepair", "tuned, toolshed", "0 probe rows, 288 rollout episodes", "episodes resampled", "| memory "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, absent := range []string{"Table 1.", "Table 2.", "Table 3.", "study:", "items resampled"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("a rollout-only report has %q", absent)
+		}
+	}
+	// Paired: every task and seed ran under verbatim too.
+	row := lineOf(section(t, out, "Table 4.", "tuned, toolshed"), "| abstract")
+	if !regexp.MustCompile(`^\| abstract +\| +24 \| +24 \| +0 \| `).MatchString(row) {
+		t.Errorf("abstract row %q, want 24 episodes, 24 paired, 0 unpaired", row)
+	}
+}
+
+func TestRunProbeAndRollouts(t *testing.T) {
+	probeA, probeB := study(t)
+	rollA, rollB := rolloutStudy(t)
+	t.Run("probe only", func(t *testing.T) {
+		if out := report(t, Options{Dirs: []string{probeA, probeB}, Reps: 50}); strings.Contains(out, "Table 4.") {
+			t.Error("a probe-only report has Table 4")
+		}
+	})
+	t.Run("csv", func(t *testing.T) {
+		// One folder with both tables, as a run of both would leave.
+		both := rollA
+		data, err := os.ReadFile(filepath.Join(probeA, ItemsFile))
+		ok(t, err)
+		ok(t, os.WriteFile(filepath.Join(both, ItemsFile), data, 0o644))
+		out := report(t, Options{Dirs: []string{both, probeB, rollB}, Format: FormatCSV, Reps: 50, Reference: referencePath})
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		ok(t, err)
+		seen := map[string]int{}
+		for i, r := range recs[1:] {
+			seen[r[0]]++
+			if r[0] == RolloutTable && r[8] != "" {
+				t.Errorf("row %d: Table 4 figure with study %q", i+1, r[8])
+			}
+		}
+		for _, id := range []string{InversionTable, DecompositionTable, HarnessTable, RolloutTable} {
+			if seen[id] == 0 {
+				t.Errorf("no %s rows", id)
+			}
+		}
+		// 2 models × 2 envs, verbatim with 7 figures, two harnesses with 13.
+		if want := 4 * (7 + 2*13); seen[RolloutTable] != want {
+			t.Errorf("%d rollout rows, want %d", seen[RolloutTable], want)
+		}
+		for _, want := range []string{"rollouts,gemma (base),toolshed,memory,passed_rate,", "rollouts,tuned,coderepair,abstract,loop_rate_diff,"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no line starting %q", want)
+			}
+		}
+	})
+}
