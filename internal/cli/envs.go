@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -28,6 +29,10 @@ type environment struct {
 	// NearRepeat compares a generated reply with a failed action after
 	// the environment's normalisation.
 	NearRepeat func(generated, failed string) bool
+	// Execute and Describe make on-policy items.
+	Execute   probe.Executor
+	Describe  func(transcript.StructuredError) string
+	MaxTokens int
 }
 
 // openEnv resolves --env; mbpp is the sanitized MBPP file CodeRepair reads.
@@ -45,6 +50,9 @@ func openEnv(name, mbpp string) (*environment, error) {
 				f, okF := toolshed.NormalizeCall(failed)
 				return okG && okF && g == f
 			},
+			Execute:   toolshedExecute,
+			Describe:  toolshed.Describe,
+			MaxTokens: 96,
 		}, nil
 	case envCodeRepair:
 		if mbpp == "" {
@@ -67,6 +75,24 @@ func openEnv(name, mbpp string) (*environment, error) {
 			NearRepeat: func(generated, failed string) bool {
 				return coderepair.NormalizeCode(coderepair.ExtractCode(generated)) == coderepair.NormalizeCode(failed)
 			},
+			Execute: func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+				sb, err := coderepair.NewSandbox(coderepair.Config{})
+				if err != nil {
+					return "", nil, err
+				}
+				for _, p := range ds.Problems {
+					if fmt.Sprintf("mbpp-%d", p.TaskID) == it.TaskID {
+						res, err := sb.Run(context.Background(), p, coderepair.ExtractCode(action))
+						if err != nil || res.Passed {
+							return res.Observation, nil, err
+						}
+						return res.Observation, &res.Error, nil
+					}
+				}
+				return "", nil, fmt.Errorf("coderepair: no problem %s", it.TaskID)
+			},
+			Describe:  coderepair.Describe,
+			MaxTokens: 384,
 		}, nil
 	default:
 		return nil, Usagef("unknown environment %q: expected toolshed or coderepair", name)
@@ -91,4 +117,23 @@ func fileSHA256(path string) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// toolshedExecute replays the item's earlier correct steps on a fresh
+// episode of its task, then runs action where the context leaves off.
+func toolshedExecute(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+	for _, t := range toolshed.Tasks() {
+		if t.ID != it.TaskID {
+			continue
+		}
+		ep := toolshed.NewEpisode(t)
+		for _, m := range it.Context {
+			if m.Role == transcript.RoleAssistant {
+				ep.Execute(m.Content)
+			}
+		}
+		obs, failure, _ := ep.Execute(action)
+		return obs, failure, nil
+	}
+	return "", nil, fmt.Errorf("toolshed: no task %s", it.TaskID)
 }

@@ -29,6 +29,7 @@ type ProbeOptions struct {
 	Items     int
 	Seed      uint64
 	ItemsFile string
+	OnPolicy  bool
 	PerToken  bool
 	Shard     string
 	Out       string
@@ -57,6 +58,7 @@ k (0-based), and 'feedrun merge' joins the shards.`,
 	cmd.Flags().IntVar(&opts.Items, "items", 200, "number of items (0: all the generator makes)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
+	cmd.Flags().BoolVar(&opts.OnPolicy, "on-policy", false, "use the model's own failing greedy attempt from each item's context as the failed action")
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
 	cmd.Flags().StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
@@ -87,9 +89,22 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	defer m.Close()
+	if opts.OnPolicy {
+		opts.IO.Statusf("probe: making on-policy items from %d contexts", len(items))
+		if items, err = probe.OnPolicy(m, items, env.MaxTokens, env.Execute, env.Describe); err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
+		}
+	}
 	out := opts.Out
 	if out == "" {
-		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s-seed%d", m.Entry.Name, env.Name, opts.Seed))
+		policy := ""
+		if opts.OnPolicy {
+			policy = "-onpolicy"
+		}
+		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name, policy, opts.Seed))
 	}
 	threads := opts.Model.Threads
 	if threads <= 0 {
@@ -97,7 +112,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	config := map[string]any{
 		"model": m.Entry.Name, "env": env.Name, "harness": harnessNames(harnesses), "items": opts.Items,
-		"seed": opts.Seed, "items_file": opts.ItemsFile, "per_token": opts.PerToken, "context": opts.Model.Context,
+		"seed": opts.Seed, "items_file": opts.ItemsFile, "on_policy": opts.OnPolicy, "per_token": opts.PerToken, "context": opts.Model.Context,
 		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
 	}
 	run := &probe.Run{
