@@ -51,7 +51,7 @@ test: models
 	$(GO) test -timeout 60m -count=1 ./...
 
 bench: models
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/llama/ ./internal/probe/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
 
 # End to end on the default model: a short probe of every harness on
 # ToolShed, then the study's tables. Rerunning resumes (nothing to redo).
