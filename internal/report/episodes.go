@@ -46,7 +46,7 @@ func readEpisodes(path string) ([]Episode, []location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHeader(path, header, EpisodesHeader); err != nil {
+	if err := results.CheckHeader(path, header, EpisodesHeader); err != nil {
 		return nil, nil, err
 	}
 	episodes := make([]Episode, len(rows))

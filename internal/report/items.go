@@ -191,7 +191,7 @@ func readItems(path string) ([]Item, []location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHeader(path, header, ItemsHeader); err != nil {
+	if err := results.CheckHeader(path, header, ItemsHeader); err != nil {
 		return nil, nil, err
 	}
 	items := make([]Item, len(rows))
@@ -203,20 +203,6 @@ func readItems(path string) ([]Item, []location, error) {
 		}
 	}
 	return items, locs, nil
-}
-
-func checkHeader(path string, got, want []string) error {
-	for i := range max(len(got), len(want)) {
-		switch {
-		case i >= len(got):
-			return fmt.Errorf("%s: header lacks column %d %q", path, i+1, want[i])
-		case i >= len(want):
-			return fmt.Errorf("%s: header has unexpected column %d %q", path, i+1, got[i])
-		case got[i] != want[i]:
-			return fmt.Errorf("%s: header column %d is %q, expected %q", path, i+1, got[i], want[i])
-		}
-	}
-	return nil
 }
 
 // rowReader reads named cells of one row and keeps the first error, so that

@@ -249,7 +249,7 @@ func mergeTable(outDir string, shardDirs []string, spec TableSpec) error {
 			if keyPos, err = columnPositions(header, spec.Key); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-		} else if err := checkHeader(path, h, header); err != nil {
+		} else if err := CheckHeader(path, h, header); err != nil {
 			return fmt.Errorf("%w, as in %s", err, firstPath)
 		}
 		for _, row := range shardRows {

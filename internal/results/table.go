@@ -125,7 +125,7 @@ func openTable(f *os.File, path string, header []string, key KeyFunc) (*Table, e
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHeader(path, got, header); err != nil {
+	if err := CheckHeader(path, got, header); err != nil {
 		return nil, err
 	}
 	t := &Table{path: path, header: slices.Clone(header), key: key, f: f, done: make(map[string]bool, len(rows)), rows: len(rows)}
@@ -288,8 +288,9 @@ func inQuotedField(tail []byte) bool {
 	return err == io.EOF
 }
 
-// checkHeader names the first column where got differs from want.
-func checkHeader(path string, got, want []string) error {
+// CheckHeader names the first column where a file's header got differs
+// from the one expected.
+func CheckHeader(path string, got, want []string) error {
 	for i := range max(len(got), len(want)) {
 		switch {
 		case i >= len(got):
@@ -297,7 +298,7 @@ func checkHeader(path string, got, want []string) error {
 		case i >= len(want):
 			return fmt.Errorf("%s: header has unexpected column %d %q", path, i+1, got[i])
 		case got[i] != want[i]:
-			return fmt.Errorf("%s: header column %d is %q, want %q", path, i+1, got[i], want[i])
+			return fmt.Errorf("%s: header column %d is %q, expected %q", path, i+1, got[i], want[i])
 		}
 	}
 	return nil
