@@ -192,7 +192,7 @@ func TestMergeRejects(t *testing.T) {
 				writeFile(t, filepath.Join(b, probeSpec.Name), "model,env,harness,item_id,G,note\n")
 				return []string{writeShard(t, root, shardManifest(0, 2)), b}
 			},
-			want: []string{"shard-1of2", `column 5 is "G", want "gain"`},
+			want: []string{"shard-1of2", `column 5 is "G", expected "gain"`},
 		},
 		{
 			name: "table missing from one shard",
