@@ -133,7 +133,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		}
 	}
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name, inShard, len(harnesses), out)
-	run.Progress = opts.IO.NewProgress(int64(inShard), "items", false)
+	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
 	sum, err := run.Execute(ctx)
 	if errors.Is(err, probe.ErrInterrupted) {
 		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)

@@ -192,7 +192,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
-	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes", false)
+	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	sum, err := plan.Execute(ctx)
 	if errors.Is(err, rollout.ErrInterrupted) {
 		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)

@@ -74,9 +74,9 @@ type bar struct {
 func (p bar) Add(n int) { _ = p.b.Add(n) }
 func (p bar) Finish()   { _ = p.b.Finish(); fmt.Fprintln(p.w) }
 
-// NewProgress starts a progress bar over total units (bytes when bytes is
-// true, showing rate and ETA), or a silent one.
-func (s *IOStreams) NewProgress(total int64, description string, bytes bool) Progress {
+// NewProgress starts a progress bar over total units of work, showing the
+// rate and ETA, or a silent one when no bar should be drawn.
+func (s *IOStreams) NewProgress(total int64, description string) Progress {
 	if !s.ShowProgress() {
 		return silent{}
 	}
@@ -87,11 +87,8 @@ func (s *IOStreams) NewProgress(total int64, description string, bytes bool) Pro
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionSetWidth(30),
-	}
-	if bytes {
-		opts = append(opts, progressbar.OptionShowBytes(true))
-	} else {
-		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("items"))
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString(description),
 	}
 	return bar{progressbar.NewOptions64(total, opts...), s.ErrOut}
 }

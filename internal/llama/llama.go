@@ -246,16 +246,6 @@ func (m *Model) Close() error {
 // Info describes the checkpoint from its metadata.
 func (m *Model) Info() lm.Info { return m.info }
 
-// Meta returns a GGUF metadata value as text ("" when absent).
-func (m *Model) Meta(key string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.model == nil {
-		return ""
-	}
-	return m.meta(key)
-}
-
 func (m *Model) meta(key string) string {
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
