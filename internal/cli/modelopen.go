@@ -3,11 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // modelFlags are the flags of every command that loads a model.
@@ -81,3 +86,28 @@ func openModel(ctx context.Context, mf modelFlags) (*openedModel, error) {
 }
 
 func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
+
+// manifest describes a run of the opened model for its run folder.
+func (o *openedModel) manifest(mf modelFlags, config map[string]any, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
+	threads := mf.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	return results.Manifest{
+		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
+		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
+		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
+	}
+}
+
+// parseShard reads an optional --shard value.
+func parseShard(s string) (results.Shard, error) {
+	if s == "" {
+		return results.Shard{}, nil
+	}
+	sh, err := results.ParseShard(s)
+	if err != nil {
+		return results.Shard{}, UsageError{err}
+	}
+	return sh, nil
+}

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -33,7 +30,6 @@ type ProbeOptions struct {
 	PerToken  bool
 	Shard     string
 	Out       string
-	Args      []string
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
@@ -47,7 +43,6 @@ Running the same command again resumes; --shard k/n runs every n-th item from
 k (0-based), and 'feedrun merge' joins the shards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Args = os.Args
 			return probeRun(cmd.Context(), opts)
 		},
 	}
@@ -70,11 +65,9 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return Usagef("--harness: %v", err)
 	}
-	var shard results.Shard
-	if opts.Shard != "" {
-		if shard, err = results.ParseShard(opts.Shard); err != nil {
-			return UsageError{err}
-		}
+	shard, err := parseShard(opts.Shard)
+	if err != nil {
+		return err
 	}
 	env, err := openEnv(opts.Env, opts.MBPP)
 	if err != nil {
@@ -106,10 +99,6 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		}
 		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name, policy, opts.Seed))
 	}
-	threads := opts.Model.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
 	config := map[string]any{
 		"model": m.Entry.Name, "env": env.Name, "harness": harnessNames(harnesses), "items": opts.Items,
 		"seed": opts.Seed, "items_file": opts.ItemsFile, "on_policy": opts.OnPolicy, "per_token": opts.PerToken, "context": opts.Model.Context,
@@ -119,12 +108,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: env.NearRepeat, PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name, Items: items, Shard: shard, OutDir: out,
-		Manifest: results.Manifest{
-			Command: opts.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-			ModelSHA256: m.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
-			Seeds: map[string]uint64{"items": opts.Seed}, DatasetSHA256: datasetSHA,
-			Started: time.Now().UTC(), Shard: shard,
-		},
+		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 	}
 	inShard := 0
 	for i := range items {

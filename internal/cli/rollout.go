@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs/coderepair"
-	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -119,11 +117,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return Usagef("--harness: %v", err)
 	}
-	var shard results.Shard
-	if opts.Shard != "" {
-		if shard, err = results.ParseShard(opts.Shard); err != nil {
-			return UsageError{err}
-		}
+	shard, err := parseShard(opts.Shard)
+	if err != nil {
+		return err
 	}
 	env, datasetSHA, err := rolloutEnv(opts.Env, opts.MBPP)
 	if err != nil {
@@ -172,22 +168,13 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			plan.Guidance = rollout.MemoryGuidance(store, env)
 		}
 	}
-	threads := opts.Model.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
 	config := map[string]any{
 		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "tasks": opts.Tasks, "seeds": opts.Seeds,
 		"max_steps": opts.MaxSteps, "temperature": opts.Temperature, "fault_rate": opts.FaultRate, "retries": opts.Retries,
 		"backoff_ms": opts.BackoffMS, "backoff_factor": opts.BackoffFactor, "on_loop": opts.OnLoop, "memory": memPath,
 		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
 	}
-	man := results.Manifest{
-		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		ModelSHA256: m.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
-		Seeds: map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, DatasetSHA256: datasetSHA,
-		Started: time.Now().UTC(), Shard: shard,
-	}
+	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	if err := results.Resume(out, man); err != nil {
 		return err
 	}
