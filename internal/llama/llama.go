@@ -861,25 +861,35 @@ func (m *Model) choose(st *genState, b int) {
 		}
 	}
 	if next < 0 || bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(next))) {
-		st.out.StopReason = lm.StopEndOfTurn
-		st.active = false
-		st.out.Text = m.detokenizeOrEmpty(st.out.Tokens)
+		m.stop(st, lm.StopEndOfTurn)
 		return
 	}
 	st.out.Tokens = append(st.out.Tokens, next)
 	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
-	st.out.Text = m.detokenize(st.out.Tokens)
-	for _, stop := range st.req.Stop {
-		if k := strings.Index(st.out.Text, stop); stop != "" && k >= 0 {
-			st.out.Text = st.out.Text[:k]
-			st.out.StopReason = lm.StopString
-			st.active = false
-			return
+	// The text is only needed per step to look for stop strings; without
+	// them it is detokenised once, when the sequence ends.
+	if len(st.req.Stop) > 0 {
+		text := m.detokenize(st.out.Tokens)
+		for _, stop := range st.req.Stop {
+			if k := strings.Index(text, stop); stop != "" && k >= 0 {
+				m.stop(st, lm.StopString)
+				st.out.Text = text[:k]
+				return
+			}
 		}
 	}
 	if len(st.out.Tokens) >= st.req.MaxTokens {
-		st.out.StopReason = lm.StopMaxTokens
-		st.active = false
+		m.stop(st, lm.StopMaxTokens)
+	}
+}
+
+// stop ends a sequence and sets its text.
+func (m *Model) stop(st *genState, reason string) {
+	st.out.StopReason = reason
+	st.active = false
+	st.out.Text = ""
+	if len(st.out.Tokens) > 0 {
+		st.out.Text = m.detokenize(st.out.Tokens)
 	}
 }
 
@@ -889,11 +899,4 @@ func (m *Model) eot() lm.Token {
 		return lm.Token(t)
 	}
 	return lm.Token(C.llama_vocab_eos(m.vocab))
-}
-
-func (m *Model) detokenizeOrEmpty(tokens []lm.Token) string {
-	if len(tokens) == 0 {
-		return ""
-	}
-	return m.detokenize(tokens)
 }

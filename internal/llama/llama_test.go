@@ -380,3 +380,27 @@ func TestWarmCacheGivesIdenticalScores(t *testing.T) {
 		}
 	}
 }
+
+func TestStopStringEndsGeneration(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 4}, Options{Threads: 2})
+	prefix, _ := testContinuations(t, m)
+	free, err := m.Generate([]lm.GenerateRequest{{Prompt: prefix, MaxTokens: 12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(free[0].Tokens) < 3 {
+		t.Fatalf("greedy reply %v too short", free[0].Tokens)
+	}
+	stop := m.Detokenize(free[0].Tokens[2:3])
+	want := m.Detokenize(free[0].Tokens[:2])
+	if strings.Contains(want, stop) {
+		t.Fatalf("stop %q already occurs in %q: pick another seed", stop, want)
+	}
+	g, err := m.Generate([]lm.GenerateRequest{{Prompt: prefix, MaxTokens: 12, Stop: []string{stop}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g[0].StopReason != lm.StopString || g[0].Text != want || len(g[0].Tokens) != 3 {
+		t.Errorf("stop %q: text %q (%s, %d tokens), want %q after 3 tokens", stop, g[0].Text, g[0].StopReason, len(g[0].Tokens), want)
+	}
+}
