@@ -96,35 +96,34 @@ func humanSize(n int64) string {
 	}
 }
 
-// selected resolves names (or the default / every model) in the registry.
-func selected(reg *models.Registry, names []string, all bool) ([]models.Model, error) {
+// selected resolves names in the registry (the default model, or every
+// model when all is set and no name is given) and opens the cache.
+func selected(modelsFile string, names []string, all bool) ([]models.Model, models.Cache, error) {
+	reg, err := loadRegistry(modelsFile)
+	if err != nil {
+		return nil, models.Cache{}, err
+	}
 	if len(names) == 0 {
 		if all {
-			return reg.Models, nil
+			names = reg.Names()
+		} else {
+			names = []string{reg.Default}
 		}
-		names = []string{reg.Default}
 	}
 	var out []models.Model
 	for _, n := range names {
 		m, err := reg.Lookup(n)
 		if err != nil {
-			return nil, UsageError{err}
+			return nil, models.Cache{}, UsageError{err}
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	cache, err := models.DefaultCache()
+	return out, cache, err
 }
 
 func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
-	reg, err := loadRegistry(opts.ModelsFile)
-	if err != nil {
-		return err
-	}
-	ms, err := selected(reg, opts.Names, false)
-	if err != nil {
-		return err
-	}
-	cache, err := models.DefaultCache()
+	ms, cache, err := selected(opts.ModelsFile, opts.Names, false)
 	if err != nil {
 		return err
 	}
@@ -149,15 +148,7 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 }
 
 func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
-	reg, err := loadRegistry(opts.ModelsFile)
-	if err != nil {
-		return err
-	}
-	ms, err := selected(reg, opts.Names, true)
-	if err != nil {
-		return err
-	}
-	cache, err := models.DefaultCache()
+	ms, cache, err := selected(opts.ModelsFile, opts.Names, true)
 	if err != nil {
 		return err
 	}
