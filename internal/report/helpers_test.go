@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/feedrun/feedrun/internal/testutil"
+
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -8,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -149,25 +150,11 @@ func figure(t *testing.T, tables []Table, table, model, env, harness, fig string
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
 
-func ok(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// errContains fails unless err is non-nil and mentions every part.
-func errContains(t *testing.T, err error, parts ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one mentioning %q", parts)
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not mention %q", err, p)
-		}
-	}
-}
+// ok and errContains are the shared helpers under the names these tests use.
+var (
+	ok          = testutil.OK
+	errContains = testutil.ErrContains
+)
 
 // report runs the whole report on dirs and returns its output.
 func report(t *testing.T, opts Options) string {

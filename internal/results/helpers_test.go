@@ -1,30 +1,17 @@
 package results
 
 import (
+	"github.com/feedrun/feedrun/internal/testutil"
+
 	"os"
-	"strings"
 	"testing"
 )
 
-func ok(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// errContains fails unless err is non-nil and mentions every part.
-func errContains(t *testing.T, err error, parts ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one mentioning %q", parts)
-	}
-	for _, p := range parts {
-		if !strings.Contains(err.Error(), p) {
-			t.Errorf("error %q does not mention %q", err, p)
-		}
-	}
-}
+// ok and errContains are the shared helpers under the names these tests use.
+var (
+	ok          = testutil.OK
+	errContains = testutil.ErrContains
+)
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()
