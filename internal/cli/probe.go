@@ -126,11 +126,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	return finishManifest(out, sum.Items, sum.Skipped, opts.IO)
+	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
 }
 
 // finishManifest stamps the finish time once every item of the run is in.
-func finishManifest(dir string, done, skipped int, io *iostreams.IOStreams) error {
+func finishManifest(dir, unit string, done, skipped int, io *iostreams.IOStreams) error {
 	man, err := results.ReadManifest(dir)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func finishManifest(dir string, done, skipped int, io *iostreams.IOStreams) erro
 	if err := results.WriteManifest(dir, man); err != nil {
 		return err
 	}
-	io.Statusf("done: %d items measured, %d already there", done, skipped)
+	io.Statusf("done: %d %s measured, %d already there", done, unit, skipped)
 	return nil
 }
 

@@ -188,5 +188,5 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	return finishManifest(out, sum.Episodes, sum.Skipped, opts.IO)
+	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
 }

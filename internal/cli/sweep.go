@@ -2,13 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
@@ -21,6 +28,7 @@ type SweepOptions struct {
 	OnLoop    []string
 	FaultRate float64
 	Runs      int
+	Out       string
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {
@@ -47,23 +55,80 @@ func newSweepCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", []string{"stop", "nudge"}, "loop policies")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
 	return cmd
 }
 
 func sweepRun(ctx context.Context, opts *SweepOptions) error {
-	var agent rollout.Agent = rollout.ScriptedAgent{}
+	plan := &rollout.SweepPlan{
+		Agent: rollout.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
+		FaultRate: opts.FaultRate, FaultSeed: 1, Retries: opts.Retries, OnLoop: opts.OnLoop, Runs: opts.Runs,
+	}
+	config := map[string]any{
+		"agent": plan.Agent, "fault_rate": opts.FaultRate, "retries": opts.Retries, "on_loop": opts.OnLoop, "runs": opts.Runs,
+		"task": plan.Env.Name(),
+	}
+	man := results.Manifest{
+		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
+		Seeds: map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, Started: time.Now().UTC(),
+	}
 	if !opts.Scripted {
 		m, err := openModel(ctx, opts.Model)
 		if err != nil {
 			return err
 		}
 		defer m.Close()
-		agent = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
+		plan.Agent = m.Entry.Name
+		plan.Player = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
+		config["agent"], config["context"], config["instruction_tuned"] = plan.Agent, opts.Model.Context, m.Entry.InstructionTuned
+		man = m.manifest(opts.Model, config, man.Seeds, "", results.Shard{})
 	}
-	cells, err := rollout.Sweep(ctx, rollout.FixTest{}, agent, opts.FaultRate, 1, opts.Retries, opts.OnLoop, opts.Runs, opts.Scripted)
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("results", "sweep-"+plan.Agent)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := results.Resume(out, man); err != nil {
+		return err
+	}
+	key, err := results.KeyColumns(rollout.SweepHeader, "agent", "fault_rate", "retries", "on_loop", "seed")
 	if err != nil {
 		return err
 	}
+	path := filepath.Join(out, rollout.SweepFile)
+	table, err := results.OpenTable(path, rollout.SweepHeader, key)
+	if err != nil {
+		return err
+	}
+	defer table.Close()
+	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
+	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
+	sum, err := plan.Play(ctx, table.Done, func(e rollout.SweepEpisode) error { return table.Append(e.Record()) })
+	if errors.Is(err, rollout.ErrInterrupted) {
+		opts.IO.Statusf("sweep: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
+		return ErrInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	if err := table.Close(); err != nil {
+		return err
+	}
+	episodes, err := report.ReadSweep(path)
+	if err != nil {
+		return err
+	}
+	if err := printSweep(opts, rollout.SweepCells(episodes)); err != nil {
+		return err
+	}
+	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
+}
+
+// printSweep is the grid as a table: measured rates beside the predicted
+// ones where the agent has a closed form.
+func printSweep(opts *SweepOptions, cells []rollout.SweepCell) error {
 	t := tablewriter.NewTable(opts.IO.Out)
 	t.Header("retries", "on loop", "runs", "finished", "predicted", "finished+passed", "predicted", "mean virtual time")
 	pct := func(n, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of)) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // ItemsFile is the probe's per-item table inside a run folder.
@@ -54,12 +55,14 @@ type RunInfo struct {
 	Manifest results.Manifest
 	Items    int // rows read from its probe_items.csv
 	Episodes int // rows read from its rollout_episodes.csv
+	Sweep    int // rows read from its sweep_episodes.csv
 }
 
 // Data is what Load reads from run folders.
 type Data struct {
 	Items    []Item
 	Episodes []Episode
+	Sweep    []rollout.SweepEpisode
 	Runs     []RunInfo
 }
 
@@ -71,10 +74,10 @@ type location struct {
 
 func (l location) String() string { return fmt.Sprintf("%s: row %d", l.path, l.row) }
 
-// Load reads the probe items and rollout episodes of every run folder. A
-// folder needs its manifest and at least one of probe_items.csv and
-// rollout_episodes.csv; other files (per-token scores, rollout steps) are
-// ignored. Rows of all folders are pooled, so the folders of one study can
+// Load reads the probe items, rollout episodes and sweep episodes of every
+// run folder. A folder needs its manifest and at least one of
+// probe_items.csv, rollout_episodes.csv and sweep_episodes.csv; other
+// files (per-token scores, rollout steps) are ignored. Rows of all folders are pooled, so the folders of one study can
 // be reported together; the same model × env × harness × item, or model ×
 // env × harness × task × seed, in two rows is an error, because counting it
 // twice would narrow every interval. Rows come back sorted by model, env,
@@ -96,8 +99,11 @@ func Load(dirs []string) (Data, error) {
 		}
 	}
 	d := l.data
-	if len(d.Items) == 0 && len(d.Episodes) == 0 {
-		return Data{}, fmt.Errorf("no probe items or rollout episodes in %s", strings.Join(dirs, ", "))
+	if len(d.Items) == 0 && len(d.Episodes) == 0 && len(d.Sweep) == 0 {
+		return Data{}, fmt.Errorf("no probe items, rollout episodes or sweep episodes in %s", strings.Join(dirs, ", "))
+	}
+	if err := checkSweep(d.Sweep, l.sweepLocs); err != nil {
+		return Data{}, err
 	}
 	if err := checkConsistent(d.Items, l.itemLocs); err != nil {
 		return Data{}, err
@@ -107,6 +113,7 @@ func Load(dirs []string) (Data, error) {
 	}
 	slices.SortStableFunc(d.Items, compareItems)
 	slices.SortStableFunc(d.Episodes, compareEpisodes)
+	slices.SortStableFunc(d.Sweep, compareSweep)
 	slices.SortFunc(d.Runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
 	return d, nil
 }
@@ -114,7 +121,7 @@ func Load(dirs []string) (Data, error) {
 // loader gathers the rows of run folders with where each came from.
 type loader struct {
 	data                  Data
-	itemLocs, episodeLocs []location
+	itemLocs, episodeLocs, sweepLocs []location
 	// tunedFrom is, per episode, the manifest that says whether its model is
 	// instruction-tuned, or "" when the manifest does not say.
 	tunedFrom []string
@@ -124,10 +131,10 @@ func (l *loader) read(dir string) error {
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("%s: no such run folder", dir)
 	}
-	itemsPath, episodesPath := filepath.Join(dir, ItemsFile), filepath.Join(dir, EpisodesFile)
-	hasItems, hasEpisodes := present(itemsPath), present(episodesPath)
-	if !hasItems && !hasEpisodes {
-		return fmt.Errorf("%s: neither %s nor %s in this folder (is it a probe or rollout run?)", dir, ItemsFile, EpisodesFile)
+	itemsPath, episodesPath, sweepPath := filepath.Join(dir, ItemsFile), filepath.Join(dir, EpisodesFile), filepath.Join(dir, SweepFile)
+	hasItems, hasEpisodes, hasSweep := present(itemsPath), present(episodesPath), present(sweepPath)
+	if !hasItems && !hasEpisodes && !hasSweep {
+		return fmt.Errorf("%s: none of %s, %s or %s in this folder (is it a probe, rollout or sweep run?)", dir, ItemsFile, EpisodesFile, SweepFile)
 	}
 	manifest, err := results.ReadManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,6 +173,15 @@ func (l *loader) read(dir string) error {
 		run.Episodes = len(episodes)
 		l.data.Episodes = append(l.data.Episodes, episodes...)
 		l.episodeLocs = append(l.episodeLocs, locs...)
+	}
+	if hasSweep {
+		eps, locs, err := readSweep(sweepPath)
+		if err != nil {
+			return err
+		}
+		run.Sweep = len(eps)
+		l.data.Sweep = append(l.data.Sweep, eps...)
+		l.sweepLocs = append(l.sweepLocs, locs...)
 	}
 	l.data.Runs = append(l.data.Runs, run)
 	return nil

@@ -78,7 +78,7 @@ func TestLoadRejects(t *testing.T) {
 		dirs func(t *testing.T) []string
 		want []string
 	}{
-		{"neither table", func(t *testing.T) []string { return []string{t.TempDir()} }, []string{"neither probe_items.csv nor rollout_episodes.csv in this folder"}},
+		{"neither table", func(t *testing.T) []string { return []string{t.TempDir()} }, []string{"none of probe_items.csv, rollout_episodes.csv or sweep_episodes.csv in this folder"}},
 		{"no folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "gone")} }, []string{"gone: no such run folder"}},
 		{"no manifest", func(t *testing.T) []string {
 			dir := runDir(t, row)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,15 +27,17 @@ const (
 	DecompositionPlot = "decomposition"
 	RepeatPlot        = "repeat_by_harness"
 	RolloutPlot       = "rollout_success"
+	RetryPlot         = "retry_budget"
 )
 
 // pngDPI is high enough for a printed page; the SVG is for editing.
 const pngDPI = 150
 
-// WritePlots draws the study's four plots from computed tables into dir
+// WritePlots draws the study's five plots from computed tables into dir
 // (created if needed): the forest plot of mean per-token gain under the
 // verbatim harness, Δcopy and Δsem under verbatim, P(repeat) before and
-// after each harness, and the rollouts' success rate per harness. A plot
+// after each harness, the rollouts' success rate per harness, and success
+// against the retry budget under each loop policy. A plot
 // with nothing to show is still written, with empty axes, so that the set
 // of files is the same for every report.
 func WritePlots(dir string, tables []Table) error {
@@ -66,7 +70,14 @@ func WritePlots(dir string, tables []Table) error {
 	if err != nil {
 		return err
 	}
-	return savePanels(dir, RolloutPlot, success)
+	if err := savePanels(dir, RolloutPlot, success); err != nil {
+		return err
+	}
+	retry, err := retryPanels(findTable(tables, RetryTable))
+	if err != nil {
+		return err
+	}
+	return savePanels(dir, RetryPlot, retry)
 }
 
 // savePanels draws one plot per model × env in a grid two panels wide.
@@ -334,4 +345,81 @@ func save(dir, name string, w, h vg.Length, drawTo func(draw.Canvas)) error {
 		}
 	}
 	return nil
+}
+
+// retryPanels is one plot per agent × fault rate of Table 5: the share of
+// episodes that finished with both suites passing against the retry
+// budget, a line with intervals per loop policy, and the closed-form
+// prediction dashed beside it where the agent has one.
+func retryPanels(t Table) ([]*plot.Plot, error) {
+	var panels []*plot.Plot
+	for _, rows := range groupRows(t.Rows) {
+		p := plot.New()
+		p.Title.Text = "Success vs retry budget: " + groupLabel(rows[0])
+		p.X.Label.Text = "retries per call"
+		p.Y.Label.Text = "share of episodes finished with tests passing"
+		p.Y.Min, p.Y.Max = 0, 1.05
+		byPolicy := map[string][]Row{}
+		var policies []string
+		for _, r := range rows {
+			policy, _, _ := strings.Cut(r.Setting, ", ")
+			if _, ok := byPolicy[policy]; !ok {
+				policies = append(policies, policy)
+			}
+			byPolicy[policy] = append(byPolicy[policy], r)
+		}
+		for i, policy := range policies {
+			var measured, predicted plotter.XYs
+			var errs plotter.YErrors
+			for _, r := range byPolicy[policy] {
+				_, retries, _ := strings.Cut(r.Setting, ", ")
+				x, err := strconv.ParseFloat(retries, 64)
+				if err != nil {
+					return nil, fmt.Errorf("plots: %s row %q: retries %q", RetryTable, r.Setting, retries)
+				}
+				if f, ok := r.Figures["passed_rate"]; defined(f, ok) {
+					pt := pointOf(f)
+					measured = append(measured, plotter.XY{X: x, Y: pt.est})
+					errs = append(errs, struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est})
+				}
+				if f, ok := r.Figures["predicted_passed"]; defined(f, ok) {
+					predicted = append(predicted, plotter.XY{X: x, Y: f.Estimate})
+				}
+			}
+			if len(measured) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(measured)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", policy, err)
+			}
+			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+			points.Shape = plotutil.Shape(i)
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{measured, errs})
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", policy, err)
+			}
+			eb.Color = plotutil.Color(i)
+			p.Add(line, points, eb)
+			p.Legend.Add("on loop: "+policy, line, points)
+			if len(predicted) > 0 {
+				pred, err := plotter.NewLine(predicted)
+				if err != nil {
+					return nil, fmt.Errorf("plots: %s: %w", policy, err)
+				}
+				pred.Color = plotutil.Color(i)
+				pred.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				p.Add(pred)
+				p.Legend.Add("predicted, "+policy, pred)
+			}
+		}
+		p.Legend.Top = false
+		p.Legend.Left = false
+		p.Legend.YOffs = vg.Inch / 2
+		panels = append(panels, p)
+	}
+	return panels, nil
 }

@@ -50,26 +50,27 @@ func (r Report) Write(w io.Writer, format string) error {
 // manifests, so a printed table can be traced to the code and model that
 // made it) and how the intervals were made.
 func (r Report) preamble() []string {
-	items, episodes := 0, 0
+	items, episodes, sweep := 0, 0, 0
 	for _, run := range r.Runs {
 		items += run.Items
 		episodes += run.Episodes
+		sweep += run.Sweep
 	}
-	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows, %d rollout episodes", len(r.Runs), items, episodes)}
+	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows, %d rollout episodes, %d sweep episodes", len(r.Runs), items, episodes, sweep)}
 	for _, run := range r.Runs {
 		m := run.Manifest
 		state := "finished"
 		if m.Finished.IsZero() {
 			state = "unfinished"
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, feedrun %s, commit %s, %s", run.Dir, run.Items, run.Episodes, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
+		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, feedrun %s, commit %s, %s", run.Dir, run.Items, run.Episodes, run.Sweep, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
 	}
 	b := r.Bootstrap
 	var units []string
 	if items > 0 {
 		units = append(units, "items")
 	}
-	if episodes > 0 {
+	if episodes+sweep > 0 {
 		units = append(units, "episodes")
 	}
 	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, %s resampled (in pairs for differences), %d resamples, seed %d.",
@@ -90,7 +91,11 @@ func orUnknown(s string) string {
 // headings is a table's column headings, with a "study" heading beside each
 // figure that has a study column.
 func (t Table) headings() []string {
-	h := []string{"harness"}
+	first := t.RowHeading
+	if first == "" {
+		first = "harness"
+	}
+	h := []string{first}
 	for _, c := range t.Columns {
 		h = append(h, c.Label)
 		if c.Study {
@@ -102,7 +107,7 @@ func (t Table) headings() []string {
 
 // cells is one row as printed in text and Markdown.
 func (t Table) cells(r Row) []string {
-	out := []string{string(r.Harness)}
+	out := []string{r.label()}
 	for _, c := range t.Columns {
 		f, ok := r.Figures[c.Figure]
 		out = append(out, c.format(f, ok))
@@ -224,7 +229,7 @@ func (r Report) writeCSV(w io.Writer) error {
 				if f.Banned {
 					estimate = "banned"
 				}
-				rec := []string{t.ID, row.ModelLabel(), row.Env, string(row.Harness), c.Figure,
+				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
 					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), f.Study}
 				if err := cw.Write(rec); err != nil {
 					return err

@@ -29,7 +29,8 @@ type Options struct {
 
 // Run reads the run folders, writes the tables to out and, when asked,
 // draws the plots: Tables 1–3 when the folders have probe items, Table 4
-// when they have rollout episodes. The tables are written only once every
+// when they have rollout episodes, Table 5 when they have a retry-budget
+// sweep. The tables are written only once every
 // figure is computed, so an error never leaves half a report on out.
 func Run(ctx context.Context, opts Options, out io.Writer) error {
 	opts, err := resolve(opts)
@@ -60,6 +61,13 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	if len(data.Episodes) > 0 {
 		t, err := Rollouts(ctx, data.Episodes, b)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+	}
+	if len(data.Sweep) > 0 {
+		t, err := RetryBudget(data.Sweep, b)
 		if err != nil {
 			return err
 		}

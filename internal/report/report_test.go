@@ -206,12 +206,13 @@ func TestRunCSVParses(t *testing.T) {
 func TestRunPlots(t *testing.T) {
 	a, b := study(t)
 	c, d := rolloutStudy(t)
+	sweep, _ := sweepDir(t, 20)
 	onlyAbstract := runDir(t, scaled(inverted("1", 1, 1), "abstract", 1))
-	for name, dirs := range map[string][]string{"study": {a, b, c, d}, "rollouts only": {c}, "nothing to plot": {onlyAbstract}} {
+	for name, dirs := range map[string][]string{"study": {a, b, c, d, sweep}, "rollouts only": {c}, "sweep only": {sweep}, "nothing to plot": {onlyAbstract}} {
 		t.Run(name, func(t *testing.T) {
 			plots := filepath.Join(t.TempDir(), "plots")
 			report(t, Options{Dirs: dirs, Reps: 50, Plots: plots})
-			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot, RolloutPlot} {
+			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot, RolloutPlot, RetryPlot} {
 				f, err := os.Open(filepath.Join(plots, base+".png"))
 				ok(t, err)
 				img, err := png.Decode(f)

@@ -291,7 +291,7 @@ func TestLoadRejectsRollouts(t *testing.T) {
 		{"base and tuned", func(t *testing.T) []string {
 			return []string{runDir(t, inverted("1", 1, 1)), rolloutDir(t, tuned(false), row)}
 		}, []string{"config field instruction_tuned", `model "m" is false here but true in`, ItemsFile}},
-		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, nil)} }, []string{"no probe items or rollout episodes"}},
+		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, nil)} }, []string{"no probe items, rollout episodes or sweep episodes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

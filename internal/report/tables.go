@@ -28,6 +28,8 @@ type Table struct {
 	Notes   []string // what the figures mean, printed under the table
 	Columns []Column
 	Rows    []Row
+	// RowHeading is the first column's heading; "" is "harness".
+	RowHeading string
 }
 
 // Column is one figure of a table.
@@ -62,6 +64,9 @@ type Row struct {
 	Base    bool // the checkpoint is not instruction-tuned
 	Env     string
 	Harness harness.Name
+	// Setting, when set, names the row in place of the harness (Table 5's
+	// loop policy and retry budget).
+	Setting string
 	// Figures by column id; a column missing here does not apply to the row
 	// (e.g. a difference from verbatim on the verbatim row) and prints blank.
 	Figures map[string]Figure
@@ -75,6 +80,14 @@ func (r Row) ModelLabel() string {
 		return r.Model + " (base)"
 	}
 	return r.Model
+}
+
+// label is what the row's first column prints.
+func (r Row) label() string {
+	if r.Setting != "" {
+		return r.Setting
+	}
+	return string(r.Harness)
 }
 
 // Figure is one number of ours with its bootstrap interval.

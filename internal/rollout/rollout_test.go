@@ -2,7 +2,9 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -163,7 +165,10 @@ func TestRetriesAddTheBackoffToTheVirtualClock(t *testing.T) {
 
 func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
 	const runs = 3000
-	cells, err := Sweep(context.Background(), FixTest{}, ScriptedAgent{}, 0.3, 1, []int{0, 1, 2, 3, 4}, []string{"stop", "nudge"}, runs, true)
+	cells, err := Sweep(context.Background(), &SweepPlan{
+		Agent: ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.3, FaultSeed: 1,
+		Retries: []int{0, 1, 2, 3, 4}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,5 +189,52 @@ func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
 	// The analysis must be able to fail: with retries the rates rise.
 	if cells[0].Passed >= cells[len(cells)-1].Passed {
 		t.Error("more retries did not raise success")
+	}
+}
+
+func TestSweepResumesWithTheSameRows(t *testing.T) {
+	plan := func() *SweepPlan {
+		return &SweepPlan{
+			Agent: ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.4, FaultSeed: 1,
+			Retries: []int{0, 2}, OnLoop: []string{"stop", "nudge"}, Runs: 25,
+		}
+	}
+	var whole [][]string
+	if _, err := plan().Play(context.Background(), nil, func(e SweepEpisode) error {
+		whole = append(whole, e.Record())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != 100 {
+		t.Fatalf("%d episodes, want 100", len(whole))
+	}
+	// Interrupt after 37 episodes, then resume from what was written.
+	ctx, cancel := context.WithCancel(context.Background())
+	var got [][]string
+	done := map[string]bool{}
+	_, err := plan().Play(ctx, nil, func(e SweepEpisode) error {
+		got = append(got, e.Record())
+		done[SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)] = true
+		if len(got) == 37 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted sweep returned %v, want ErrInterrupted", err)
+	}
+	sum, err := plan().Play(context.Background(), func(k string) bool { return done[k] }, func(e SweepEpisode) error {
+		got = append(got, e.Record())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Skipped != 37 || sum.Episodes != 63 {
+		t.Errorf("resume played %d and skipped %d, want 63 and 37", sum.Episodes, sum.Skipped)
+	}
+	if !reflect.DeepEqual(got, whole) {
+		t.Error("interrupted and resumed sweep rows differ from an uninterrupted sweep's")
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -93,13 +96,124 @@ func (ScriptedAgent) Act(_ context.Context, msgs []transcript.Message, _ []strin
 	return RunTests(step), 0, nil
 }
 
+// ScriptedAgentName is the agent column of a sweep played by ScriptedAgent,
+// the one whose rates have a closed form (Predict).
+const ScriptedAgentName = "scripted"
+
+// SweepFile is the sweep's per-episode table inside its run folder.
+const SweepFile = "sweep_episodes.csv"
+
+// SweepHeader is sweep_episodes.csv's header.
+var SweepHeader = []string{
+	"agent", "fault_rate", "retries", "on_loop", "seed", "steps", "finished", "passed", "retried_calls", "virtual_time_ms",
+}
+
+// SweepEpisode is one episode of the retry-budget grid.
+type SweepEpisode struct {
+	Agent     string // ScriptedAgentName or the model's name
+	FaultRate float64
+	Retries   int
+	OnLoop    string
+	Seed      uint64
+	Steps     int
+	Finished  bool
+	Passed    bool
+	// RetriedCalls is the number of retries spent, over every call.
+	RetriedCalls int
+	VirtualTime  time.Duration
+}
+
+// Record is the episode's row of sweep_episodes.csv.
+func (e SweepEpisode) Record() []string {
+	b := results.FormatBool
+	return []string{
+		e.Agent, results.FormatFloat(e.FaultRate), strconv.Itoa(e.Retries), e.OnLoop, strconv.FormatUint(e.Seed, 10),
+		strconv.Itoa(e.Steps), b(e.Finished), b(e.Passed), strconv.Itoa(e.RetriedCalls), strconv.FormatInt(e.VirtualTime.Milliseconds(), 10),
+	}
+}
+
+// SweepKey identifies an episode's row, for resuming.
+func SweepKey(agent string, faultRate float64, retries int, onLoop string, seed uint64) string {
+	return results.Key(agent, results.FormatFloat(faultRate), strconv.Itoa(retries), onLoop, strconv.FormatUint(seed, 10))
+}
+
+// SweepPlan is the retry-budget grid: every retry budget × loop policy ×
+// seed 1..Runs, in that order, on one task of Env played by Player.
+type SweepPlan struct {
+	Agent     string // the agent column: ScriptedAgentName or a model name
+	Env       Env
+	Player    Agent
+	FaultRate float64
+	FaultSeed uint64
+	Retries   []int
+	OnLoop    []string
+	Runs      int
+	Progress  iostreams.Progress
+}
+
+// sweepMaxSteps leaves room for every nudge and finish of FixTest's two
+// steps, so the budget never decides a cell.
+const sweepMaxSteps = 12
+
+// Size is the number of episodes in the grid.
+func (p *SweepPlan) Size() int { return len(p.Retries) * len(p.OnLoop) * p.Runs }
+
+// Play runs the grid's episodes that done (nil: none) does not know yet
+// and hands each, in grid order, to emit. An episode's faults depend on its
+// seed alone, so a resumed grid plays exactly the episodes an uninterrupted
+// one would have.
+func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit func(SweepEpisode) error) (Summary, error) {
+	var sum Summary
+	progress := p.Progress
+	if progress == nil {
+		progress = nopProgress{}
+	}
+	defer progress.Finish()
+	task := p.Env.Tasks()[0]
+	for _, r := range p.Retries {
+		for _, ol := range p.OnLoop {
+			cfg := Config{
+				Harness: harness.Verbatim, MaxSteps: sweepMaxSteps, OnLoop: ol,
+				Faults: Faults{Rate: p.FaultRate, Seed: p.FaultSeed},
+				Retry:  Retry{Retries: r, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor},
+			}
+			for s := uint64(1); s <= uint64(p.Runs); s++ {
+				if done != nil && done(SweepKey(p.Agent, p.FaultRate, r, ol, s)) {
+					sum.Skipped++
+					progress.Add(1)
+					continue
+				}
+				if ctx.Err() != nil {
+					return sum, ErrInterrupted
+				}
+				res, err := Run(ctx, p.Env, p.Player, cfg, task, s)
+				if err != nil {
+					return sum, err
+				}
+				err = emit(SweepEpisode{
+					Agent: p.Agent, FaultRate: p.FaultRate, Retries: r, OnLoop: ol, Seed: s, Steps: len(res.Steps),
+					Finished: res.Finished, Passed: res.Passed, RetriedCalls: res.Retries, VirtualTime: res.VirtualTime,
+				})
+				if err != nil {
+					return sum, err
+				}
+				sum.Episodes++
+				progress.Add(1)
+			}
+		}
+	}
+	return sum, nil
+}
+
 // SweepCell is one point of the retry-budget grid.
 type SweepCell struct {
-	Retries  int
-	OnLoop   string
-	Runs     int
-	Finished int // episodes that finished
-	Passed   int // episodes that finished with both suites passing
+	Agent     string
+	FaultRate float64
+	Retries   int
+	OnLoop    string
+	Runs      int
+	Finished  int // episodes that finished
+	Passed    int // episodes that finished with both suites passing
 	// VirtualTime is the mean back-off time per episode.
 	VirtualTime time.Duration
 	// Predicted rates for the scripted agent (NaN for a model).
@@ -121,41 +235,58 @@ func Predict(p float64, retries int, onLoop string) (finished, passed float64) {
 	return passed, passed
 }
 
-// Sweep runs the grid on env with agent (FixTest and ScriptedAgent for the
-// analytic check). Each cell's episodes use seeds 1..runs.
-func Sweep(ctx context.Context, env Env, agent Agent, faultRate float64, faultSeed uint64, retries []int, onLoop []string, runs int, scripted bool) ([]SweepCell, error) {
-	task := env.Tasks()[0]
-	var cells []SweepCell
-	for _, r := range retries {
-		for _, ol := range onLoop {
-			cfg := Config{
-				Harness: harness.Verbatim, MaxSteps: 12, OnLoop: ol,
-				Faults: Faults{Rate: faultRate, Seed: faultSeed},
-				Retry:  Retry{Retries: r, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor},
-			}
-			cell := SweepCell{Retries: r, OnLoop: ol, Runs: runs, PredictedFinished: math.NaN(), PredictedPassed: math.NaN()}
-			if scripted {
-				cell.PredictedFinished, cell.PredictedPassed = Predict(faultRate, r, ol)
-			}
-			var total time.Duration
-			for s := 1; s <= runs; s++ {
-				res, err := Run(ctx, env, agent, cfg, task, uint64(s))
-				if err != nil {
-					return nil, err
-				}
-				if res.Finished {
-					cell.Finished++
-				}
-				if res.Passed {
-					cell.Passed++
-				}
-				total += res.VirtualTime
-			}
-			cell.VirtualTime = total / time.Duration(runs)
-			cells = append(cells, cell)
-		}
+// SweepCells pools episodes into cells, one per agent × fault rate ×
+// retry budget × loop policy, in the order each cell first appears; the
+// scripted agent's cells carry Predict's rates.
+func SweepCells(episodes []SweepEpisode) []SweepCell {
+	type key struct {
+		agent     string
+		faultRate float64
+		retries   int
+		onLoop    string
 	}
-	return cells, nil
+	var cells []SweepCell
+	index := map[key]int{}
+	total := map[key]time.Duration{}
+	for _, e := range episodes {
+		k := key{e.Agent, e.FaultRate, e.Retries, e.OnLoop}
+		i, ok := index[k]
+		if !ok {
+			i = len(cells)
+			index[k] = i
+			c := SweepCell{Agent: e.Agent, FaultRate: e.FaultRate, Retries: e.Retries, OnLoop: e.OnLoop, PredictedFinished: math.NaN(), PredictedPassed: math.NaN()}
+			if e.Agent == ScriptedAgentName {
+				c.PredictedFinished, c.PredictedPassed = Predict(e.FaultRate, e.Retries, e.OnLoop)
+			}
+			cells = append(cells, c)
+		}
+		c := &cells[i]
+		c.Runs++
+		if e.Finished {
+			c.Finished++
+		}
+		if e.Passed {
+			c.Passed++
+		}
+		total[k] += e.VirtualTime
+	}
+	for k, i := range index {
+		cells[i].VirtualTime = total[k] / time.Duration(cells[i].Runs)
+	}
+	return cells
+}
+
+// Sweep plays the whole grid in memory and pools it into cells.
+func Sweep(ctx context.Context, p *SweepPlan) ([]SweepCell, error) {
+	var episodes []SweepEpisode
+	_, err := p.Play(ctx, nil, func(e SweepEpisode) error {
+		episodes = append(episodes, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return SweepCells(episodes), nil
 }
 
 // Pattern and TaskTools: FixTest has nothing for memory to learn.

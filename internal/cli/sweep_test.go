@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/rollout"
+)
+
+func TestSweepWritesResumesAndReports(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "--scripted", "--runs", "30", "--retries", "0,1", "--fault-rate", "0.5", "--out", out}
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		io, stdout, stderr := iostreams.Test(false)
+		if code := Execute(context.Background(), io, args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	first, _ := run(args...)
+	csvPath := filepath.Join(out, rollout.SweepFile)
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n != 1+2*2*30 {
+		t.Fatalf("%s has %d lines, want a header and 120 episodes", csvPath, n)
+	}
+	for _, want := range []string{"NUDGE", "56.2%", "87.9%"} { // (1−0.25)² and (1−0.0625)²
+		if !strings.Contains(strings.ToUpper(first), strings.ToUpper(want)) {
+			t.Errorf("sweep output lacks %q:\n%s", want, first)
+		}
+	}
+	again, status := run(args...)
+	if !strings.Contains(status, "done: 0 episodes measured, 120 already there") {
+		t.Errorf("rerun did not resume: %s", status)
+	}
+	if again != first {
+		t.Errorf("resumed sweep printed\n%s\nwant\n%s", again, first)
+	}
+	if data2, _ := os.ReadFile(csvPath); !bytes.Equal(data2, data) {
+		t.Error("resuming a finished sweep changed its CSV")
+	}
+	rep, _ := run("report", out, "--bootstrap", "50", "--plots", filepath.Join(out, "plots"))
+	if !strings.Contains(rep, "Table 5. Success against the retry budget") {
+		t.Errorf("report lacks Table 5:\n%s", rep)
+	}
+	if _, err := os.Stat(filepath.Join(out, "plots", "retry_budget.svg")); err != nil {
+		t.Error(err)
+	}
+	io, _, stderr := iostreams.Test(false)
+	if code := Execute(context.Background(), io, []string{"sweep", "--scripted", "--runs", "31", "--retries", "0,1", "--fault-rate", "0.5", "--out", out}); code != ExitUsage && code != 1 {
+		t.Errorf("a sweep with other settings into the same folder exited %d", code)
+	} else if !strings.Contains(stderr.String(), "another configuration") {
+		t.Errorf("stderr %q does not say the folder holds another configuration", stderr.String())
+	}
+}

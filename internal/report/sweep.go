@@ -1,0 +1,157 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/stats"
+)
+
+// SweepFile is the retry-budget sweep's per-episode table in a run folder.
+const SweepFile = rollout.SweepFile
+
+// RetryTable is Table 5's id.
+const RetryTable = "retry_budget"
+
+var retryColumns = []Column{
+	{Figure: "runs", Label: "runs", Kind: Count},
+	{Figure: "finished_rate", Label: "finished", Kind: Share},
+	{Figure: "predicted_finished", Label: "predicted", Kind: Share},
+	{Figure: "passed_rate", Label: "finished+passed", Kind: Share},
+	{Figure: "predicted_passed", Label: "predicted", Kind: Share},
+	{Figure: "virtual_time_s", Label: "virtual time (s)", Kind: Mean},
+}
+
+// ReadSweep reads one sweep_episodes.csv. Errors name the file, the data
+// row (counted from 1 after the header), the column and what was expected.
+func ReadSweep(path string) ([]rollout.SweepEpisode, error) {
+	eps, _, err := readSweep(path)
+	return eps, err
+}
+
+func readSweep(path string) ([]rollout.SweepEpisode, []location, error) {
+	header, rows, err := results.ReadTable(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := results.CheckHeader(path, header, rollout.SweepHeader); err != nil {
+		return nil, nil, err
+	}
+	eps := make([]rollout.SweepEpisode, len(rows))
+	locs := make([]location, len(rows))
+	for i, row := range rows {
+		locs[i] = location{path, i + 1}
+		if eps[i], err = parseSweepEpisode(row); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
+		}
+	}
+	return eps, locs, nil
+}
+
+func parseSweepEpisode(row []string) (rollout.SweepEpisode, error) {
+	r := &rowReader{header: rollout.SweepHeader, row: row}
+	e := rollout.SweepEpisode{Agent: r.text("agent"), OnLoop: r.text("on_loop")}
+	e.FaultRate = r.probability("fault_rate")
+	e.Retries = int(r.natural("retries"))
+	if r.err == nil && e.OnLoop != "stop" && e.OnLoop != "nudge" {
+		r.fail("on_loop", fmt.Errorf("expected stop or nudge, got %q", e.OnLoop))
+	}
+	e.Seed = r.natural("seed")
+	e.Steps = int(r.natural("steps"))
+	e.Finished = r.bool("finished")
+	e.Passed = r.bool("passed")
+	e.RetriedCalls = int(r.natural("retried_calls"))
+	e.VirtualTime = time.Duration(r.natural("virtual_time_ms")) * time.Millisecond
+	if r.err == nil && e.Passed && !e.Finished {
+		r.fail("passed", fmt.Errorf("expected false for an episode that did not finish, got %q", r.cell("passed")))
+	}
+	return e, r.err
+}
+
+// sweepKey is the row's identity: two rows with one key would count an
+// episode twice.
+func sweepKey(e rollout.SweepEpisode) string {
+	return rollout.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)
+}
+
+func checkSweep(eps []rollout.SweepEpisode, locs []location) error {
+	seen := map[string]location{}
+	for i, e := range eps {
+		k := sweepKey(e)
+		if prev, ok := seen[k]; ok {
+			return fmt.Errorf("%s: sweep episode %s is already in %s; each agent × fault rate × retries × loop policy × seed may appear once", locs[i], k, prev)
+		}
+		seen[k] = locs[i]
+	}
+	return nil
+}
+
+func compareSweep(a, b rollout.SweepEpisode) int {
+	return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.FaultRate, b.FaultRate),
+		cmp.Compare(onLoopRank(a.OnLoop), onLoopRank(b.OnLoop)), cmp.Compare(a.Retries, b.Retries), cmp.Compare(a.Seed, b.Seed))
+}
+
+// onLoopRank puts stop before nudge, the order the sweep plays them.
+func onLoopRank(s string) int {
+	if s == "stop" {
+		return 0
+	}
+	return 1
+}
+
+// sweepEnv is the Env column of a sweep row: the task and its fault rate.
+func sweepEnv(faultRate float64) string {
+	return "fixtest, p=" + strconv.FormatFloat(faultRate, 'g', -1, 64)
+}
+
+// RetryBudget computes Table 5 from sweep episodes (sorted as Load sorts
+// them): per agent × fault rate × loop policy × retry budget, the finished
+// and passed rates with intervals over episodes, the closed-form prediction
+// where the agent has one (the scripted agent), and the mean back-off time.
+func RetryBudget(eps []rollout.SweepEpisode, b Bootstrap) (Table, error) {
+	t := Table{
+		ID:         RetryTable,
+		Title:      "Table 5. Success against the retry budget (fix-the-failing-test task, transient faults)",
+		RowHeading: "loop policy, retries",
+		Columns:    slices.Clone(retryColumns),
+		Notes: []string{
+			"A call fails with q = p^(retries+1); the scripted agent repeats a failed test run, and a third identical call trips the loop detector, so the prediction is P(passed) = (1 − q²)², and P(finished) the same under stop and 1 under nudge.",
+			"Virtual time is the back-off the retries spent, per episode, on the virtual clock (nothing sleeps).",
+		},
+	}
+	f := &figurer{b: b}
+	for _, c := range rollout.SweepCells(eps) {
+		var cell []rollout.SweepEpisode
+		for _, e := range eps {
+			if e.Agent == c.Agent && e.FaultRate == c.FaultRate && e.Retries == c.Retries && e.OnLoop == c.OnLoop {
+				cell = append(cell, e)
+			}
+		}
+		figs := map[string]Figure{
+			"runs":           count(c.Runs),
+			"finished_rate":  f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return indicator(e.Finished) }), false, stats.Mean),
+			"passed_rate":    f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return indicator(e.Passed) }), false, stats.Mean),
+			"virtual_time_s": f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return e.VirtualTime.Seconds() }), false, stats.Mean),
+		}
+		if !math.IsNaN(c.PredictedPassed) {
+			figs["predicted_finished"] = exact(c.PredictedFinished)
+			figs["predicted_passed"] = exact(c.PredictedPassed)
+		}
+		if f.err != nil {
+			return Table{}, fmt.Errorf("%s, %s: %w", c.Agent, sweepEnv(c.FaultRate), f.err)
+		}
+		t.Rows = append(t.Rows, Row{
+			Model: c.Agent, Env: sweepEnv(c.FaultRate), Setting: fmt.Sprintf("%s, %d", c.OnLoop, c.Retries), Figures: figs,
+		})
+	}
+	return t, nil
+}
+
+// exact is a figure known without sampling error: no interval.
+func exact(x float64) Figure { return Figure{Estimate: x, Lo: math.NaN(), Hi: math.NaN()} }
