@@ -37,7 +37,9 @@ func TestOnPolicyUsesTheModelsOwnFailingAttempt(t *testing.T) {
 			t.Errorf("item %s: candidates %q", it.ID, cands)
 		}
 	}
-	pass := func(transcript.Item, string) (string, *transcript.StructuredError, error) { return "Observation: ok", nil, nil }
+	pass := func(transcript.Item, string) (string, *transcript.StructuredError, error) {
+		return "Observation: ok", nil, nil
+	}
 	if got, _ := OnPolicy(m, items, 24, pass, describe); len(got) != 0 {
 		t.Errorf("attempts that succeed gave %d items", len(got))
 	}

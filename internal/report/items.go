@@ -120,7 +120,7 @@ func Load(dirs []string) (Data, error) {
 
 // loader gathers the rows of run folders with where each came from.
 type loader struct {
-	data                  Data
+	data                             Data
 	itemLocs, episodeLocs, sweepLocs []location
 	// tunedFrom is, per episode, the manifest that says whether its model is
 	// instruction-tuned, or "" when the manifest does not say.
