@@ -347,18 +347,18 @@ func save(dir, name string, w, h vg.Length, drawTo func(draw.Canvas)) error {
 	return nil
 }
 
-// retryPanels is one plot per agent × fault rate of Table 5: the share of
-// episodes that finished with both suites passing against the retry
-// budget, a line with intervals per loop policy, and the closed-form
-// prediction dashed beside it where the agent has one.
+// retryPanels is two plots per agent × fault rate of Table 5, the share of
+// episodes that finished and the share that finished with both suites
+// passing, each against the retry budget: a line with intervals per loop
+// policy (nudged apart sideways so equal rates stay visible) and the
+// closed-form prediction dashed beside it where the agent has one.
 func retryPanels(t Table) ([]*plot.Plot, error) {
 	var panels []*plot.Plot
+	metrics := []struct{ figure, predicted, label string }{
+		{"finished_rate", "predicted_finished", "finished"},
+		{"passed_rate", "predicted_passed", "finished with tests passing"},
+	}
 	for _, rows := range groupRows(t.Rows) {
-		p := plot.New()
-		p.Title.Text = "Success vs retry budget: " + groupLabel(rows[0])
-		p.X.Label.Text = "retries per call"
-		p.Y.Label.Text = "share of episodes finished with tests passing"
-		p.Y.Min, p.Y.Max = 0, 1.05
 		byPolicy := map[string][]Row{}
 		var policies []string
 		for _, r := range rows {
@@ -368,58 +368,76 @@ func retryPanels(t Table) ([]*plot.Plot, error) {
 			}
 			byPolicy[policy] = append(byPolicy[policy], r)
 		}
-		for i, policy := range policies {
-			var measured, predicted plotter.XYs
-			var errs plotter.YErrors
-			for _, r := range byPolicy[policy] {
-				_, retries, _ := strings.Cut(r.Setting, ", ")
-				x, err := strconv.ParseFloat(retries, 64)
-				if err != nil {
-					return nil, fmt.Errorf("plots: %s row %q: retries %q", RetryTable, r.Setting, retries)
+		for _, m := range metrics {
+			p := plot.New()
+			p.Title.Text = groupLabel(rows[0]) + ": " + m.label
+			p.X.Label.Text = "retries per call"
+			p.Y.Label.Text = "share of episodes " + m.label
+			p.Y.Min, p.Y.Max = 0, 1.05
+			p.X.Tick.Marker = plot.TickerFunc(integerTicks)
+			for i, policy := range policies {
+				offset := 0.04 * (float64(i) - float64(len(policies)-1)/2)
+				var measured, predicted plotter.XYs
+				var errs plotter.YErrors
+				for _, r := range byPolicy[policy] {
+					_, retries, _ := strings.Cut(r.Setting, ", ")
+					x, err := strconv.Atoi(retries)
+					if err != nil {
+						return nil, fmt.Errorf("plots: %s row %q: retries %q is not a whole number", RetryTable, r.Setting, retries)
+					}
+					if f, ok := r.Figures[m.figure]; defined(f, ok) {
+						pt := pointOf(f)
+						measured = append(measured, plotter.XY{X: float64(x) + offset, Y: pt.est})
+						errs = append(errs, struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est})
+					}
+					if f, ok := r.Figures[m.predicted]; defined(f, ok) {
+						predicted = append(predicted, plotter.XY{X: float64(x), Y: f.Estimate})
+					}
 				}
-				if f, ok := r.Figures["passed_rate"]; defined(f, ok) {
-					pt := pointOf(f)
-					measured = append(measured, plotter.XY{X: x, Y: pt.est})
-					errs = append(errs, struct{ Low, High float64 }{pt.est - pt.lo, pt.hi - pt.est})
+				if len(measured) == 0 {
+					continue
 				}
-				if f, ok := r.Figures["predicted_passed"]; defined(f, ok) {
-					predicted = append(predicted, plotter.XY{X: x, Y: f.Estimate})
-				}
-			}
-			if len(measured) == 0 {
-				continue
-			}
-			line, points, err := plotter.NewLinePoints(measured)
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", policy, err)
-			}
-			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-			points.Shape = plotutil.Shape(i)
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYs
-				plotter.YErrors
-			}{measured, errs})
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", policy, err)
-			}
-			eb.Color = plotutil.Color(i)
-			p.Add(line, points, eb)
-			p.Legend.Add("on loop: "+policy, line, points)
-			if len(predicted) > 0 {
-				pred, err := plotter.NewLine(predicted)
+				line, points, err := plotter.NewLinePoints(measured)
 				if err != nil {
 					return nil, fmt.Errorf("plots: %s: %w", policy, err)
 				}
-				pred.Color = plotutil.Color(i)
-				pred.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-				p.Add(pred)
-				p.Legend.Add("predicted, "+policy, pred)
+				line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+				points.Shape = plotutil.Shape(i)
+				eb, err := plotter.NewYErrorBars(struct {
+					plotter.XYs
+					plotter.YErrors
+				}{measured, errs})
+				if err != nil {
+					return nil, fmt.Errorf("plots: %s: %w", policy, err)
+				}
+				eb.Color = plotutil.Color(i)
+				p.Add(line, points, eb)
+				p.Legend.Add("on loop: "+policy, line, points)
+				if len(predicted) > 0 {
+					pred, err := plotter.NewLine(predicted)
+					if err != nil {
+						return nil, fmt.Errorf("plots: %s: %w", policy, err)
+					}
+					pred.Color = plotutil.Color(i)
+					pred.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+					p.Add(pred)
+					p.Legend.Add("predicted, "+policy, pred)
+				}
 			}
+			p.Legend.Top = false
+			p.Legend.Left = false
+			p.Legend.YOffs = vg.Inch / 2
+			panels = append(panels, p)
 		}
-		p.Legend.Top = false
-		p.Legend.Left = false
-		p.Legend.YOffs = vg.Inch / 2
-		panels = append(panels, p)
 	}
 	return panels, nil
+}
+
+// integerTicks labels every whole number in range: retry budgets.
+func integerTicks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for x := math.Ceil(min); x <= max; x++ {
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.Itoa(int(x))})
+	}
+	return ticks
 }
