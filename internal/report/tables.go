@@ -253,7 +253,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Columns: slices.Clone(decompositionColumns),
 			Notes: []string{
 				"Δcopy = L_neutral − L_pre: what the failed call's surface form in the transcript does alone; Δsem = L_fail − L_neutral: what marking it failed adds.",
-				"copy share = mean Δcopy / (mean Δcopy + mean Δsem), a ratio of means over banned-free items; the median ratio leaves out items with Δsem = 0.",
+				"copy share = mean Δcopy / (mean Δcopy + mean Δsem), a ratio of means over banned-free items, defined (and resampled) only where both means are ≥ 0 and one is > 0: where a harness makes Δsem negative there is no share to give (n/a), read Δcopy and Δsem instead. The median ratio leaves out items with Δsem = 0.",
 			},
 		},
 		{
@@ -358,11 +358,15 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		"d_copy":       f.sample(dCopy, banned, stats.Mean),
 		"d_sem":        f.sample(dSem, banned, stats.Mean),
 		// A ratio of means, resampled jointly: a mean of per-item shares
-		// would be dominated by items whose G is near 0.
+		// would be dominated by items whose G is near 0. It is a share of
+		// the inversion only when both terms push the same way; where the
+		// harness makes Δsem negative (abstract, scrub, drop) the terms
+		// cancel and the ratio runs to ±thousands of percent, which no
+		// reader should take for a share, so it is left undefined.
 		"copy_share": f.paired(dCopy, dSem, banned, func(c, s []float64) float64 {
-			mc := stats.Mean(c)
-			if denom := mc + stats.Mean(s); denom != 0 {
-				return mc / denom
+			mc, ms := stats.Mean(c), stats.Mean(s)
+			if mc >= 0 && ms >= 0 && mc+ms > 0 {
+				return mc / (mc + ms)
 			}
 			return math.NaN()
 		}),

@@ -145,6 +145,22 @@ func TestHarnessComparison(t *testing.T) {
 	})
 }
 
+// TestCopyShareOnlyWhereBothTermsPushTheSameWay: a harness that makes Δsem
+// negative leaves no share of the inversion to the copy term.
+func TestCopyShareOnlyWhereBothTermsPushTheSameWay(t *testing.T) {
+	dir := runDir(t, inverted("1", 2, -1), inverted("2", 2, -1.5), inverted("3", 1, 0.5),
+		inverted("1", 2, 0.5).with(func(p *probe) { p.harness = "instruction" }),
+		inverted("2", 2, 0.5).with(func(p *probe) { p.harness = "instruction" }),
+		inverted("3", 1, 0).with(func(p *probe) { p.harness = "instruction" }))
+	tables := tablesOf(t, Reference{}, dir)
+	if f := figure(t, tables, DecompositionTable, "m", "toolshed", "verbatim", "copy_share"); !math.IsNaN(f.Estimate) {
+		t.Errorf("mean Δsem < 0: copy share %v, want undefined", f.Estimate)
+	}
+	if f := figure(t, tables, DecompositionTable, "m", "toolshed", "instruction", "copy_share"); !near(f.Estimate, 5.0/6) {
+		t.Errorf("copy share %v, want 5/6", f.Estimate)
+	}
+}
+
 // TestUndefinedResamples: the copy share is defined on the items as
 // observed but not on resamples that draw only items with G = 0; the report
 // keeps the estimate and drops the interval instead of failing.
