@@ -42,22 +42,7 @@ type Episode struct {
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
 func readEpisodes(path string) ([]Episode, []location, error) {
-	header, rows, err := results.ReadTable(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := results.CheckHeader(path, header, EpisodesHeader); err != nil {
-		return nil, nil, err
-	}
-	episodes := make([]Episode, len(rows))
-	locs := make([]location, len(rows))
-	for i, row := range rows {
-		locs[i] = location{path, i + 1}
-		if episodes[i], err = parseEpisode(row); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
-		}
-	}
-	return episodes, locs, nil
+	return readRows(path, EpisodesHeader, parseEpisode)
 }
 
 func parseEpisode(row []string) (Episode, error) {

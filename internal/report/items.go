@@ -203,22 +203,30 @@ func ReadItems(path string) ([]Item, error) {
 
 // readItems is ReadItems that also says where each item came from.
 func readItems(path string) ([]Item, []location, error) {
-	header, rows, err := results.ReadTable(path)
+	return readRows(path, ItemsHeader, parseItem)
+}
+
+// readRows reads one result table whose header must be exactly header,
+// parsing each data row with parse, and says where each row came from.
+// Errors name the file, the data row (counted from 1 after the header), and
+// what parse said of it.
+func readRows[T any](path string, header []string, parse func([]string) (T, error)) ([]T, []location, error) {
+	got, rows, err := results.ReadTable(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := results.CheckHeader(path, header, ItemsHeader); err != nil {
+	if err := results.CheckHeader(path, got, header); err != nil {
 		return nil, nil, err
 	}
-	items := make([]Item, len(rows))
+	out := make([]T, len(rows))
 	locs := make([]location, len(rows))
 	for i, row := range rows {
 		locs[i] = location{path, i + 1}
-		if items[i], err = parseItem(row); err != nil {
+		if out[i], err = parse(row); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
 		}
 	}
-	return items, locs, nil
+	return out, locs, nil
 }
 
 // rowReader reads named cells of one row and keeps the first error, so that

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -36,22 +35,7 @@ func ReadSweep(path string) ([]rollout.SweepEpisode, error) {
 }
 
 func readSweep(path string) ([]rollout.SweepEpisode, []location, error) {
-	header, rows, err := results.ReadTable(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := results.CheckHeader(path, header, rollout.SweepHeader); err != nil {
-		return nil, nil, err
-	}
-	eps := make([]rollout.SweepEpisode, len(rows))
-	locs := make([]location, len(rows))
-	for i, row := range rows {
-		locs[i] = location{path, i + 1}
-		if eps[i], err = parseSweepEpisode(row); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
-		}
-	}
-	return eps, locs, nil
+	return readRows(path, rollout.SweepHeader, parseSweepEpisode)
 }
 
 func parseSweepEpisode(row []string) (rollout.SweepEpisode, error) {
