@@ -35,7 +35,7 @@ var StepsHeader = []string{
 // episodes.
 var ErrInterrupted = errors.New("interrupted")
 
-// Plan is a set of episodes: every harness × task × seed, in that order.
+// Plan is a set of episodes: every task × seed × harness, in that order.
 type Plan struct {
 	Model     string
 	Env       Env
@@ -88,10 +88,13 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 		progress = nopProgress{}
 	}
 	defer progress.Finish()
+	// Task-major order: every harness of a task and seed runs before the
+	// next task, so a run stopped part-way (or one shard) already holds
+	// complete harness comparisons on the tasks it reached.
 	i := -1
-	for _, h := range p.Harnesses {
-		for _, task := range p.Tasks {
-			for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
+	for _, task := range p.Tasks {
+		for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
+			for _, h := range p.Harnesses {
 				i++
 				if !p.Shard.Has(i) {
 					continue

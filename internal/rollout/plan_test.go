@@ -1,0 +1,156 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// tinyModel loads the tiny random llama through the real llama.cpp
+// runtime: a fresh load is what a new process after a crash would see.
+func tinyModel(t *testing.T) *llama.Model {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	data, err := gguf.TinyLlama(gguf.TinyOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// cancelAfter is an agent that cancels its run after n actions, as Ctrl-C
+// would: the episode in flight finishes and the plan stops before the next.
+type cancelAfter struct {
+	Agent
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	return c.Agent.Act(ctx, msgs, banned, seed)
+}
+
+func testPlan(m lm.Model, dir string, agent func(Agent) Agent, shard results.Shard) *Plan {
+	var a Agent = &ModelAgent{Model: m, MaxTokens: 16, Temperature: 0.8}
+	if agent != nil {
+		a = agent(a)
+	}
+	return &Plan{
+		Model: "tiny", Env: FixTest{}, Agent: a, Tasks: FixTest{}.Tasks(), Seeds: 4, Shard: shard, OutDir: dir,
+		Harnesses: []harness.Name{harness.Verbatim, harness.Ban, harness.Drop, harness.Scrub, harness.ErrorOnly},
+		Config:    Config{MaxSteps: 3, OnLoop: "nudge", Faults: Faults{Rate: 0.3, Seed: 1}, Retry: Retry{Retries: 1, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor}},
+	}
+}
+
+func readFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, name := range []string{EpisodesFile, StepsFile} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = data
+	}
+	return out
+}
+
+// TestPlanResumesAndShardsOnTheRealRuntime: sampled episodes through
+// llama.cpp, stopped part-way and resumed by a fresh model, give the bytes
+// of an uninterrupted run; two shards give its rows between them; and the
+// order is task-major, so a partial run holds whole harness comparisons.
+func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
+	ctx := context.Background()
+	whole := t.TempDir()
+	sum, err := testPlan(tinyModel(t), whole, nil, results.Shard{}).Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Episodes != 4*5 {
+		t.Fatalf("%d episodes, want 20", sum.Episodes)
+	}
+	want := readFiles(t, whole)
+
+	resumed := t.TempDir()
+	stopCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, err = testPlan(tinyModel(t), resumed, func(a Agent) Agent { return &cancelAfter{Agent: a, n: 20, cancel: cancel} }, results.Shard{}).Execute(stopCtx)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("stopped plan returned %v, want ErrInterrupted", err)
+	}
+	partial := readFiles(t, resumed)
+	if n := bytes.Count(partial[EpisodesFile], []byte("\n")) - 1; n < 1 || n >= 20 {
+		t.Fatalf("the stop left %d episodes, want some but not all", n)
+	}
+	sum, err = testPlan(tinyModel(t), resumed, nil, results.Shard{}).Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Skipped == 0 || sum.Episodes+sum.Skipped != 20 {
+		t.Errorf("resume played %d and skipped %d", sum.Episodes, sum.Skipped)
+	}
+	for name, data := range readFiles(t, resumed) {
+		if !bytes.Equal(data, want[name]) {
+			t.Errorf("%s after stop and resume differs from an uninterrupted run", name)
+		}
+	}
+
+	var shardRows []string
+	for k := range 2 {
+		dir := t.TempDir()
+		if _, err := testPlan(tinyModel(t), dir, nil, results.Shard{K: k, N: 2}).Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, rows, err := results.ReadTable(filepath.Join(dir, EpisodesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			shardRows = append(shardRows, strings.Join(r, ","))
+		}
+	}
+	_, rows, err := results.ReadTable(filepath.Join(whole, EpisodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wholeRows []string
+	for _, r := range rows {
+		wholeRows = append(wholeRows, strings.Join(r, ","))
+	}
+	slices.Sort(shardRows)
+	sorted := slices.Sorted(slices.Values(wholeRows))
+	if !slices.Equal(shardRows, sorted) {
+		t.Error("the two shards' episodes are not the uninterrupted run's")
+	}
+
+	// Task-major: the first five rows are the first task and seed under
+	// the five harnesses, in the plan's order.
+	for i, r := range rows[:5] {
+		if r[3] != rows[0][3] || r[5] != "1" || r[2] != string(testPlan(nil, "", nil, results.Shard{}).Harnesses[i]) {
+			t.Errorf("row %d is %s/%s seed %s", i+1, r[2], r[3], r[5])
+		}
+	}
+}
