@@ -731,6 +731,9 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 		if r.MaxTokens <= 0 {
 			return nil, fmt.Errorf("generate: request %d: MaxTokens must be positive, got %d", i, r.MaxTokens)
 		}
+		if len(r.BanTexts) > 0 && len(r.Stop) > 0 {
+			return nil, fmt.Errorf("generate: request %d: text bans cannot be combined with stop strings", i)
+		}
 		if err := m.checkTokens(fmt.Sprintf("generate request %d", i), r.Prompt); err != nil {
 			return nil, err
 		}
@@ -831,36 +834,24 @@ func (m *Model) choose(st *genState, b int) {
 	}
 	logZ := mx + math.Log(sum)
 
-	next := lm.Token(-1)
 	gen := st.out.Tokens
-	if st.rng == nil {
-		best := math.Inf(-1)
-		for id, v := range logits {
-			if float64(v) > best && !lm.Banned(st.req.Bans, gen, lm.Token(id)) {
-				best, next = float64(v), lm.Token(id)
-			}
+	ban := lm.TextBan{Texts: st.req.BanTexts, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG}
+	// A token that would end the reply as a banned text is left out and
+	// the choice made again; that is rare, so it costs nothing otherwise.
+	var excluded map[lm.Token]bool
+	masked := func(t lm.Token) bool { return excluded[t] || lm.Banned(st.req.Bans, gen, t) }
+	var next lm.Token
+	for {
+		next = m.pick(st, logits, mx, masked)
+		if next < 0 || !ban.Forbids(gen, next) {
+			break
 		}
-	} else {
-		weights := make([]float64, len(logits))
-		var total float64
-		for id, v := range logits {
-			if !lm.Banned(st.req.Bans, gen, lm.Token(id)) {
-				weights[id] = math.Exp((float64(v) - mx) / st.req.Temperature)
-				total += weights[id]
-			}
+		if excluded == nil {
+			excluded = map[lm.Token]bool{}
 		}
-		u := st.rng.Float64() * total
-		for id, w := range weights {
-			if w == 0 {
-				continue
-			}
-			next = lm.Token(id)
-			if u -= w; u < 0 {
-				break
-			}
-		}
+		excluded[next] = true
 	}
-	if next < 0 || bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(next))) {
+	if next < 0 || m.isEOG(next) {
 		m.stop(st, lm.StopEndOfTurn)
 		return
 	}
@@ -882,6 +873,43 @@ func (m *Model) choose(st *genState, b int) {
 		m.stop(st, lm.StopMaxTokens)
 	}
 }
+
+// pick is the next token of st from the logits (max mx), never a masked
+// one: the highest (ties to the lowest id) when greedy, else a seeded draw
+// at the request's temperature; -1 when every token is masked.
+func (m *Model) pick(st *genState, logits []float32, mx float64, masked func(lm.Token) bool) lm.Token {
+	next := lm.Token(-1)
+	if st.rng == nil {
+		best := math.Inf(-1)
+		for id, v := range logits {
+			if float64(v) > best && !masked(lm.Token(id)) {
+				best, next = float64(v), lm.Token(id)
+			}
+		}
+		return next
+	}
+	weights := make([]float64, len(logits))
+	var total float64
+	for id, v := range logits {
+		if !masked(lm.Token(id)) {
+			weights[id] = math.Exp((float64(v) - mx) / st.req.Temperature)
+			total += weights[id]
+		}
+	}
+	u := st.rng.Float64() * total
+	for id, w := range weights {
+		if w == 0 {
+			continue
+		}
+		next = lm.Token(id)
+		if u -= w; u < 0 {
+			break
+		}
+	}
+	return next
+}
+
+func (m *Model) isEOG(t lm.Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
 
 // stop ends a sequence and sets its text.
 func (m *Model) stop(st *genState, reason string) {

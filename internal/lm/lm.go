@@ -12,6 +12,7 @@ package lm
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -52,6 +53,14 @@ type GenerateRequest struct {
 	// token is masked. This makes the exact banned sequence impossible while
 	// any other text, including every proper prefix of it, stays possible.
 	Bans [][]Token
+	// BanTexts are whole replies the decoder must not produce, compared
+	// with surrounding white space trimmed (as a rollout reads an action).
+	// Token bans alone leave a gap: the same text has other tokenisations
+	// (a final `".` as `"` then `.`, or `".\n` as one token), and a model
+	// that repeats itself finds them. So while the text so far equals a
+	// banned one the end of turn is masked, and the last token the budget
+	// allows cannot make it equal one. Not combined with Stop.
+	BanTexts []string
 }
 
 // Stop reasons reported in Generation.StopReason.
@@ -112,6 +121,42 @@ func Sum(logps []float64) float64 {
 		s += v
 	}
 	return s
+}
+
+// TextBan applies a request's BanTexts for one decoder.
+type TextBan struct {
+	Texts      []string
+	MaxTokens  int
+	Detokenize func([]Token) string
+	EndOfTurn  func(Token) bool
+}
+
+// Forbids reports whether choosing next after generated would end the
+// reply as one of the banned texts: an end of turn now, or the last token
+// the budget allows.
+func (b TextBan) Forbids(generated []Token, next Token) bool {
+	if len(b.Texts) == 0 {
+		return false
+	}
+	var reply []Token
+	switch {
+	case b.EndOfTurn(next):
+		reply = generated
+	case len(generated)+1 >= b.MaxTokens:
+		reply = append(generated[:len(generated):len(generated)], next)
+	default:
+		return false
+	}
+	text := ""
+	if len(reply) > 0 {
+		text = b.Detokenize(reply)
+	}
+	for _, t := range b.Texts {
+		if strings.TrimSpace(text) == t {
+			return true
+		}
+	}
+	return false
 }
 
 // Banned reports whether the ban forbids token next after generated.

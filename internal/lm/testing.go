@@ -176,6 +176,9 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		if len(r.Prompt) == 0 || r.MaxTokens <= 0 {
 			return nil, errors.New("generate: empty prompt or non-positive MaxTokens")
 		}
+		if len(r.BanTexts) > 0 && len(r.Stop) > 0 {
+			return nil, errors.New("generate: text bans cannot be combined with stop strings")
+		}
 		var rng *rand.Rand
 		if r.Temperature > 0 {
 			rng = rand.New(rand.NewPCG(r.Seed, 1))
@@ -183,32 +186,15 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		g := &out[i]
 		for {
 			lp := logSoftmax(f.logits(r.Prompt, append(append([]Token{}, r.Prompt...), g.Tokens...)))
-			next := Token(-1)
-			if rng == nil {
-				for t := range lp {
-					if (next < 0 || lp[t] > lp[next]) && !Banned(r.Bans, g.Tokens, Token(t)) {
-						next = Token(t)
-					}
+			ban := TextBan{Texts: r.BanTexts, MaxTokens: r.MaxTokens, Detokenize: f.Detokenize, EndOfTurn: func(t Token) bool { return t == FakeEndOfTurn }}
+			excluded := map[Token]bool{}
+			var next Token
+			for {
+				next = f.pick(lp, rng, r.Temperature, func(t Token) bool { return excluded[t] || Banned(r.Bans, g.Tokens, t) })
+				if next < 0 || !ban.Forbids(g.Tokens, next) {
+					break
 				}
-			} else {
-				var total float64
-				w := make([]float64, len(lp))
-				for t := range lp {
-					if !Banned(r.Bans, g.Tokens, Token(t)) {
-						w[t] = math.Exp(lp[t] / r.Temperature)
-						total += w[t]
-					}
-				}
-				u := rng.Float64() * total
-				for t := range w {
-					if w[t] == 0 {
-						continue
-					}
-					next = Token(t)
-					if u -= w[t]; u < 0 {
-						break
-					}
-				}
+				excluded[next] = true
 			}
 			if next == FakeEndOfTurn || next < 0 {
 				g.StopReason = StopEndOfTurn
@@ -228,6 +214,38 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		g.Text = cutStop(f.Detokenize(g.Tokens), r.Stop)
 	}
 	return out, nil
+}
+
+// pick is the highest unmasked token when rng is nil, else a seeded draw.
+func (f *Fake) pick(lp []float64, rng *rand.Rand, temperature float64, masked func(Token) bool) Token {
+	next := Token(-1)
+	if rng == nil {
+		for t := range lp {
+			if (next < 0 || lp[t] > lp[next]) && !masked(Token(t)) {
+				next = Token(t)
+			}
+		}
+		return next
+	}
+	var total float64
+	w := make([]float64, len(lp))
+	for t := range lp {
+		if !masked(Token(t)) {
+			w[t] = math.Exp(lp[t] / temperature)
+			total += w[t]
+		}
+	}
+	u := rng.Float64() * total
+	for t := range w {
+		if w[t] == 0 {
+			continue
+		}
+		next = Token(t)
+		if u -= w[t]; u < 0 {
+			break
+		}
+	}
+	return next
 }
 
 func stopAt(g *Generation, stops []string) bool {

@@ -1,0 +1,42 @@
+package lm
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTextBanForbidsOnlyEndingAsABannedText(t *testing.T) {
+	detok := func(ts []Token) string {
+		parts := map[Token]string{1: `f(x="a`, 2: `")`, 3: `"`, 4: `)`, 5: "\n", 6: `)!`}
+		var b strings.Builder
+		for _, t := range ts {
+			b.WriteString(parts[t])
+		}
+		return b.String()
+	}
+	end := Token(9)
+	ban := TextBan{Texts: []string{`f(x="a")`}, MaxTokens: 4, Detokenize: detok, EndOfTurn: func(t Token) bool { return t == end }}
+	cases := []struct {
+		gen  []Token
+		next Token
+		want bool
+	}{
+		{[]Token{1, 2}, end, true},    // the banned text, then end of turn
+		{[]Token{1, 3, 4}, end, true}, // the same text in other tokens
+		{[]Token{1, 2, 5}, end, true}, // with a trailing newline
+		{[]Token{1, 3}, 4, false},     // may still go on past it
+		{[]Token{1, 3, 4}, 6, false},  // another text at the budget's end
+		{[]Token{1, 3, 5}, 4, false},  // "f(x=\"a\"\n)" differs inside
+		{[]Token{1, 2, 5}, 5, true},   // the budget's last token leaves it banned
+		{[]Token{1}, end, false},      // a proper prefix may end
+		{nil, end, false},             // an empty reply is not banned here
+	}
+	for _, c := range cases {
+		if got := ban.Forbids(c.gen, c.next); got != c.want {
+			t.Errorf("after %v, %d: forbids %v, want %v", c.gen, c.next, got, c.want)
+		}
+	}
+	if (TextBan{}).Forbids([]Token{1, 2}, end) {
+		t.Error("no banned texts forbade something")
+	}
+}
