@@ -37,15 +37,9 @@ func manyItems(n int) []transcript.Item {
 // llama.cpp runtime.
 func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) Summary {
 	t.Helper()
-	path := filepath.Join(os.TempDir(), "feedrun-probe-tiny.gguf")
-	if _, err := os.Stat(path); err != nil {
-		data, err := gguf.TinyLlama(gguf.TinyOptions{Seed: 11})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	path, err := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 11})
+	if err != nil {
+		t.Fatal(err)
 	}
 	m, err := llama.Load(path, llama.Options{Threads: 1})
 	if err != nil {

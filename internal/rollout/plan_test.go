@@ -22,12 +22,8 @@ import (
 // runtime: a fresh load is what a new process after a crash would see.
 func tinyModel(t *testing.T) *llama.Model {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	data, err := gguf.TinyLlama(gguf.TinyOptions{Seed: 5})
+	path, err := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 5})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := llama.Load(path, llama.Options{Threads: 1})
