@@ -77,12 +77,18 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 	defer m.Close()
 	agent := &rollout.ModelAgent{Model: m, MaxTokens: env.MaxTokens()}
 	cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop"}
+	var train []rollout.Task
+	for _, task := range env.Tasks() {
+		if task.Split == "train" {
+			train = append(train, task)
+		}
+	}
+	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(train), opts.Seeds, opts.DB)
+	progress := opts.IO.NewProgress(int64(len(train)*opts.Seeds), "episodes")
+	defer progress.Finish()
 	return withStore(opts.DB, func(s *memory.Store) error {
 		n := 0
-		for _, task := range env.Tasks() {
-			if task.Split != "train" {
-				continue
-			}
+		for _, task := range train {
 			for seed := 1; seed <= opts.Seeds; seed++ {
 				if ctx.Err() != nil {
 					return ErrInterrupted
@@ -95,6 +101,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 					return err
 				}
 				n++
+				progress.Add(1)
 			}
 		}
 		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s\n", n, opts.DB)
