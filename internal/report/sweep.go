@@ -110,13 +110,14 @@ func RetryBudget(eps []rollout.SweepEpisode, b Bootstrap) (Table, error) {
 		},
 	}
 	f := &figurer{b: b}
+	// One pass groups the episodes by cell; a seed is left out of the key.
+	byCell := map[string][]rollout.SweepEpisode{}
+	for _, e := range eps {
+		k := rollout.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, 0)
+		byCell[k] = append(byCell[k], e)
+	}
 	for _, c := range rollout.SweepCells(eps) {
-		var cell []rollout.SweepEpisode
-		for _, e := range eps {
-			if e.Agent == c.Agent && e.FaultRate == c.FaultRate && e.Retries == c.Retries && e.OnLoop == c.OnLoop {
-				cell = append(cell, e)
-			}
-		}
+		cell := byCell[rollout.SweepKey(c.Agent, c.FaultRate, c.Retries, c.OnLoop, 0)]
 		figs := map[string]Figure{
 			"runs":           count(c.Runs),
 			"finished_rate":  f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return indicator(e.Finished) }), false, stats.Mean),
