@@ -152,6 +152,7 @@ type Model struct {
 	cachedFull int
 	block      int  // prefix block size
 	inUnit     bool // a prompt of the current unit has been evaluated
+	evaluated  int  // prompt tokens evaluated so far (what reuse saves)
 }
 
 var _ lm.Model = (*Model)(nil)
@@ -478,6 +479,37 @@ func (m *Model) BeginUnit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inUnit = false
+	if m.model != nil {
+		m.canonicalLayout()
+	}
+}
+
+// canonicalLayout leaves the KV cache as a fresh context would after
+// evaluating the canonical prefix: those cells first and in order,
+// nothing else, the search for free cells starting after them.
+// Flash attention sums over the unmasked cells in the order they sit in
+// the cache, and llama.cpp refills freed cells before its head; so without
+// this an episode's later steps would come out a rounding error apart
+// depending on which units ran before it. The prefix's KV is copied out
+// and back, not recomputed, so its bits are unchanged.
+func (m *Model) canonicalLayout() {
+	mem := m.mem()
+	keep := m.cachedFull
+	var state []byte
+	if keep > 0 {
+		C.llama_memory_seq_rm(mem, 0, C.llama_pos(keep), -1)
+		state = make([]byte, C.llama_state_seq_get_size(m.ctx, 0))
+		if C.llama_state_seq_get_data(m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), 0) != C.size_t(len(state)) {
+			keep = 0
+		}
+	}
+	// Metadata only: cells that are not restored are never read.
+	C.llama_memory_clear(mem, false)
+	if keep > 0 && C.llama_state_seq_set_data(m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), 0) == 0 {
+		C.llama_memory_clear(mem, false)
+		keep = 0
+	}
+	m.cached, m.cachedFull = m.cached[:keep], keep
 }
 
 // reusable is how many leading tokens of prompt can be taken from
@@ -517,6 +549,7 @@ func (m *Model) evalPrompt(prompt []lm.Token, from int, seq int) error {
 		if err := m.decode(); err != nil {
 			return err
 		}
+		m.evaluated += end - start
 		start = end
 	}
 	return nil
@@ -766,6 +799,10 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.Generation) error {
 	mem := m.mem()
 	states := make([]*genState, len(group))
+	// What sequence 0 will hold if a request asks to keep its cache: the
+	// canonical part follows the rule of primePrefix.
+	var kept *genState
+	keptFull := 0
 	for j, i := range group {
 		r := reqs[i]
 		st := &genState{req: r, seq: j + 1, active: true}
@@ -775,6 +812,12 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		st.keep = m.reusable(r.Prompt)
 		if st.keep > 0 {
 			C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(st.seq), 0, C.llama_pos(st.keep))
+		}
+		if r.KeepCache && !m.opts.NoPrefixReuse {
+			kept, keptFull = st, min(m.cachedFull, m.alignDown(st.keep))
+			if m.canonicalFrom(st.keep) {
+				keptFull = m.alignDown(len(r.Prompt))
+			}
 		}
 		states[j] = st
 	}
@@ -817,7 +860,28 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 	for j, i := range group {
 		out[i] = states[j].out
 	}
+	if kept != nil {
+		m.keepSequence(kept, keptFull)
+	}
 	return nil
+}
+
+// keepSequence makes sequence 0 hold what st's sequence holds: its prompt
+// and every generated token that was fed back (all of them after an end of
+// turn; all but the last otherwise). The next prompt of the unit then
+// evaluates only what it adds. Within a unit this is deterministic, since
+// the unit's own calls produced it; across units only the first full
+// aligned blocks (full) are reused, as for a scored prefix.
+func (m *Model) keepSequence(st *genState, full int) {
+	mem := m.mem()
+	fed := len(st.out.Tokens)
+	if st.out.StopReason != lm.StopEndOfTurn {
+		fed = max(fed-1, 0)
+	}
+	C.llama_memory_seq_rm(mem, 0, -1, -1)
+	C.llama_memory_seq_cp(mem, C.llama_seq_id(st.seq), 0, -1, -1)
+	m.cached = append(append(m.cached[:0], st.req.Prompt...), st.out.Tokens[:fed]...)
+	m.cachedFull = full
 }
 
 // choose picks the next token of st from the logits at batch index b and

@@ -404,3 +404,77 @@ func TestStopStringEndsGeneration(t *testing.T) {
 		t.Errorf("stop %q: text %q (%s, %d tokens), want %q after 3 tokens", stop, g[0].Text, g[0].StopReason, len(g[0].Tokens), want)
 	}
 }
+
+// agentEpisode plays three agent steps: each prompt is the previous prompt,
+// the reply and an observation, as a rollout re-sends its transcript. With
+// reuse on, each later step must evaluate only what it adds to the cached
+// prompt and fed reply tokens.
+func agentEpisode(t *testing.T, m *Model, task string) []lm.Generation {
+	t.Helper()
+	m.BeginUnit()
+	system := "<|im_start|>system\n" + strings.Repeat("You call one tool per reply and never repeat a failed call. ", 4) + "<|im_end|>\n"
+	prompt := tokens(t, m, system+"<|im_start|>user\n"+task+"<|im_end|>\n<|im_start|>assistant\n")
+	observation := tokens(t, m, "<|im_end|>\n<|im_start|>user\nObservation: error: not found<|im_end|>\n<|im_start|>assistant\n")
+	var gens []lm.Generation
+	cachedLen := 0 // tokens sequence 0 should hold after the previous step
+	for step := 0; step < 3; step++ {
+		before := m.evaluated
+		g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 6 + step, KeepCache: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if step > 0 && !m.opts.NoPrefixReuse {
+			if got, want := m.evaluated-before, len(prompt)-cachedLen; got != want {
+				t.Errorf("step %d evaluated %d of %d prompt tokens, want %d", step, got, len(prompt), want)
+			}
+		}
+		gens = append(gens, g[0])
+		fed := len(g[0].Tokens)
+		if g[0].StopReason != lm.StopEndOfTurn {
+			fed--
+		}
+		cachedLen = len(prompt) + fed
+		prompt = append(append(append([]lm.Token{}, prompt...), g[0].Tokens...), observation...)
+	}
+	return gens
+}
+
+// Keeping an agent's reply cached must save work without tying an episode
+// to what ran before it: the same episode gives bit-identical replies on a
+// cold model and on one that ran another episode first, and the same
+// greedy replies as evaluating every prompt from scratch.
+func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
+	warm := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	cold := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	scratch := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, NoPrefixReuse: true})
+	agentEpisode(t, warm, "Cancel the 10:00 meeting.")
+	before := warm.evaluated
+	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
+	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
+	// The shared system prompt's whole blocks still carry over.
+	if saved := cold.evaluated - (warm.evaluated - before); saved < prefixBlock {
+		t.Errorf("the warm episode evaluated %d prompt tokens, the cold one %d: the system prompt was not reused", warm.evaluated-before, cold.evaluated)
+	}
+	s := agentEpisode(t, scratch, "Email Ana the agenda for the design review.")
+	if len(c[2].Tokens) == 0 {
+		t.Fatal("the last step generated nothing: pick another seed")
+	}
+	for step := range c {
+		if !equal(w[step].Tokens, c[step].Tokens) {
+			t.Errorf("step %d: warm %v vs cold %v", step, w[step].Tokens, c[step].Tokens)
+		}
+		for j := range c[step].LogProbs {
+			if w[step].LogProbs[j] != c[step].LogProbs[j] {
+				t.Errorf("step %d token %d: warm %.9f vs cold %.9f", step, j, w[step].LogProbs[j], c[step].LogProbs[j])
+			}
+		}
+		if !equal(s[step].Tokens, c[step].Tokens) {
+			t.Errorf("step %d: from scratch %v vs reused %v", step, s[step].Tokens, c[step].Tokens)
+		}
+		for j := range s[step].LogProbs {
+			if d := math.Abs(s[step].LogProbs[j] - c[step].LogProbs[j]); d > 1e-3 {
+				t.Errorf("step %d token %d: from scratch %.6f vs reused %.6f", step, j, s[step].LogProbs[j], c[step].LogProbs[j])
+			}
+		}
+	}
+}

@@ -61,6 +61,12 @@ type GenerateRequest struct {
 	// banned one the end of turn is masked, and the last token the budget
 	// allows cannot make it equal one. Not combined with Stop.
 	BanTexts []string
+	// KeepCache asks the model to keep this prompt and its reply cached,
+	// because the next prompt of the unit extends them (an agent's next
+	// step re-sends the whole transcript). Only a cache hint: an
+	// implementation may ignore it, and results must not depend on it
+	// across units.
+	KeepCache bool
 }
 
 // Stop reasons reported in Generation.StopReason.

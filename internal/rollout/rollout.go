@@ -43,7 +43,7 @@ func (a *ModelAgent) Act(_ context.Context, msgs []transcript.Message, banned []
 	}
 	// Both bans: the token form is DESIGN's decoder mask, the text form
 	// closes the other tokenisations of the same reply (see BanTexts).
-	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, BanTexts: banned}
+	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, BanTexts: banned, KeepCache: true}
 	for _, b := range banned {
 		ids, err := a.Model.Tokenize(b, false, false)
 		if err != nil {
