@@ -89,3 +89,35 @@ func BenchmarkScore4(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAgentEpisode plays an eight-step agent episode the way a rollout
+// does: each step re-sends the transcript so far (a 400-token task, then
+// every reply and a 40-token observation) and generates a 24-token reply.
+// "kept" keeps each step's prompt and reply cached (KeepCache); "scratch"
+// evaluates every prompt from the start.
+func BenchmarkAgentEpisode(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		noReuse bool
+	}{{"kept", false}, {"scratch", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loadReal(b, "smollm2-135m", Options{NoPrefixReuse: c.noReuse})
+			text := benchPrompt(b, m, 440)
+			task, observation := text[:400], text[400:440]
+			const steps, reply = 8, 24
+			for b.Loop() {
+				m.BeginUnit()
+				prompt := append([]lm.Token{}, task...)
+				for s := 0; s < steps; s++ {
+					req := lm.GenerateRequest{Prompt: prompt, MaxTokens: reply, Temperature: 1, Seed: uint64(s), Bans: [][]lm.Token{{m.eot()}}, KeepCache: true}
+					gs, err := m.Generate([]lm.GenerateRequest{req})
+					if err != nil {
+						b.Fatal(err)
+					}
+					prompt = append(append(prompt, gs[0].Tokens...), observation...)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/episode")
+		})
+	}
+}

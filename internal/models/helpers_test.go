@@ -121,7 +121,8 @@ func newTestFetcher(t *testing.T) (*Fetcher, *bytes.Buffer) {
 	return &Fetcher{Cache: Cache{Dir: t.TempDir()}, Status: &status}, &status
 }
 
-// cacheFiles lists the names in the cache directory, sorted.
+// cacheFiles lists the names in the cache directory, sorted, leaving out
+// the pull locks (which stay).
 func cacheFiles(t *testing.T, c Cache) []string {
 	t.Helper()
 	entries, err := os.ReadDir(c.Dir)
@@ -131,7 +132,9 @@ func cacheFiles(t *testing.T, c Cache) []string {
 	ok(t, err)
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if !strings.HasSuffix(e.Name(), LockSuffix) {
+			names = append(names, e.Name())
+		}
 	}
 	slices.Sort(names)
 	return names

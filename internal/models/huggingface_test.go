@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // hfServer stands in for Hugging Face: it serves one file at
@@ -335,4 +337,93 @@ func TestPullHuggingFaceCancelled(t *testing.T) {
 	if ranges, _ := srv.requests(); len(ranges) != 1 {
 		t.Fatalf("%d requests after cancellation, want 1", len(ranges))
 	}
+}
+
+// Two pulls of one model at once (shards started together) must not both
+// download into the same part file: the second waits for the first's lock
+// and then finds the model cached.
+func TestPullWaitsForAnotherPullOfTheSameModel(t *testing.T) {
+	content := testGGUF(t)
+	srv := newHFServer(t, content)
+	f, _ := newTestFetcher(t)
+	status := &syncBuffer{}
+	f.Status = status
+	f.HFEndpoint = srv.URL
+	m := testModel(content, hfSource("owner/repo"))
+	ok(t, os.MkdirAll(f.Cache.Dir, 0o755))
+
+	other := flock.New(f.Cache.Path(m) + LockSuffix)
+	locked, err := other.TryLock()
+	ok(t, err)
+	if !locked {
+		t.Fatal("could not take the lock in the test")
+	}
+	type result struct {
+		pulled Pulled
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := f.Pull(context.Background(), m)
+		done <- result{got, err}
+	}()
+	// While the lock is held the pull waits and fetches nothing.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(status.String(), "waiting for another pull") {
+		if time.Now().After(deadline) {
+			t.Fatalf("pull did not wait for the lock; status:\n%s", status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ranges, _ := srv.requests(); len(ranges) != 0 {
+		t.Fatalf("pull fetched %d times while another held the lock", len(ranges))
+	}
+	// The other pull installs the file and lets go.
+	ok(t, os.WriteFile(f.Cache.Path(m), content, 0o644))
+	ok(t, other.Unlock())
+	r := <-done
+	ok(t, r.err)
+	got := r.pulled
+	if !got.Cached {
+		t.Fatalf("Pull = %+v, want Cached after the other pull installed it", got)
+	}
+	if ranges, _ := srv.requests(); len(ranges) != 0 {
+		t.Fatalf("pull fetched %d times after the other pull installed the file", len(ranges))
+	}
+}
+
+// A pull cancelled while it waits for the lock says so.
+func TestPullCancelledWhileWaitingForLock(t *testing.T) {
+	content := testGGUF(t)
+	f, _ := newTestFetcher(t)
+	m := testModel(content, hfSource("owner/repo"))
+	ok(t, os.MkdirAll(f.Cache.Dir, 0o755))
+	other := flock.New(f.Cache.Path(m) + LockSuffix)
+	if locked, err := other.TryLock(); err != nil || !locked {
+		t.Fatalf("could not take the lock in the test: %v", err)
+	}
+	defer other.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := f.Pull(ctx, m)
+	errContains(t, err, "tiny.gguf.lock")
+	errContains(t, err, "deadline exceeded")
+}
+
+// syncBuffer is a status writer the test can read while a pull writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

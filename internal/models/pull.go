@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -89,6 +90,17 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 	if err := os.MkdirAll(f.Cache.Dir, 0o755); err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", m.Name, err)
 	}
+	// Shards started together on one machine pull the same model at once;
+	// without a lock they would write one part file from two processes.
+	unlock, err := f.lock(ctx, m)
+	if err != nil {
+		return Pulled{}, err
+	}
+	defer unlock()
+	if f.Cache.InCache(m) {
+		f.statusf("pull %s: another pull put it in the cache meanwhile", m.Name)
+		return Pulled{Model: m.Name, Path: dest, SHA256: m.SHA256, Size: m.Size, Cached: true}, nil
+	}
 	var failures []string
 	for _, src := range m.Sources {
 		f.statusf("pull %s: trying %s", m.Name, src)
@@ -114,6 +126,30 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 		failures = append(failures, fmt.Sprintf("%s: %v", src, err))
 	}
 	return Pulled{}, fmt.Errorf("pull %s: every source failed: %s", m.Name, strings.Join(failures, "; "))
+}
+
+// LockSuffix names the file beside a cached model that pulls of it lock.
+// It is left in place: removing it would let a waiting pull lock a file
+// that another pull has already replaced.
+const LockSuffix = ".lock"
+
+// lock takes m's pull lock, waiting (and saying so) while another process
+// holds it.
+func (f *Fetcher) lock(ctx context.Context, m Model) (unlock func(), err error) {
+	l := flock.New(f.Cache.Path(m) + LockSuffix)
+	locked, err := l.TryLock()
+	if err == nil && !locked {
+		f.statusf("pull %s: waiting for another pull of it to finish (%s)", m.Name, l.Path())
+		locked, err = l.TryLockContext(ctx, 250*time.Millisecond)
+	}
+	if err != nil || !locked {
+		l.Close()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("pull %s: lock %s: %w", m.Name, l.Path(), err)
+	}
+	return func() { l.Unlock() }, nil
 }
 
 // install checks the finished part file and renames it to m's path: the
