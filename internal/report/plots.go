@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -362,7 +361,10 @@ func retryPanels(t Table) ([]*plot.Plot, error) {
 		byPolicy := map[string][]Row{}
 		var policies []string
 		for _, r := range rows {
-			policy, _, _ := strings.Cut(r.Setting, ", ")
+			if r.Retry == nil {
+				return nil, fmt.Errorf("plots: %s row %q has no retry setting", RetryTable, r.label())
+			}
+			policy := r.Retry.OnLoop
 			if _, ok := byPolicy[policy]; !ok {
 				policies = append(policies, policy)
 			}
@@ -380,11 +382,7 @@ func retryPanels(t Table) ([]*plot.Plot, error) {
 				var measured, predicted plotter.XYs
 				var errs plotter.YErrors
 				for _, r := range byPolicy[policy] {
-					_, retries, _ := strings.Cut(r.Setting, ", ")
-					x, err := strconv.Atoi(retries)
-					if err != nil {
-						return nil, fmt.Errorf("plots: %s row %q: retries %q is not a whole number", RetryTable, r.Setting, retries)
-					}
+					x := r.Retry.Retries
 					if f, ok := r.Figures[m.figure]; defined(f, ok) {
 						pt := pointOf(f)
 						measured = append(measured, plotter.XY{X: float64(x) + offset, Y: pt.est})

@@ -132,7 +132,8 @@ func RetryBudget(eps []rollout.SweepEpisode, b Bootstrap) (Table, error) {
 			return Table{}, fmt.Errorf("%s, %s: %w", c.Agent, sweepEnv(c.FaultRate), f.err)
 		}
 		t.Rows = append(t.Rows, Row{
-			Model: c.Agent, Env: sweepEnv(c.FaultRate), Setting: fmt.Sprintf("%s, %d", c.OnLoop, c.Retries), Figures: figs,
+			Model: c.Agent, Env: sweepEnv(c.FaultRate), Figures: figs,
+			Setting: fmt.Sprintf("%s, %d", c.OnLoop, c.Retries), Retry: &RetrySetting{OnLoop: c.OnLoop, Retries: c.Retries},
 		})
 	}
 	return t, nil

@@ -65,11 +65,20 @@ type Row struct {
 	Env     string
 	Harness harness.Name
 	// Setting, when set, names the row in place of the harness (Table 5's
-	// loop policy and retry budget).
+	// loop policy and retry budget, printed).
 	Setting string
+	// Retry is what a Table 5 row measures, for the chart to read
+	// without parsing Setting back; nil elsewhere.
+	Retry *RetrySetting
 	// Figures by column id; a column missing here does not apply to the row
 	// (e.g. a difference from verbatim on the verbatim row) and prints blank.
 	Figures map[string]Figure
+}
+
+// RetrySetting is one cell of the retry sweep.
+type RetrySetting struct {
+	OnLoop  string // "stop" or "nudge"
+	Retries int
 }
 
 // ModelLabel is the model's name as every table prints it: base checkpoints
