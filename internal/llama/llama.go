@@ -348,9 +348,38 @@ func (m *Model) IsEndOfTurn(t lm.Token) bool {
 
 // PlainTemplate names the fallback chat format used when a GGUF carries no
 // chat template (base models such as the Gemma 3 270M conversion): each
-// message is "<role>: <content>" on its own lines, and the generation prompt
-// is "assistant:". It is documented in the README and labelled in results.
+// message is "<role>: <content>" followed by a blank line, and the
+// generation prompt is "assistant:". A base model emits no end-of-turn
+// token in it; it goes on to write the next turn itself. So a reply ends
+// where it starts one (PlainTurnEnd): generation stops there with
+// StopEndOfTurn and the reply is the text before it. It is documented in
+// the README and labelled in results.
 const PlainTemplate = "feedrun-plain"
+
+// plainTurnLabels start the messages RenderPlain writes after a reply.
+var plainTurnLabels = []string{
+	"\n\n" + transcript.RoleUser + ":", "\n\n" + transcript.RoleAssistant + ":", "\n\n" + transcript.RoleSystem + ":",
+}
+
+// PlainTurnEnd is where a reply in the plain format ends: the first blank
+// line followed by a role label, or -1.
+func PlainTurnEnd(text string) int {
+	end := -1
+	for _, l := range plainTurnLabels {
+		if k := strings.Index(text, l); k >= 0 && (end < 0 || k < end) {
+			end = k
+		}
+	}
+	return end
+}
+
+// turnEnd is the TextBan.TurnEnd of the model's chat format.
+func (m *Model) turnEnd() func(string) int {
+	if m.tmpl == nil {
+		return PlainTurnEnd
+	}
+	return nil
+}
 
 // RenderChat formats messages with the GGUF's chat template through
 // llama_chat_apply_template, or with PlainTemplate when there is none.
@@ -899,7 +928,7 @@ func (m *Model) choose(st *genState, b int) {
 	logZ := mx + math.Log(sum)
 
 	gen := st.out.Tokens
-	ban := lm.TextBan{Texts: st.req.BanTexts, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG}
+	ban := lm.TextBan{Texts: st.req.BanTexts, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
 	// A token that would end the reply as a banned text is left out and
 	// the choice made again; that is rare, so it costs nothing otherwise.
 	var excluded map[lm.Token]bool
@@ -921,6 +950,12 @@ func (m *Model) choose(st *genState, b int) {
 	}
 	st.out.Tokens = append(st.out.Tokens, next)
 	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
+	if m.tmpl == nil {
+		if text := m.detokenize(st.out.Tokens); PlainTurnEnd(text) >= 0 {
+			m.endPlainTurn(st, text, PlainTurnEnd(text))
+			return
+		}
+	}
 	// The text is only needed per step to look for stop strings; without
 	// them it is detokenised once, when the sequence ends.
 	if len(st.req.Stop) > 0 {
@@ -983,6 +1018,21 @@ func (m *Model) stop(st *genState, reason string) {
 	if len(st.out.Tokens) > 0 {
 		st.out.Text = m.detokenize(st.out.Tokens)
 	}
+}
+
+// endPlainTurn ends st's reply where the text starts the next turn, at k.
+// The reply keeps the generated tokens whose text lies wholly before k (all
+// of them were fed back, so a kept cache stays a prefix of the KV cells);
+// in the rare case that a token straddles k, Text is longer than they spell.
+func (m *Model) endPlainTurn(st *genState, text string, k int) {
+	n := len(st.out.Tokens) - 1
+	for n > 0 && len(m.detokenize(st.out.Tokens[:n])) > k {
+		n--
+	}
+	st.out.Tokens, st.out.LogProbs = st.out.Tokens[:n], st.out.LogProbs[:n]
+	st.out.StopReason = lm.StopEndOfTurn
+	st.out.Text = text[:k]
+	st.active = false
 }
 
 // eot is the model's end-of-turn token (EOS when it has no EOT).

@@ -97,3 +97,53 @@ func TestGemmaHasNoTemplateAndFallsBackToPlain(t *testing.T) {
 		t.Errorf("render = %q, %v", got, err)
 	}
 }
+
+func TestPlainTurnEnd(t *testing.T) {
+	for text, want := range map[string]int{
+		` f(x)` + "\n\nuser: Observation: ok": 5,
+		"\n\nassistant: hi":                     0,
+		"a\n\nb\n\nsystem:":                     4,
+		"def f():\n\n    return 1":              -1,
+		"done\nuser: next":                      -1,
+		"x\n\nusers: y":                         -1,
+	} {
+		if got := PlainTurnEnd(text); got != want {
+			t.Errorf("PlainTurnEnd(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
+
+// The base Gemma never emits an end-of-turn token in the plain format; it
+// writes the next turn itself. Its reply must end there: end of turn, the
+// text before the label, and a ban on that text must make it impossible.
+func TestGemmaReplyEndsWhereItStartsTheNextTurn(t *testing.T) {
+	m := loadReal(t, "gemma3-270m", Options{Threads: 1})
+	msgs := []transcript.Message{
+		{Role: "user", Content: "2 + 2?"}, {Role: "assistant", Content: "4"},
+		{Role: "user", Content: "3 + 3?"}, {Role: "assistant", Content: "6"},
+		{Role: "user", Content: "5 + 5?"},
+	}
+	prompt, err := m.Tokenize(RenderPlain(msgs, true), true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, KeepCache: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := g[0]
+	if reply.StopReason != lm.StopEndOfTurn || strings.Contains(reply.Text, "\n\n") || len(reply.Tokens) >= 40 {
+		t.Fatalf("reply %q (%s, %d tokens): want a short reply ended at the next turn", reply.Text, reply.StopReason, len(reply.Tokens))
+	}
+	if m.Detokenize(reply.Tokens) != reply.Text || len(reply.LogProbs) != len(reply.Tokens) {
+		t.Errorf("tokens spell %q, text %q", m.Detokenize(reply.Tokens), reply.Text)
+	}
+	banned := strings.TrimSpace(reply.Text)
+	b, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, BanTexts: []string{banned}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(b[0].Text) == banned {
+		t.Errorf("banned reply %q came again (%s)", banned, b[0].StopReason)
+	}
+}

@@ -135,27 +135,22 @@ type TextBan struct {
 	MaxTokens  int
 	Detokenize func([]Token) string
 	EndOfTurn  func(Token) bool
+	// TurnEnd, for a chat format whose turns end in text rather than in a
+	// token (feedrun's plain role format), is where the reply ends in the
+	// text generated so far, or -1; nil for other formats.
+	TurnEnd func(string) int
 }
 
 // Forbids reports whether choosing next after generated would end the
-// reply as one of the banned texts: an end of turn now, or the last token
-// the budget allows.
+// reply as one of the banned texts: an end of turn now (a token, or the
+// text that ends a turn), or the last token the budget allows.
 func (b TextBan) Forbids(generated []Token, next Token) bool {
 	if len(b.Texts) == 0 {
 		return false
 	}
-	var reply []Token
-	switch {
-	case b.EndOfTurn(next):
-		reply = generated
-	case len(generated)+1 >= b.MaxTokens:
-		reply = append(generated[:len(generated):len(generated)], next)
-	default:
+	text, ends := b.replyIfEnds(generated, next)
+	if !ends {
 		return false
-	}
-	text := ""
-	if len(reply) > 0 {
-		text = b.Detokenize(reply)
 	}
 	for _, t := range b.Texts {
 		if strings.TrimSpace(text) == t {
@@ -163,6 +158,30 @@ func (b TextBan) Forbids(generated []Token, next Token) bool {
 		}
 	}
 	return false
+}
+
+// replyIfEnds is the reply's text when choosing next ends it.
+func (b TextBan) replyIfEnds(generated []Token, next Token) (string, bool) {
+	detok := func(ts []Token) string {
+		if len(ts) == 0 {
+			return ""
+		}
+		return b.Detokenize(ts)
+	}
+	if b.EndOfTurn(next) {
+		return detok(generated), true
+	}
+	last := len(generated)+1 >= b.MaxTokens
+	if b.TurnEnd == nil && !last {
+		return "", false
+	}
+	whole := detok(append(generated[:len(generated):len(generated)], next))
+	if b.TurnEnd != nil {
+		if k := b.TurnEnd(whole); k >= 0 {
+			return whole[:k], true
+		}
+	}
+	return whole, last
 }
 
 // Banned reports whether the ban forbids token next after generated.

@@ -40,3 +40,35 @@ func TestTextBanForbidsOnlyEndingAsABannedText(t *testing.T) {
 		t.Error("no banned texts forbade something")
 	}
 }
+
+// In a format whose turns end in text (feedrun's plain role format), the
+// token that completes the next turn's label ends the reply, so it must not
+// come when the text before the label is banned.
+func TestTextBanForbidsEndingInTextAsABannedText(t *testing.T) {
+	detok := func(ts []Token) string {
+		parts := map[Token]string{1: ` f(x)`, 2: "\n\n", 3: "user", 4: ":", 5: " g(x)", 6: "users"}
+		var b strings.Builder
+		for _, t := range ts {
+			b.WriteString(parts[t])
+		}
+		return b.String()
+	}
+	turnEnd := func(s string) int { return strings.Index(s, "\n\nuser:") }
+	ban := TextBan{Texts: []string{"f(x)"}, MaxTokens: 10, Detokenize: detok, EndOfTurn: func(Token) bool { return false }, TurnEnd: turnEnd}
+	cases := []struct {
+		gen  []Token
+		next Token
+		want bool
+	}{
+		{[]Token{1, 2, 3}, 4, true},  // " f(x)" then the next turn's label
+		{[]Token{1, 2}, 3, false},    // the label is not complete yet
+		{[]Token{1, 2, 6}, 4, false}, // "users:" is not the label
+		{[]Token{5, 2, 3}, 4, false}, // another reply may end
+		{[]Token{1}, 5, false},       // may go on past the banned text
+	}
+	for _, c := range cases {
+		if got := ban.Forbids(c.gen, c.next); got != c.want {
+			t.Errorf("after %v, %d: forbids %v, want %v", c.gen, c.next, got, c.want)
+		}
+	}
+}
