@@ -215,6 +215,8 @@ func Load(path string, opts Options) (*Model, error) {
 	}
 	if m.tmpl != nil {
 		m.info.ChatTemplate = C.GoString(m.tmpl)
+	} else {
+		m.info.ReplyDelimiter = plainReplyDelimiter
 	}
 	return m, nil
 }
@@ -438,12 +440,16 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	}
 }
 
+// plainReplyDelimiter separates "assistant:" from the reply's content in
+// the plain format, as RenderPlain writes every earlier reply.
+const plainReplyDelimiter = " "
+
 // RenderPlain is the PlainTemplate format.
 func RenderPlain(msgs []transcript.Message, addGenerationPrompt bool) string {
 	var b strings.Builder
 	for _, msg := range msgs {
 		b.WriteString(msg.Role)
-		b.WriteString(": ")
+		b.WriteString(":" + plainReplyDelimiter)
 		b.WriteString(msg.Content)
 		b.WriteString("\n\n")
 	}

@@ -96,16 +96,22 @@ func TestGemmaHasNoTemplateAndFallsBackToPlain(t *testing.T) {
 	if err != nil || got != RenderPlain(msgs, true) || got != "user: Hi\n\nassistant:" {
 		t.Errorf("render = %q, %v", got, err)
 	}
+	if d := m.Info().ReplyDelimiter; d != " " {
+		t.Errorf("plain format reply delimiter %q, want a space", d)
+	}
+	if d := loadReal(t, "smollm2-135m", Options{Threads: 1}).Info().ReplyDelimiter; d != "" {
+		t.Errorf("SmolLM2's template gives reply delimiter %q, want none", d)
+	}
 }
 
 func TestPlainTurnEnd(t *testing.T) {
 	for text, want := range map[string]int{
 		` f(x)` + "\n\nuser: Observation: ok": 5,
-		"\n\nassistant: hi":                     0,
-		"a\n\nb\n\nsystem:":                     4,
-		"def f():\n\n    return 1":              -1,
-		"done\nuser: next":                      -1,
-		"x\n\nusers: y":                         -1,
+		"\n\nassistant: hi":                   0,
+		"a\n\nb\n\nsystem:":                   4,
+		"def f():\n\n    return 1":            -1,
+		"done\nuser: next":                    -1,
+		"x\n\nusers: y":                       -1,
 	} {
 		if got := PlainTurnEnd(text); got != want {
 			t.Errorf("PlainTurnEnd(%q) = %d, want %d", text, got, want)

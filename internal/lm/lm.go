@@ -30,6 +30,11 @@ type Info struct {
 	VocabSize     int    `json:"vocab_size"`     // number of tokens
 	ContextLength int    `json:"context_length"` // training context length
 	ChatTemplate  string `json:"chat_template"`  // template stored in the GGUF; empty when absent
+	// ReplyDelimiter is the text the chat format puts between the
+	// generation prompt and a reply's content: " " in feedrun's plain role
+	// format ("assistant: <content>"), "" for templates. A reply scored or
+	// compared token for token starts with it, as the model would write it.
+	ReplyDelimiter string `json:"reply_delimiter"`
 }
 
 // Continuation is one sequence to score after a shared prefix. Tokens before

@@ -24,15 +24,18 @@ const fakeEOTText = "<eot>"
 // With Copy = 0 it has no memory of earlier turns at all, so every context
 // gives the same figures (G = 0 everywhere).
 type Fake struct {
-	Copy   float64
-	closed bool
+	Copy float64
+	// ReplyDelimiter is reported in Info, to test callers of formats whose
+	// replies start with one.
+	ReplyDelimiter string
+	closed         bool
 }
 
 var _ Model = (*Fake)(nil)
 
 // Info describes the fake.
 func (f *Fake) Info() Info {
-	return Info{Name: "fake", Architecture: "fake", VocabSize: 257, ContextLength: 1 << 20}
+	return Info{Name: "fake", Architecture: "fake", VocabSize: 257, ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
 }
 
 // Tokenize maps each byte to one token, and "<eot>" to FakeEndOfTurn when

@@ -102,8 +102,11 @@ type item struct {
 func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 	p.model.BeginUnit()
 	st := &item{it: it, tokens: map[string][][]float64{}}
+	// A candidate is scored as the model would write it after the
+	// generation prompt, delimiter included (" " in the plain format).
+	delim := p.model.Info().ReplyDelimiter
 	for i, c := range it.Candidates() {
-		ids, err := p.model.Tokenize(c, false, false)
+		ids, err := p.model.Tokenize(delim+c, false, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("item %s: candidate %d: %w", it.ID, i, err)
 		}

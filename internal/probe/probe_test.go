@@ -186,3 +186,19 @@ func TestResumeRefusesOtherConfiguration(t *testing.T) {
 		t.Error("appended to a run made with another configuration")
 	}
 }
+
+// A candidate is scored as the model would write it after the generation
+// prompt: in the plain role format that is " " and the call, since every
+// earlier reply reads "assistant: <call>".
+func TestCandidatesStartWithTheReplyDelimiter(t *testing.T) {
+	it := testItems()[0]
+	for _, delim := range []string{"", " "} {
+		rows, _, err := New(&lm.Fake{ReplyDelimiter: delim}, Options{Harnesses: []harness.Name{harness.Verbatim}}).Item(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(delim + it.FailedAction); rows[0].NTokens != want {
+			t.Errorf("delimiter %q: %d action tokens, want %d (the Fake has one token a byte)", delim, rows[0].NTokens, want)
+		}
+	}
+}
