@@ -956,9 +956,10 @@ func (m *Model) choose(st *genState, b int) {
 	}
 	st.out.Tokens = append(st.out.Tokens, next)
 	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
-	if m.tmpl == nil {
-		if text := m.detokenize(st.out.Tokens); PlainTurnEnd(text) >= 0 {
-			m.endPlainTurn(st, text, PlainTurnEnd(text))
+	if turnEnd := m.turnEnd(); turnEnd != nil {
+		text := m.detokenize(st.out.Tokens)
+		if k := turnEnd(text); k >= 0 {
+			m.endPlainTurn(st, text, k)
 			return
 		}
 	}
