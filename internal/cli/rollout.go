@@ -87,7 +87,7 @@ the same command again resumes. The memory harness reads the store given by
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
 	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db)")
-	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n)")
+	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n) of the tasks; every harness of a task runs in the same shard")
 	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
 	return cmd
 }

@@ -124,8 +124,16 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A shard holds whole (task, seed) pairs: every harness of each.
+		perPair := map[string]int{}
 		for _, r := range rows {
 			shardRows = append(shardRows, strings.Join(r, ","))
+			perPair[r[3]+"/"+r[5]]++
+		}
+		for pair, n := range perPair {
+			if n != len(testPlan(nil, "", nil, results.Shard{}).Harnesses) {
+				t.Errorf("shard %d/2 holds %d harnesses of %s", k, n, pair)
+			}
 		}
 	}
 	_, rows, err := results.ReadTable(filepath.Join(whole, EpisodesFile))

@@ -57,9 +57,9 @@ type Summary struct{ Episodes, Skipped int }
 // Size is the number of episodes in the plan's shard.
 func (p *Plan) Size() int {
 	n := 0
-	for i := 0; i < len(p.Harnesses)*len(p.Tasks)*p.Seeds; i++ {
+	for i := 0; i < len(p.Tasks)*p.Seeds; i++ {
 		if p.Shard.Has(i) {
-			n++
+			n += len(p.Harnesses)
 		}
 	}
 	return n
@@ -89,16 +89,17 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	defer progress.Finish()
 	// Task-major order: every harness of a task and seed runs before the
-	// next task, so a run stopped part-way (or one shard) already holds
-	// complete harness comparisons on the tasks it reached.
+	// next task, and shards split (task, seed) pairs, never the harnesses of
+	// one: a run stopped part-way, or one shard, already holds complete
+	// harness comparisons on the tasks it reached.
 	i := -1
 	for _, task := range p.Tasks {
 		for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
+			i++
+			if !p.Shard.Has(i) {
+				continue
+			}
 			for _, h := range p.Harnesses {
-				i++
-				if !p.Shard.Has(i) {
-					continue
-				}
 				if episodes.Done(results.Key(p.Model, p.Env.Name(), string(h), task.ID, strconv.FormatUint(seed, 10))) {
 					sum.Skipped++
 					progress.Add(1)
