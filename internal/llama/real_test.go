@@ -2,6 +2,7 @@ package llama
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,5 +152,65 @@ func TestGemmaReplyEndsWhereItStartsTheNextTurn(t *testing.T) {
 	}
 	if strings.TrimSpace(b[0].Text) == banned {
 		t.Errorf("banned reply %q came again (%s)", banned, b[0].StopReason)
+	}
+}
+
+// Runs may be split into processes with fewer threads each (two 1-thread
+// lanes out-run one 2-thread process on this machine) and resumed with
+// another --threads; that is sound only if the thread count never changes
+// a number. ggml gives every output row to one thread whole, so it should
+// not; this checks it on both real models' quantisation types, for scores
+// over a batch and for a greedy reply with a kept cache.
+func TestThreadCountDoesNotChangeResults(t *testing.T) {
+	for _, name := range []string{"smollm2-135m", "gemma3-270m"} {
+		type result struct {
+			scores [][]float64
+			reply  lm.Generation
+		}
+		var got []result
+		for _, threads := range []int{1, 2} {
+			m := loadReal(t, name, Options{Threads: threads})
+			text, err := m.RenderChat([]transcript.Message{
+				{Role: "system", Content: "You fix Python functions."},
+				{Role: "user", Content: "Write a function is_even(n) that returns True when n is even."},
+			}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt, err := m.Tokenize(text, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var conts []lm.Continuation
+			for _, c := range []string{"def is_even(n):\n    return n % 2 == 0", "def is_even(n):\n    return n % 2 == 1", "return True"} {
+				toks, err := m.Tokenize(m.Info().ReplyDelimiter+c, false, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conts = append(conts, lm.Continuation{Tokens: toks})
+			}
+			m.BeginUnit()
+			sc, err := m.Score(prompt, conts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, KeepCache: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, result{sc, g[0]})
+		}
+		one, two := got[0], got[1]
+		for i := range one.scores {
+			if !slices.Equal(one.scores[i], two.scores[i]) {
+				t.Errorf("%s: continuation %d scores %v with 1 thread, %v with 2", name, i, one.scores[i], two.scores[i])
+			}
+		}
+		if !slices.Equal(one.reply.Tokens, two.reply.Tokens) || !slices.Equal(one.reply.LogProbs, two.reply.LogProbs) {
+			t.Errorf("%s: greedy reply %q with 1 thread, %q with 2 (or its log-probabilities differ)", name, one.reply.Text, two.reply.Text)
+		}
+		if len(one.reply.Tokens) < 8 {
+			t.Errorf("%s: greedy reply %q is too short to compare", name, one.reply.Text)
+		}
 	}
 }
