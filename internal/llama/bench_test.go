@@ -102,22 +102,69 @@ func BenchmarkAgentEpisode(b *testing.B) {
 	}{{"kept", false}, {"scratch", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			m := loadReal(b, "smollm2-135m", Options{NoPrefixReuse: c.noReuse})
-			text := benchPrompt(b, m, 440)
-			task, observation := text[:400], text[400:440]
-			const steps, reply = 8, 24
 			for b.Loop() {
-				m.BeginUnit()
-				prompt := append([]lm.Token{}, task...)
-				for s := 0; s < steps; s++ {
-					req := lm.GenerateRequest{Prompt: prompt, MaxTokens: reply, Temperature: 1, Seed: uint64(s), Bans: [][]lm.Token{{m.eot()}}, KeepCache: true}
-					gs, err := m.Generate([]lm.GenerateRequest{req})
-					if err != nil {
-						b.Fatal(err)
-					}
-					prompt = append(append(prompt, gs[0].Tokens...), observation...)
+				if err := playEpisode(m); err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/episode")
 		})
 	}
+}
+
+// playEpisode is BenchmarkAgentEpisode's episode.
+func playEpisode(m *Model) error {
+	text, err := m.Tokenize(strings.Repeat("The agent called create_event and the tool said the date was wrong. ", 64), true, false)
+	if err != nil {
+		return err
+	}
+	task, observation := text[:400], text[400:440]
+	const steps, reply = 8, 24
+	m.BeginUnit()
+	prompt := append([]lm.Token{}, task...)
+	for s := 0; s < steps; s++ {
+		req := lm.GenerateRequest{Prompt: prompt, MaxTokens: reply, Temperature: 1, Seed: uint64(s), Bans: [][]lm.Token{{m.eot()}}, KeepCache: true}
+		gs, err := m.Generate([]lm.GenerateRequest{req})
+		if err != nil {
+			return err
+		}
+		prompt = append(append(prompt, gs[0].Tokens...), observation...)
+	}
+	return nil
+}
+
+// BenchmarkLanes plays two agent episodes on this machine's two cores:
+// "one-2-threads" one after the other on one model with two threads,
+// "two-1-thread" at once on two models with one thread each (as two
+// 1-thread processes, e.g. two shards, would). A small model's decode is
+// dominated by ggml's per-operation thread barriers, so the lanes finish
+// the pair sooner; results do not depend on the thread count
+// (TestThreadCountDoesNotChangeResults).
+func BenchmarkLanes(b *testing.B) {
+	b.Run("one-2-threads", func(b *testing.B) {
+		m := loadReal(b, "smollm2-135m", Options{Threads: 2})
+		for b.Loop() {
+			for range 2 {
+				if err := playEpisode(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pair")
+	})
+	b.Run("two-1-thread", func(b *testing.B) {
+		lanes := []*Model{loadReal(b, "smollm2-135m", Options{Threads: 1}), loadReal(b, "smollm2-135m", Options{Threads: 1})}
+		for b.Loop() {
+			errs := make(chan error, len(lanes))
+			for _, m := range lanes {
+				go func() { errs <- playEpisode(m) }()
+			}
+			for range lanes {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pair")
+	})
 }
