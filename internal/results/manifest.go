@@ -30,6 +30,20 @@ type Manifest struct {
 	Finished       time.Time         `json:"finished,omitzero"` // zero until the run completes
 	Shard          Shard             `json:"shard"`
 	MergedFrom     []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
+	// Resumed logs every later run that added rows to the folder: the fields
+	// above describe only the run that created it, and a folder may be
+	// finished by another build or with another thread count.
+	Resumed []Resumption `json:"resumed,omitempty"`
+}
+
+// Resumption is one rerun of a run folder: when, with which build, and how
+// it was called.
+type Resumption struct {
+	At             time.Time `json:"at"`
+	Command        []string  `json:"command"`
+	FeedrunVersion string    `json:"feedrun_version"`
+	Commit         string    `json:"commit"`
+	Threads        int       `json:"threads"`
 }
 
 // WriteManifest writes dir/manifest.json atomically, so a reader sees the old
@@ -71,7 +85,8 @@ func decodeJSON(data []byte, v any) error {
 // Resume prepares dir for a run described by m: it writes m when the
 // folder has no manifest yet, and otherwise refuses a folder made with
 // another configuration, model file or shard, so that rows of two runs are
-// never mixed.
+// never mixed. A folder it accepts gets m's build, command and threads
+// added to its manifest's Resumed log.
 func Resume(dir string, m Manifest) error {
 	old, err := ReadManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -85,5 +100,6 @@ func Resume(dir string, m Manifest) error {
 	if string(a) != string(b) || old.ModelSHA256 != m.ModelSHA256 || old.Shard.whole() != m.Shard.whole() {
 		return fmt.Errorf("%s holds a run with another configuration (see its %s); use a new --out folder", dir, ManifestName)
 	}
-	return nil
+	old.Resumed = append(old.Resumed, Resumption{At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit, Threads: m.Threads})
+	return WriteManifest(dir, old)
 }

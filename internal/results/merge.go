@@ -94,7 +94,7 @@ func checkSameRun(dirs []string, manifests []Manifest) error {
 // lets the error name the field as it appears in manifest.json, down to a key
 // inside config.
 func runIdentity(m Manifest) (map[string]any, error) {
-	m.Command = withoutShardFlag(m.Command)
+	m.Command = withoutFlags(m.Command, "--shard", "--threads")
 	m.Config = withoutShardKey(m.Config)
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -104,7 +104,9 @@ func runIdentity(m Manifest) (map[string]any, error) {
 	if err := decodeJSON(data, &fields); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"shard", "started", "finished", "merged_from"} {
+	// Threads change no result (llama's TestThreadCountDoesNotChangeResults)
+	// and the resumption log is provenance, kept in the merged manifest.
+	for _, k := range []string{"shard", "started", "finished", "merged_from", "threads", "resumed"} {
 		delete(fields, k)
 	}
 	return fields, nil
@@ -148,19 +150,22 @@ func jsonValue(v any, present bool) string {
 }
 
 // withoutShardFlag drops "--shard k/n" and "--shard=k/n": each shard's
-// command line differs from the others' only there.
-func withoutShardFlag(command []string) []string {
+// command line differs from the others' there.
+func withoutShardFlag(command []string) []string { return withoutFlags(command, "--shard") }
+
+// withoutFlags drops the named flags ("--name v" and "--name=v").
+func withoutFlags(command []string, names ...string) []string {
 	if command == nil {
 		return nil
 	}
 	out := make([]string, 0, len(command))
 	for i := 0; i < len(command); i++ {
+		name, _, hasValue := strings.Cut(command[i], "=")
 		switch {
-		case command[i] == "--shard":
-			i++
-		case strings.HasPrefix(command[i], "--shard="):
-		default:
+		case !slices.Contains(names, name):
 			out = append(out, command[i])
+		case !hasValue:
+			i++
 		}
 	}
 	return out
@@ -330,7 +335,9 @@ func mergedManifest(shardDirs []string, manifests []Manifest) Manifest {
 		if s.Finished.After(m.Finished) {
 			m.Finished = s.Finished
 		}
+		m.Resumed = append(m.Resumed, s.Resumed...)
 	}
+	slices.SortStableFunc(m.Resumed, func(a, b Resumption) int { return a.At.Compare(b.At) })
 	m.MergedFrom = slices.Clone(shardDirs)
 	return m
 }

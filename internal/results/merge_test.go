@@ -235,3 +235,56 @@ func TestCompareKeyValue(t *testing.T) {
 		}
 	}
 }
+
+func TestResumeLogsEachRerunAndRefusesAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	first := shardManifest(0, 1)
+	first.Finished = time.Time{}
+	ok(t, Resume(dir, first))
+	created := readFile(t, filepath.Join(dir, ManifestName))
+
+	again := shardManifest(0, 1)
+	again.Command = append(again.Command, "--threads", "1")
+	again.FeedrunVersion, again.Commit, again.Threads = "0.2.0", "def456", 1
+	again.Started = t0.Add(time.Hour)
+	ok(t, Resume(dir, again))
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	want := []Resumption{{At: t0.Add(time.Hour), Command: again.Command, FeedrunVersion: "0.2.0", Commit: "def456", Threads: 1}}
+	if !reflect.DeepEqual(got.Resumed, want) {
+		t.Errorf("Resumed = %+v, want %+v", got.Resumed, want)
+	}
+	if got.FeedrunVersion != "0.1.0" || got.Threads != 2 || !got.Started.Equal(first.Started) {
+		t.Errorf("a rerun rewrote the creating run's fields: %+v", got)
+	}
+
+	other := shardManifest(0, 1)
+	other.Config["items"] = 400
+	errContains(t, Resume(dir, other), dir, "another configuration")
+	after, err := ReadManifest(dir)
+	ok(t, err)
+	if len(after.Resumed) != 1 {
+		t.Errorf("a refused run was logged: %+v", after.Resumed)
+	}
+	if created == readFile(t, filepath.Join(dir, ManifestName)) {
+		t.Error("the accepted rerun left no trace in the manifest")
+	}
+}
+
+// Shards run with other thread counts are one run (the thread count changes
+// no number); the merged manifest keeps every shard's resumption log.
+func TestMergeAcceptsOtherThreadsAndKeepsResumptions(t *testing.T) {
+	root := t.TempDir()
+	m0, m1 := shardManifest(0, 2), shardManifest(1, 2)
+	m1.Threads = 1
+	m1.Command = append(m1.Command, "--threads=1")
+	m0.Resumed = []Resumption{{At: t0.Add(3 * time.Hour), FeedrunVersion: "0.1.1", Threads: 1}}
+	m1.Resumed = []Resumption{{At: t0.Add(2 * time.Hour), FeedrunVersion: "0.1.1", Threads: 2}}
+	a := writeShard(t, root, m0, probeRow("1", "-1", "x"))
+	b := writeShard(t, root, m1, probeRow("2", "-2", "y"))
+	m, err := Merge(filepath.Join(root, "merged"), []string{a, b}, []TableSpec{probeSpec})
+	ok(t, err)
+	if len(m.Resumed) != 2 || !m.Resumed[0].At.Equal(t0.Add(2*time.Hour)) || m.Resumed[1].Threads != 1 {
+		t.Errorf("merged Resumed = %+v, want both shards' reruns in time order", m.Resumed)
+	}
+}
