@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // KeyFunc names the unit of work a row records (e.g. model, env, harness and
@@ -176,6 +177,7 @@ func (t *Table) Append(row []string) error {
 	if len(row) != len(t.header) {
 		return fmt.Errorf("%s: row has %d fields, want %d", t.path, len(row), len(t.header))
 	}
+	row = validUTF8(row)
 	k := t.key(row)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -222,6 +224,24 @@ func ReadTable(path string) (header []string, rows [][]string, err error) {
 	}
 	header, rows, _, err = parseTable(path, data)
 	return header, rows, err
+}
+
+// validUTF8 replaces each invalid UTF-8 sequence of the fields by U+FFFD. A
+// reply cut at its token budget can end inside a character (its last token
+// half of a multi-byte sequence); written raw, that byte makes the whole
+// CSV unreadable to UTF-8 readers such as pandas. The tokens, not this
+// text, are what the model saw.
+func validUTF8(row []string) []string {
+	for i, f := range row {
+		if !utf8.ValidString(f) {
+			row = slices.Clone(row)
+			for j := i; j < len(row); j++ {
+				row[j] = strings.ToValidUTF8(row[j], "\uFFFD")
+			}
+			break
+		}
+	}
+	return row
 }
 
 // encodeRecord is one CSV line with its newline.

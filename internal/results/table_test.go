@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var probeHeader = []string{"model", "env", "harness", "item_id", "gain", "note"}
@@ -51,6 +52,26 @@ func TestTableCreateAppendResume(t *testing.T) {
 	}
 	if tbl.Done(Key("qwen3-0.6b", "toolshed", "verbatim", "3")) {
 		t.Error("item 3 done before it was written")
+	}
+}
+
+// A reply cut inside a multi-byte character must not make the file
+// unreadable as UTF-8.
+func TestTableWritesValidUTF8(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollout_steps.csv")
+	tbl, err := OpenTable(path, probeHeader, probeKey(t))
+	ok(t, err)
+	ok(t, tbl.Append(probeRow("1", "-1", "Date: \xc2")))
+	ok(t, tbl.Append(probeRow("2", "-1", "été")))
+	ok(t, tbl.Close())
+	data := readFile(t, path)
+	if !utf8.ValidString(data) {
+		t.Fatalf("file is not valid UTF-8: %q", data)
+	}
+	_, rows, err := ReadTable(path)
+	ok(t, err)
+	if rows[0][5] != "Date: \uFFFD" || rows[1][5] != "été" {
+		t.Errorf("notes read back as %q, %q", rows[0][5], rows[1][5])
 	}
 }
 
