@@ -87,7 +87,9 @@ func (f *Fake) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) (
 	}
 	var b strings.Builder
 	for _, m := range msgs {
-		b.WriteString("[" + m.Role + "]\n" + m.Content + fakeEOTText + "\n")
+		// Every turn's content follows the delimiter, as in the plain
+		// format, so a copying Fake writes it before its reply too.
+		b.WriteString("[" + m.Role + "]\n" + f.ReplyDelimiter + m.Content + fakeEOTText + "\n")
 	}
 	if addGenerationPrompt {
 		b.WriteString("[assistant]\n")

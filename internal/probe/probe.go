@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
@@ -203,7 +204,12 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		g := greedy[i]
 		row.GreedyRepeatPre = g.pre.StopReason == lm.StopEndOfTurn && slices.Equal(g.pre.Tokens, st.action)
 		row.GreedyRepeatPost = g.post.StopReason == lm.StopEndOfTurn && slices.Equal(g.post.Tokens, st.action)
-		row.NearRepeatPost = p.opts.NearRepeat(g.post.Text, it.FailedAction)
+		// A near repeat is judged on the reply's content, without the
+		// format's delimiter (a leading space indents a whole function),
+		// and an exact repeat is always a near one, even of a call the
+		// normaliser cannot parse.
+		near := p.opts.NearRepeat(strings.TrimPrefix(g.post.Text, delim), it.FailedAction)
+		row.NearRepeatPost = row.GreedyRepeatPost || near
 		rows = append(rows, row)
 		if p.opts.PerToken {
 			for _, c := range []struct {

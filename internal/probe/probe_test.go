@@ -202,3 +202,38 @@ func TestCandidatesStartWithTheReplyDelimiter(t *testing.T) {
 		}
 	}
 }
+
+// Near repeats are judged on the reply without its delimiter (with " " in
+// front, a function is indented and no longer the failed one), and every
+// exact repeat is a near repeat, even when the normaliser rejects both.
+func TestNearRepeatSeesTheReplyWithoutItsDelimiter(t *testing.T) {
+	for _, delim := range []string{"", " "} {
+		var seen []string
+		p := New(&lm.Fake{Copy: 50, ReplyDelimiter: delim}, Options{
+			Harnesses: []harness.Name{harness.Verbatim},
+			NearRepeat: func(generated, failed string) bool {
+				seen = append(seen, generated)
+				return false
+			},
+		})
+		exact := 0
+		for _, it := range testItems() {
+			rows, _, err := p.Item(it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows[0].GreedyRepeatPost {
+				exact++
+				if !rows[0].NearRepeatPost {
+					t.Errorf("delimiter %q, %s: an exact repeat is not a near repeat", delim, it.ID)
+				}
+				if got := seen[len(seen)-1]; got != it.FailedAction {
+					t.Errorf("delimiter %q, %s: near repeat judged on %q, want the reply's content %q", delim, it.ID, got, it.FailedAction)
+				}
+			}
+		}
+		if exact == 0 {
+			t.Fatalf("delimiter %q: no greedy repeat, so the check proves nothing", delim)
+		}
+	}
+}
