@@ -838,6 +838,9 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 	// canonical part follows the rule of primePrefix.
 	var kept *genState
 	keptFull := 0
+	if !m.inUnit {
+		m.dropUnreused(reqs, group)
+	}
 	for j, i := range group {
 		r := reqs[i]
 		st := &genState{req: r, seq: j + 1, active: true}
@@ -899,6 +902,28 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		m.keepSequence(kept, keptFull)
 	}
 	return nil
+}
+
+// dropUnreused frees, before a unit's first generation, the cells of the
+// canonical prefix that none of its prompts reuses. Left in sequence 0 they
+// would be freed only when the reply is kept, and the next step's tokens
+// would fill that hole before the cells after it: the cache order, in which
+// flash attention sums, would then depend on the unit before. With them
+// gone, llama.cpp's head returns to the first freed cell and every unit
+// lays out its cells as a fresh context would. (Scoring's primePrefix
+// trims sequence 0 the same way.)
+func (m *Model) dropUnreused(reqs []lm.GenerateRequest, group []int) {
+	keep := m.cachedFull
+	for _, i := range group {
+		keep = min(keep, m.reusable(reqs[i].Prompt))
+	}
+	if keep < len(m.cached) {
+		if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
+			C.llama_memory_clear(m.mem(), true)
+			keep = 0
+		}
+		m.cached, m.cachedFull = m.cached[:keep], min(m.cachedFull, keep)
+	}
 }
 
 // keepSequence makes sequence 0 hold what st's sequence holds: its prompt

@@ -447,7 +447,10 @@ func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
 	warm := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
 	cold := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
 	scratch := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, NoPrefixReuse: true})
-	agentEpisode(t, warm, "Cancel the 10:00 meeting.")
+	// The first episode's task is long, so the canonical prefix it leaves
+	// runs blocks past what the next episode shares with it (the system
+	// prompt): those cells must not end up between the next episode's.
+	agentEpisode(t, warm, "Cancel the 10:00 meeting. "+strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 6))
 	before := warm.evaluated
 	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
 	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
