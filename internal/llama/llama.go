@@ -593,11 +593,7 @@ func (m *Model) evalPrompt(prompt []lm.Token, from int, seq int) error {
 // primePrefix makes sequence 0 hold prefix and leaves the next-token
 // distribution after it at batch index m.batch.n_tokens-1.
 func (m *Model) primePrefix(prefix []lm.Token) error {
-	keep := m.reusable(prefix)
-	if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
-		C.llama_memory_clear(m.mem(), true)
-		keep, m.cachedFull = 0, 0
-	}
+	keep := m.trimCached(m.reusable(prefix))
 	canonical := m.canonicalFrom(keep)
 	full := min(m.cachedFull, m.alignDown(keep))
 	m.cached, m.cachedFull, m.inUnit = m.cached[:0], 0, true
@@ -911,19 +907,28 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 // flash attention sums, would then depend on the unit before. With them
 // gone, llama.cpp's head returns to the first freed cell and every unit
 // lays out its cells as a fresh context would. (Scoring's primePrefix
-// trims sequence 0 the same way.)
+// trims sequence 0 with the same trimCached.)
 func (m *Model) dropUnreused(reqs []lm.GenerateRequest, group []int) {
 	keep := m.cachedFull
 	for _, i := range group {
 		keep = min(keep, m.reusable(reqs[i].Prompt))
 	}
 	if keep < len(m.cached) {
-		if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
-			C.llama_memory_clear(m.mem(), true)
-			keep = 0
-		}
+		keep = m.trimCached(keep)
 		m.cached, m.cachedFull = m.cached[:keep], min(m.cachedFull, keep)
 	}
+}
+
+// trimCached drops sequence 0's cells from position keep on, which moves
+// llama.cpp's search head back to the first freed cell; when that fails it
+// clears the cache. It returns how many cached tokens are left.
+func (m *Model) trimCached(keep int) int {
+	if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
+		C.llama_memory_clear(m.mem(), true)
+		m.cachedFull = 0
+		return 0
+	}
+	return keep
 }
 
 // keepSequence makes sequence 0 hold what st's sequence holds: its prompt
