@@ -214,3 +214,34 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 		}
 	}
 }
+
+// The kept-cache layout on a real checkpoint: an agent episode gives
+// bit-identical replies and log-probabilities on a fresh SmolLM2 and on one
+// that played a longer episode first. Before a unit's first generation freed
+// the previous unit's unreused cells, the next step's tokens filled the hole
+// they left, and rollouts depended on the episode played before (memory and
+// verbatim differed on CodeRepair although their contexts were the same).
+func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
+	warm := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	cold := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	long := "Cancel the 10:00 meeting. " + strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 10)
+	if n := len(tokens(t, warm, long)); n < 2*prefixBlock {
+		t.Fatalf("the first task is %d tokens: too short to leave unreused blocks behind", n)
+	}
+	agentEpisode(t, warm, long)
+	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
+	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
+	if len(c[2].Tokens) == 0 {
+		t.Fatal("the last step generated nothing: the comparison would prove little")
+	}
+	for step := range c {
+		if !equal(w[step].Tokens, c[step].Tokens) {
+			t.Errorf("step %d: after another episode %v, fresh %v", step, w[step].Tokens, c[step].Tokens)
+		}
+		for j := range c[step].LogProbs {
+			if w[step].LogProbs[j] != c[step].LogProbs[j] {
+				t.Errorf("step %d token %d: after another episode %.9f, fresh %.9f", step, j, w[step].LogProbs[j], c[step].LogProbs[j])
+			}
+		}
+	}
+}
