@@ -439,6 +439,22 @@ func agentEpisode(t *testing.T, m *Model, task string) []lm.Generation {
 	return gens
 }
 
+// sameEpisode asks an episode played after another (warm) for the replies
+// and log-probabilities of one played on a fresh model (cold), bit for bit.
+func sameEpisode(t *testing.T, warm, cold []lm.Generation) {
+	t.Helper()
+	for step := range cold {
+		if !equal(warm[step].Tokens, cold[step].Tokens) {
+			t.Errorf("step %d: warm %v vs cold %v", step, warm[step].Tokens, cold[step].Tokens)
+		}
+		for j := range cold[step].LogProbs {
+			if warm[step].LogProbs[j] != cold[step].LogProbs[j] {
+				t.Errorf("step %d token %d: warm %.9f vs cold %.9f", step, j, warm[step].LogProbs[j], cold[step].LogProbs[j])
+			}
+		}
+	}
+}
+
 // Keeping an agent's reply cached must save work without tying an episode
 // to what ran before it: the same episode gives bit-identical replies on a
 // cold model and on one that ran another episode first, and the same
@@ -462,15 +478,8 @@ func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
 	if len(c[2].Tokens) == 0 {
 		t.Fatal("the last step generated nothing: pick another seed")
 	}
+	sameEpisode(t, w, c)
 	for step := range c {
-		if !equal(w[step].Tokens, c[step].Tokens) {
-			t.Errorf("step %d: warm %v vs cold %v", step, w[step].Tokens, c[step].Tokens)
-		}
-		for j := range c[step].LogProbs {
-			if w[step].LogProbs[j] != c[step].LogProbs[j] {
-				t.Errorf("step %d token %d: warm %.9f vs cold %.9f", step, j, w[step].LogProbs[j], c[step].LogProbs[j])
-			}
-		}
 		if !equal(s[step].Tokens, c[step].Tokens) {
 			t.Errorf("step %d: from scratch %v vs reused %v", step, s[step].Tokens, c[step].Tokens)
 		}

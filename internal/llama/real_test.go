@@ -234,14 +234,5 @@ func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 	if len(c[2].Tokens) == 0 {
 		t.Fatal("the last step generated nothing: the comparison would prove little")
 	}
-	for step := range c {
-		if !equal(w[step].Tokens, c[step].Tokens) {
-			t.Errorf("step %d: after another episode %v, fresh %v", step, w[step].Tokens, c[step].Tokens)
-		}
-		for j := range c[step].LogProbs {
-			if w[step].LogProbs[j] != c[step].LogProbs[j] {
-				t.Errorf("step %d token %d: after another episode %.9f, fresh %.9f", step, j, w[step].LogProbs[j], c[step].LogProbs[j])
-			}
-		}
-	}
+	sameEpisode(t, w, c)
 }
