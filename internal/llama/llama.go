@@ -502,8 +502,9 @@ func (m *Model) checkTokens(what string, toks []lm.Token) error {
 // out bit for bit the same whichever call evaluated them; the rest is again
 // evaluated in aligned blocks. Later prompts of the same unit reuse any
 // common prefix, which is deterministic because the unit's own calls are.
-// (Flash attention, forced on, skips masked cells exactly, so where cells
-// sit in the unified cache does not matter either.)
+// (Flash attention, forced on, skips masked cells exactly, but it sums the
+// unmasked ones in cache order; so every unit also starts from the same
+// layout: see canonicalLayout and dropUnreused.)
 const prefixBlock = 64
 
 func (m *Model) alignDown(n int) int { return n / m.block * m.block }
