@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,7 +169,7 @@ func TestGreedyGenerationIsDeterministicAndMatchesScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range second[1:] {
-		if g.Text != first[0].Text || !equal(g.Tokens, first[0].Tokens) {
+		if g.Text != first[0].Text || !slices.Equal(g.Tokens, first[0].Tokens) {
 			t.Errorf("greedy output changed with the batch: %q vs %q", g.Text, first[0].Text)
 		}
 	}
@@ -195,10 +196,10 @@ func TestSampledGenerationIsSeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equal(g[0].Tokens, g[1].Tokens) {
+	if !slices.Equal(g[0].Tokens, g[1].Tokens) {
 		t.Errorf("same seed, different samples: %v vs %v", g[0].Tokens, g[1].Tokens)
 	}
-	if equal(g[0].Tokens, g[2].Tokens) {
+	if slices.Equal(g[0].Tokens, g[2].Tokens) {
 		t.Errorf("seeds 7 and 8 sampled the same %d tokens", len(g[0].Tokens))
 	}
 }
@@ -219,12 +220,12 @@ func TestBanMakesSequenceImpossible(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := banned[0].Tokens
-	if len(got) >= len(ban) && equal(got[:len(ban)], ban) {
+	if len(got) >= len(ban) && slices.Equal(got[:len(ban)], ban) {
 		t.Fatalf("banned sequence %v was generated", ban)
 	}
 	// Everything before the banned token is still produced: the ban takes
 	// away one token, not the text around it.
-	if len(got) < len(ban)-1 || !equal(got[:len(ban)-1], ban[:len(ban)-1]) {
+	if len(got) < len(ban)-1 || !slices.Equal(got[:len(ban)-1], ban[:len(ban)-1]) {
 		t.Errorf("prefix of the ban changed: %v vs %v", got[:len(ban)-1], ban[:len(ban)-1])
 	}
 	// Sampling cannot get around it either.
@@ -331,18 +332,6 @@ func TestSystemInfoShowsVectorUnits(t *testing.T) {
 	}
 }
 
-func equal(a, b []lm.Token) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // A warm cache (left by another item sharing the system prompt) must give
 // bit-identical scores to a cold one: resumed runs depend on it.
 func TestWarmCacheGivesIdenticalScores(t *testing.T) {
@@ -447,7 +436,7 @@ func sameEpisode(t *testing.T, warm, cold []lm.Generation) {
 		t.Fatalf("warm episode has %d steps, cold %d", len(warm), len(cold))
 	}
 	for step := range cold {
-		if !equal(warm[step].Tokens, cold[step].Tokens) {
+		if !slices.Equal(warm[step].Tokens, cold[step].Tokens) {
 			// Log-probabilities of other tokens say nothing more (and
 			// may be fewer).
 			t.Errorf("step %d: warm %v vs cold %v", step, warm[step].Tokens, cold[step].Tokens)
@@ -486,7 +475,7 @@ func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
 	}
 	sameEpisode(t, w, c)
 	for step := range c {
-		if !equal(s[step].Tokens, c[step].Tokens) {
+		if !slices.Equal(s[step].Tokens, c[step].Tokens) {
 			t.Errorf("step %d: from scratch %v vs reused %v", step, s[step].Tokens, c[step].Tokens)
 			continue
 		}
