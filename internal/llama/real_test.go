@@ -234,5 +234,5 @@ func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 	if len(c[2].Tokens) == 0 {
 		t.Fatal("the last step generated nothing: the comparison would prove little")
 	}
-	sameEpisode(t, w, c)
+	sameEpisode(t, "warm", w, "cold", c, 0)
 }
