@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -18,8 +19,11 @@ type MemoryOptions struct {
 	Model    modelFlags
 	Env      string
 	DB       string
-	Seeds    int
-	MaxSteps int
+	Seeds       int
+	MaxSteps    int
+	Decode      string
+	Shots       int
+	Temperature float64
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
@@ -39,6 +43,9 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
+	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
+	build.Flags().IntVar(&opts.Shots, "shots", 0, "solved demonstrations before each task, from other training templates")
+	build.Flags().Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy); seeds 1..K draw their own episodes")
 	cmd.AddCommand(build,
 		&cobra.Command{
 			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
@@ -69,14 +76,19 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 	if opts.Env != envToolShed {
 		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", opts.Env)
 	}
-	env := rollout.ToolShed{}
+	if err := checkDecode(opts.Decode); err != nil {
+		return err
+	}
+	if opts.Shots < 0 || opts.Seeds < 1 || opts.MaxSteps < 1 || opts.Temperature < 0 {
+		return Usagef("memory build: --shots must be >= 0, --seeds and --max-steps >= 1, --temperature >= 0")
+	}
+	env := toolshed.Environment{}
 	m, err := openModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	agent := &rollout.ModelAgent{Model: m, MaxTokens: env.MaxTokens()}
-	cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop"}
+	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Decode: opts.Decode, Temperature: opts.Temperature}
 	var train []rollout.Task
 	for _, task := range env.Tasks() {
 		if task.Split == "train" {
@@ -93,6 +105,13 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 				if ctx.Err() != nil {
 					return ErrInterrupted
 				}
+				// Demonstrations come from other training templates than
+				// the one being played, so no episode is shown its answer.
+				demos, err := env.Demonstrations(ctx, opts.Shots, []rollout.Task{task})
+				if err != nil {
+					return UsageError{err}
+				}
+				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: demoMessages(demos)}
 				res, err := rollout.Run(ctx, env, agent, cfg, task, uint64(seed))
 				if err != nil {
 					return err

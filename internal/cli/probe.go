@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -84,7 +85,10 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	defer m.Close()
 	if opts.OnPolicy {
 		opts.IO.Statusf("probe: making on-policy items from %d contexts", len(items))
-		if items, err = probe.OnPolicy(m, items, env.MaxTokens, env.Execute, env.Describe); err != nil {
+		exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+			return env.ExecuteItem(ctx, it, action)
+		}
+		if items, err = probe.OnPolicy(m, items, env.MaxTokens(), exec, env.Describe); err != nil {
 			return err
 		}
 		if len(items) == 0 {
@@ -97,17 +101,17 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		if opts.OnPolicy {
 			policy = "-onpolicy"
 		}
-		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name, policy, opts.Seed))
+		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name(), policy, opts.Seed))
 	}
 	config := map[string]any{
-		"model": m.Entry.Name, "env": env.Name, "harness": harnessNames(harnesses), "items": opts.Items,
+		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "items": opts.Items,
 		"seed": opts.Seed, "items_file": opts.ItemsFile, "on_policy": opts.OnPolicy, "per_token": opts.PerToken, "context": opts.Model.Context,
 		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
 	}
 	run := &probe.Run{
-		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: env.NearRepeat, PerToken: opts.PerToken}),
+		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
-		Env: env.Name, Items: items, Shard: shard, OutDir: out,
+		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
 		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 	}
 	inShard := 0
@@ -116,7 +120,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 			inShard++
 		}
 	}
-	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name, inShard, len(harnesses), out)
+	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
 	sum, err := run.Execute(ctx)
 	if errors.Is(err, probe.ErrInterrupted) {
@@ -143,10 +147,10 @@ func finishManifest(dir, unit string, done, skipped int, io *iostreams.IOStreams
 	return nil
 }
 
-func probeItems(ctx context.Context, opts *ProbeOptions, env *environment) ([]transcript.Item, string, error) {
+func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcript.Item, string, error) {
 	if opts.ItemsFile == "" {
 		items, err := env.Items(ctx, opts.Seed, opts.Items)
-		return items, env.DatasetSHA256, err
+		return items, env.DatasetSHA256(), err
 	}
 	items, err := readItemsFile(opts.ItemsFile)
 	if err != nil {

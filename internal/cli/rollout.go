@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`.
@@ -35,6 +36,9 @@ type RolloutOptions struct {
 	BackoffFactor float64
 	OnLoop        string
 	Memory        string
+	Decode        string
+	Shots         int
+	Split         string
 	Shard         string
 	Out           string
 }
@@ -51,8 +55,37 @@ func (o *RolloutOptions) check() error {
 		return Usagef("--seeds and --max-steps must be at least 1")
 	case o.Temperature < 0:
 		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	case o.Shots < 0:
+		return Usagef("--shots: expected 0 or more solved demonstrations, got %d", o.Shots)
+	}
+	if err := checkDecode(o.Decode); err != nil {
+		return err
+	}
+	return checkSplit(o.Split)
+}
+
+// checkDecode validates --decode.
+func checkDecode(d string) error {
+	if d != rollout.DecodeFree && d != rollout.DecodeGrammar {
+		return Usagef("--decode: expected free or grammar, got %q", d)
 	}
 	return nil
+}
+
+// checkSplit validates --split.
+func checkSplit(s string) error {
+	if s != "all" && s != env.SplitTrain && s != env.SplitTest {
+		return Usagef("--split: expected test, train or all, got %q", s)
+	}
+	return nil
+}
+
+// splitFilter is SelectTasks' form of --split.
+func splitFilter(s string) string {
+	if s == "all" {
+		return ""
+	}
+	return s
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
@@ -87,29 +120,12 @@ the same command again resumes. The memory harness reads the store given by
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
 	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db)")
+	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
+	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
+	fl.StringVar(&opts.Split, "split", "all", "which tasks: test (templates memory and demonstrations never see), train, or all")
 	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n) of the tasks; every harness of a task runs in the same shard")
 	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
 	return cmd
-}
-
-// rolloutEnv opens the episode form of an environment.
-func rolloutEnv(name, mbpp string) (rollout.Env, string, error) {
-	env, err := openEnv(name, mbpp)
-	if err != nil {
-		return nil, "", err
-	}
-	if name == envToolShed {
-		return rollout.ToolShed{}, env.DatasetSHA256, nil
-	}
-	ds, err := coderepair.Load(mbpp)
-	if err != nil {
-		return nil, "", UsageError{err}
-	}
-	sb, err := coderepair.NewSandbox(coderepair.Config{})
-	if err != nil {
-		return nil, "", err
-	}
-	return rollout.CodeRepair{Problems: ds.Problems, Sandbox: sb}, ds.SHA256, nil
 }
 
 func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
@@ -121,11 +137,16 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	env, datasetSHA, err := rolloutEnv(opts.Env, opts.MBPP)
+	env, err := openEnv(opts.Env, opts.MBPP)
 	if err != nil {
 		return err
 	}
-	tasks, err := rollout.SelectTasks(env, opts.Tasks)
+	datasetSHA := env.DatasetSHA256()
+	tasks, err := rollout.SelectTasks(env, opts.Tasks, splitFilter(opts.Split))
+	if err != nil {
+		return UsageError{err}
+	}
+	demos, err := env.Demonstrations(ctx, opts.Shots, tasks)
 	if err != nil {
 		return UsageError{err}
 	}
@@ -143,9 +164,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	plan := &rollout.Plan{
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out,
-		Agent: &rollout.ModelAgent{Model: m, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature},
+		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode},
 		Config: rollout.Config{
-			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop,
+			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: demoMessages(demos),
 			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
@@ -173,6 +194,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		"max_steps": opts.MaxSteps, "temperature": opts.Temperature, "fault_rate": opts.FaultRate, "retries": opts.Retries,
 		"backoff_ms": opts.BackoffMS, "backoff_factor": opts.BackoffFactor, "on_loop": opts.OnLoop, "memory": memPath,
 		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
+		"decode": opts.Decode, "max_tokens": env.MaxTokens(), "shots": opts.Shots, "demonstrations": demoIDs(demos), "split": opts.Split,
 	}
 	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	if err := results.Resume(out, man); err != nil {
@@ -189,4 +211,23 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
+}
+
+// demoMessages flattens demonstrations into the messages shown before a
+// task.
+func demoMessages(demos []env.Demonstration) []transcript.Message {
+	var out []transcript.Message
+	for _, d := range demos {
+		out = append(out, d.Messages...)
+	}
+	return out
+}
+
+// demoIDs lists the demonstrations' tasks for the manifest.
+func demoIDs(demos []env.Demonstration) []any {
+	out := make([]any, len(demos))
+	for i, d := range demos {
+		out[i] = d.TaskID
+	}
+	return out
 }

@@ -8,7 +8,12 @@ import (
 
 // Turn is one exchange of an episode as the rollout loop records it.
 type Turn struct {
-	Action      string // the assistant's reply; empty for a nudge
+	// Reply is what the assistant wrote, as the transcript shows it; Action
+	// is what the environment executed of it (the call, the program). The
+	// ban acts on actions. Both are empty for a nudge; a Turn without a
+	// Reply shows its Action.
+	Reply       string
+	Action      string
 	Observation string // what the environment (or the loop) answered
 	// Failed marks a semantic failure: the model's call was wrong. Only
 	// these go through the harness's failure handling; transient failures
@@ -22,16 +27,24 @@ type Turn struct {
 const MaxScrubs = 3
 
 // Context is what the model sees next under harness n, given the episode's
-// initial messages (system prompt and task) and its turns so far.
-// guidance, when not empty, is the memory harness's advice, added to the
-// task message.
+// initial messages and its turns so far. The initial messages end with the
+// task; any before it (solved demonstrations) are shown unchanged, so the
+// scrub list and the memory's guidance go with the task, the last user
+// message of base. guidance, when not empty, is the memory harness's
+// advice.
 func (n Name) Context(base []transcript.Message, turns []Turn, guidance string) []transcript.Message {
 	ctx := slices.Clone(base)
+	task := lastUser(ctx)
 	if n == Instruction {
 		ctx = WithInstruction(ctx)
+		task = lastUser(ctx)
 	}
 	if n == Memory && guidance != "" {
-		ctx = withTaskSuffix(ctx, "\n\n"+guidance)
+		if task >= 0 {
+			ctx[task].Content += "\n\n" + guidance
+		} else {
+			ctx = append(ctx, transcript.Message{Role: transcript.RoleUser, Content: "\n\n" + guidance})
+		}
 	}
 	if n == Scrub {
 		var ruled []string
@@ -40,13 +53,17 @@ func (n Name) Context(base []transcript.Message, turns []Turn, guidance string) 
 				ruled = append(ruled, t.Description)
 			}
 		}
-		ctx = WithRuledOut(ctx, ruled)
+		ctx = withRuledOutAt(ctx, task, ruled)
 	}
 	for _, t := range turns {
-		action := transcript.Message{Role: transcript.RoleAssistant, Content: t.Action}
+		reply := t.Reply
+		if reply == "" {
+			reply = t.Action
+		}
+		action := transcript.Message{Role: transcript.RoleAssistant, Content: reply}
 		observed := transcript.Message{Role: transcript.RoleUser, Content: t.Observation}
 		switch {
-		case t.Action == "":
+		case reply == "":
 			ctx = append(ctx, observed)
 		case !t.Failed:
 			ctx = append(ctx, action, observed)
@@ -62,6 +79,15 @@ func (n Name) Context(base []transcript.Message, turns []Turn, guidance string) 
 	return ctx
 }
 
+func lastUser(msgs []transcript.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == transcript.RoleUser {
+			return i
+		}
+	}
+	return -1
+}
+
 // Banned lists the actions the decoder must not reproduce under n: every
 // earlier semantically failed action of the episode.
 func (n Name) Banned(turns []Turn) []string {
@@ -75,14 +101,4 @@ func (n Name) Banned(turns []Turn) []string {
 		}
 	}
 	return out
-}
-
-func withTaskSuffix(msgs []transcript.Message, suffix string) []transcript.Message {
-	for i := range msgs {
-		if msgs[i].Role == transcript.RoleUser {
-			msgs[i].Content += suffix
-			return msgs
-		}
-	}
-	return append(msgs, transcript.Message{Role: transcript.RoleUser, Content: suffix})
 }

@@ -95,6 +95,12 @@ func DescriptionObservation(description string) transcript.Message {
 // WithRuledOut returns msgs with the scrub list appended to the first user
 // message (the task), which is where a rebuilt context states constraints.
 func WithRuledOut(msgs []transcript.Message, descriptions []string) []transcript.Message {
+	return withRuledOutAt(msgs, slices.IndexFunc(msgs, isUser), descriptions)
+}
+
+// withRuledOutAt appends the scrub list to msgs[task] (a new user message
+// when task < 0).
+func withRuledOutAt(msgs []transcript.Message, task int, descriptions []string) []transcript.Message {
 	out := slices.Clone(msgs)
 	if len(descriptions) == 0 {
 		return out
@@ -104,14 +110,14 @@ func WithRuledOut(msgs []transcript.Message, descriptions []string) []transcript
 	for _, d := range descriptions {
 		b.WriteString("\n- " + d)
 	}
-	for i := range out {
-		if out[i].Role == transcript.RoleUser {
-			out[i].Content += b.String()
-			return out
-		}
+	if task >= 0 {
+		out[task].Content += b.String()
+		return out
 	}
 	return append(out, transcript.Message{Role: transcript.RoleUser, Content: strings.TrimLeft(b.String(), "\n")})
 }
+
+func isUser(m transcript.Message) bool { return m.Role == transcript.RoleUser }
 
 // ProbeContexts are the three contexts of DESIGN §1 for one item under one
 // harness. Each ends before the assistant's turn.

@@ -61,6 +61,31 @@ static int feedrun_chat(const char * tmpl, const char ** roles, const char ** co
 	}
 	return llama_chat_apply_template(tmpl, msgs, (size_t) n, add_ass != 0, buf, len);
 }
+
+// Grammar-constrained decoding (llama.cpp's GBNF sampler). Following
+// llama.cpp's own sampling helpers, the token that would be chosen is
+// tested alone first, and the whole vocabulary is masked only when the
+// grammar rejects it: the mask costs a pass over every token.
+static int feedrun_grammar_allows(struct llama_sampler * g, llama_token tok) {
+	llama_token_data d = { tok, 0.0f, 0.0f };
+	llama_token_data_array a = { &d, 1, -1, false };
+	llama_sampler_apply(g, &a);
+	return d.logit != -INFINITY;
+}
+
+// Writes 1 into allowed[i] for every token i the grammar accepts next.
+static void feedrun_grammar_mask(struct llama_sampler * g, int n_vocab, char * allowed) {
+	llama_token_data * d = (llama_token_data *) malloc(sizeof(llama_token_data) * (size_t) n_vocab);
+	for (int i = 0; i < n_vocab; i++) {
+		d[i].id = i;
+		d[i].logit = 0.0f;
+		d[i].p = 0.0f;
+	}
+	llama_token_data_array a = { d, (size_t) n_vocab, -1, false };
+	llama_sampler_apply(g, &a);
+	for (int i = 0; i < n_vocab; i++) allowed[i] = d[i].logit != -INFINITY;
+	free(d);
+}
 */
 import "C"
 
@@ -72,6 +97,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -114,6 +140,10 @@ type Options struct {
 	// to measure what prefix sharing buys and to check that it changes no
 	// figure; runs never need it.
 	NoPrefixReuse bool
+	// GrammarFullMask masks the whole vocabulary with the grammar at every
+	// step instead of testing the chosen token first. It exists to check
+	// that the shortcut changes no reply; runs never need it.
+	GrammarFullMask bool
 }
 
 func (o Options) withDefaults() Options {
@@ -773,12 +803,77 @@ func commonPrefix(a, b []lm.Token) int {
 
 // genState is one sequence being generated.
 type genState struct {
-	req    lm.GenerateRequest
-	seq    int
-	keep   int // prompt tokens copied from the cached prefix
-	rng    *rand.Rand
-	out    lm.Generation
-	active bool
+	req     lm.GenerateRequest
+	seq     int
+	keep    int // prompt tokens copied from the cached prefix
+	rng     *rand.Rand
+	out     lm.Generation
+	active  bool
+	grammar *C.struct_llama_sampler // nil without a grammar
+	err     error
+	// deadEnds are replies the grammar and the bans together left no way
+	// to continue; refeed is the token (and its position) to evaluate again
+	// after backing out of one.
+	deadEnds  [][]lm.Token
+	refeed    lm.Token
+	refeedPos int
+	backed    bool
+}
+
+// maxBacktracks bounds how often one reply backs out of a dead end before
+// generation gives up with an error.
+const maxBacktracks = 64
+
+// feed is the token (and its position) st evaluates next.
+func (st *genState) feed() (lm.Token, int) {
+	if st.backed {
+		st.backed = false
+		return st.refeed, st.refeedPos
+	}
+	n := len(st.out.Tokens)
+	return st.out.Tokens[n-1], len(st.req.Prompt) + n - 1
+}
+
+// backtrack backs st out of a dead end: a reply that the grammar lets go
+// on only with tokens the bans forbid (a banned call whose last token is
+// all the grammar still allows, reached through a token no one-step check
+// could refuse). The reply so far becomes a forbidden prefix, its last
+// token is taken back, the cache and the grammar return to the state
+// before it, and the token before it is evaluated again so that the choice
+// is made anew without it. Deterministic, so runs stay reproducible.
+func (m *Model) backtrack(st *genState) {
+	gen := st.out.Tokens
+	n := len(gen)
+	if n == 0 || len(st.deadEnds) >= maxBacktracks {
+		so := ""
+		if n > 0 {
+			so = m.detokenize(gen)
+		}
+		st.err = fmt.Errorf("generate: the grammar and the bans leave no token after %q", so)
+		m.stop(st, lm.StopEndOfTurn)
+		return
+	}
+	st.deadEnds = append(st.deadEnds, slices.Clone(gen))
+	st.out.Tokens, st.out.LogProbs = gen[:n-1], st.out.LogProbs[:n-1]
+	st.refeedPos = len(st.req.Prompt) + n - 2
+	if n >= 2 {
+		st.refeed = gen[n-2]
+	} else {
+		st.refeed = st.req.Prompt[len(st.req.Prompt)-1]
+	}
+	st.backed = true
+	C.llama_memory_seq_rm(m.mem(), C.llama_seq_id(st.seq), C.llama_pos(st.refeedPos), -1)
+	st.freeGrammar()
+	g, err := m.newGrammar(st.req.Grammar)
+	if err != nil {
+		st.err = err
+		m.stop(st, lm.StopEndOfTurn)
+		return
+	}
+	for _, t := range st.out.Tokens {
+		C.llama_sampler_accept(g, C.llama_token(t))
+	}
+	st.grammar = g
 }
 
 // Generate decodes the requests together, one token per active sequence
@@ -796,8 +891,8 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 		if r.MaxTokens <= 0 {
 			return nil, fmt.Errorf("generate: request %d: MaxTokens must be positive, got %d", i, r.MaxTokens)
 		}
-		if len(r.BanTexts) > 0 && len(r.Stop) > 0 {
-			return nil, fmt.Errorf("generate: request %d: text bans cannot be combined with stop strings", i)
+		if r.ActionBan != nil && len(r.Stop) > 0 {
+			return nil, fmt.Errorf("generate: request %d: action bans cannot be combined with stop strings", i)
 		}
 		if err := m.checkTokens(fmt.Sprintf("generate request %d", i), r.Prompt); err != nil {
 			return nil, err
@@ -844,6 +939,16 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		if r.Temperature > 0 {
 			st.rng = rand.New(rand.NewPCG(r.Seed, 0x9e3779b97f4a7c15))
 		}
+		if r.Grammar != "" {
+			g, err := m.newGrammar(r.Grammar)
+			if err != nil {
+				for _, prev := range states[:j] {
+					prev.freeGrammar()
+				}
+				return fmt.Errorf("generate: request %d: %w", i, err)
+			}
+			st.grammar = g
+		}
 		st.keep = m.reusable(r.Prompt)
 		if st.keep > 0 {
 			C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(st.seq), 0, C.llama_pos(st.keep))
@@ -859,6 +964,7 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 	defer func() {
 		for _, st := range states {
 			C.llama_memory_seq_rm(mem, C.llama_seq_id(st.seq), -1, -1)
+			st.freeGrammar()
 		}
 	}()
 	m.inUnit = true
@@ -868,6 +974,9 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 			return err
 		}
 		m.choose(st, int(m.batch.n_tokens)-1)
+		if st.err != nil {
+			return st.err
+		}
 	}
 	// Then one token per active sequence per decode.
 	owner := make([]*genState, 0, len(states))
@@ -875,8 +984,8 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 	for {
 		for _, st := range states {
 			if st.active {
-				n := len(st.out.Tokens)
-				C.feedrun_batch_add(&m.batch, C.llama_token(st.out.Tokens[n-1]), C.llama_pos(len(st.req.Prompt)+n-1), C.llama_seq_id(st.seq), 1)
+				tok, pos := st.feed()
+				C.feedrun_batch_add(&m.batch, C.llama_token(tok), C.llama_pos(pos), C.llama_seq_id(st.seq), 1)
 				owner = append(owner, st)
 			}
 		}
@@ -888,6 +997,9 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		}
 		for b, st := range owner {
 			m.choose(st, b)
+			if st.err != nil {
+				return st.err
+			}
 		}
 		m.batch.n_tokens = 0
 		owner = owner[:0]
@@ -965,25 +1077,54 @@ func (m *Model) choose(st *genState, b int) {
 	logZ := mx + math.Log(sum)
 
 	gen := st.out.Tokens
-	ban := lm.TextBan{Texts: st.req.BanTexts, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
-	// A token that would end the reply as a banned text is left out and
-	// the choice made again; that is rare, so it costs nothing otherwise.
+	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
+	// A token the grammar rejects, or that would leave a banned action, is
+	// left out and the choice made again; that is rare, so it costs nothing
+	// otherwise. Under greedy decoding the token so chosen is the one full
+	// masking chooses; when sampling, a draw rejected by the grammar is
+	// drawn again from the masked distribution, which makes the result a
+	// draw from that distribution (p(t)·[t allowed] + P(rejected)·p(t)/
+	// p(allowed) = p(t)/p(allowed)).
 	var excluded map[lm.Token]bool
-	masked := func(t lm.Token) bool { return excluded[t] || lm.Banned(st.req.Bans, gen, t) }
-	var next lm.Token
-	for {
-		next = m.pick(st, logits, mx, masked)
-		if next < 0 || !ban.Forbids(gen, next) {
-			break
-		}
+	var allowed []bool // the grammar's full mask, once it was needed
+	if st.grammar != nil && m.opts.GrammarFullMask {
+		allowed = m.grammarMask(st.grammar)
+	}
+	masked := func(t lm.Token) bool {
+		return excluded[t] || lm.Banned(st.req.Bans, gen, t) || lm.Banned(st.deadEnds, gen, t) || (allowed != nil && !allowed[t])
+	}
+	exclude := func(t lm.Token) {
 		if excluded == nil {
 			excluded = map[lm.Token]bool{}
 		}
-		excluded[next] = true
+		excluded[t] = true
+	}
+	var next lm.Token
+	for {
+		next = m.pick(st, logits, mx, masked)
+		if next < 0 {
+			break
+		}
+		if st.grammar != nil && allowed == nil && C.feedrun_grammar_allows(st.grammar, C.llama_token(next)) == 0 {
+			allowed = m.grammarMask(st.grammar)
+			continue
+		}
+		if ban.Forbids(gen, next) {
+			exclude(next)
+			continue
+		}
+		break
+	}
+	if next < 0 && st.grammar != nil {
+		m.backtrack(st)
+		return
 	}
 	if next < 0 || m.isEOG(next) {
 		m.stop(st, lm.StopEndOfTurn)
 		return
+	}
+	if st.grammar != nil {
+		C.llama_sampler_accept(st.grammar, C.llama_token(next))
 	}
 	st.out.Tokens = append(st.out.Tokens, next)
 	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
@@ -1009,6 +1150,38 @@ func (m *Model) choose(st *genState, b int) {
 	if len(st.out.Tokens) >= st.req.MaxTokens {
 		m.stop(st, lm.StopMaxTokens)
 	}
+}
+
+// newGrammar compiles a GBNF grammar for this vocabulary; llama.cpp
+// refuses one it cannot parse (and left recursion) with a null sampler.
+func (m *Model) newGrammar(gbnf string) (*C.struct_llama_sampler, error) {
+	cs, root := C.CString(gbnf), C.CString("root")
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(root))
+	C.feedrun_clear_error()
+	g := C.llama_sampler_init_grammar(m.vocab, cs, root)
+	if g == nil {
+		return nil, fmt.Errorf("grammar: llama.cpp could not parse it%s", lastError())
+	}
+	return g, nil
+}
+
+func (st *genState) freeGrammar() {
+	if st.grammar != nil {
+		C.llama_sampler_free(st.grammar)
+		st.grammar = nil
+	}
+}
+
+// grammarMask is which tokens the grammar accepts next.
+func (m *Model) grammarMask(g *C.struct_llama_sampler) []bool {
+	flags := make([]C.char, m.nVocab)
+	C.feedrun_grammar_mask(g, C.int(m.nVocab), &flags[0])
+	out := make([]bool, m.nVocab)
+	for i, f := range flags {
+		out[i] = f != 0
+	}
+	return out
 }
 
 // pick is the next token of st from the logits (max mx), never a masked

@@ -146,7 +146,7 @@ func TestGemmaReplyEndsWhereItStartsTheNextTurn(t *testing.T) {
 		t.Errorf("tokens spell %q, text %q", m.Detokenize(reply.Tokens), reply.Text)
 	}
 	banned := strings.TrimSpace(reply.Text)
-	b, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, BanTexts: []string{banned}}})
+	b, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, ActionBan: &lm.ActionBan{Actions: []string{banned}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +235,97 @@ func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 		t.Fatal("the last step generated nothing: the comparison would prove little")
 	}
 	sameEpisode(t, "warm", w, "cold", c, 0)
+}
+
+// callGrammar is a small GBNF grammar of calls, in the shape ToolShed's
+// is, for the runtime's own grammar tests.
+const callGrammar = `root ::= " "? call
+call ::= "read_file(path=" str ")" | "list_files(" ("directory=" str)? ")" | "finish(answer=" str ")"
+str ::= "\"" [^"\n]{0,40} "\""
+`
+
+func grammarPrompt(t *testing.T, m *Model) []lm.Token {
+	t.Helper()
+	text, err := m.RenderChat([]transcript.Message{
+		{Role: transcript.RoleSystem, Content: "You are a helpful assistant with file tools."},
+		{Role: transcript.RoleUser, Content: "What is in the file /notes/todo.txt?"},
+	}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := m.Tokenize(text, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prompt
+}
+
+// Testing the chosen token first and masking the vocabulary only when the
+// grammar rejects it must choose what full masking chooses, token for
+// token, and the reply must be a sentence of the grammar.
+func TestGrammarShortcutEqualsFullMasking(t *testing.T) {
+	fast := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	full := loadReal(t, "smollm2-135m", Options{Threads: 1, GrammarFullMask: true})
+	prompt := grammarPrompt(t, fast)
+	free, err := fast.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(strings.TrimSpace(free[0].Text), "read_file(") || strings.HasPrefix(strings.TrimSpace(free[0].Text), "list_files(") {
+		t.Fatalf("free decoding already writes a call (%q): the grammar proves nothing here", free[0].Text)
+	}
+	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: 60, Grammar: callGrammar}
+	a, err := fast.Generate([]lm.GenerateRequest{req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := full.Generate([]lm.GenerateRequest{req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a[0].Tokens, b[0].Tokens) {
+		t.Fatalf("shortcut %q, full mask %q", a[0].Text, b[0].Text)
+	}
+	text := strings.TrimSpace(a[0].Text)
+	if a[0].StopReason != lm.StopEndOfTurn || !strings.HasSuffix(text, ")") || !(strings.HasPrefix(text, "read_file(") || strings.HasPrefix(text, "list_files(") || strings.HasPrefix(text, "finish(")) {
+		t.Errorf("grammar reply %q (%s) is not a whole call", a[0].Text, a[0].StopReason)
+	}
+	// Sampling under the grammar stays a sentence of it too.
+	s, err := fast.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 60, Grammar: callGrammar, Temperature: 1.5, Seed: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt := strings.TrimSpace(s[0].Text); s[0].StopReason != lm.StopEndOfTurn || !strings.HasSuffix(txt, ")") {
+		t.Errorf("sampled grammar reply %q (%s) is not a whole call", s[0].Text, s[0].StopReason)
+	}
+	// The ban composes with the grammar: the greedy call, banned, cannot
+	// come again, even where the grammar then allows only its last token
+	// (the decoder backs out of that dead end).
+	banned := text
+	c, err := fast.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 60, Grammar: callGrammar, ActionBan: &lm.ActionBan{Actions: []string{banned}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(c[0].Text); got == banned || c[0].StopReason != lm.StopEndOfTurn || !strings.HasSuffix(got, ")") {
+		t.Errorf("banned %q, got %q (%s)", banned, c[0].Text, c[0].StopReason)
+	}
+}
+
+// A grammar llama.cpp cannot parse, and one whose every sentence is
+// banned, are errors, at once, never a hang or a free reply.
+func TestGrammarErrors(t *testing.T) {
+	m := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	prompt := grammarPrompt(t, m)
+	if _, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 8, Grammar: `root ::= ("a"`}}); err == nil || !strings.Contains(err.Error(), "grammar") {
+		t.Errorf("an unparseable grammar gave %v", err)
+	}
+	only := `root ::= "done()"` + "\n"
+	_, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 8, Grammar: only, ActionBan: &lm.ActionBan{Actions: []string{"done()"}}}})
+	if err == nil || !strings.Contains(err.Error(), "leave no token") {
+		t.Errorf("a grammar whose one sentence is banned gave %v", err)
+	}
+	// The model is still usable after the failed request.
+	if g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 8, Grammar: only}}); err != nil || strings.TrimSpace(g[0].Text) != "done()" {
+		t.Errorf("after the errors, the grammar's one sentence gave %q, %v", g[0].Text, err)
+	}
 }

@@ -12,6 +12,7 @@ package lm
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -58,14 +59,14 @@ type GenerateRequest struct {
 	// token is masked. This makes the exact banned sequence impossible while
 	// any other text, including every proper prefix of it, stays possible.
 	Bans [][]Token
-	// BanTexts are whole replies the decoder must not produce, compared
-	// with surrounding white space trimmed (as a rollout reads an action).
-	// Token bans alone leave a gap: the same text has other tokenisations
-	// (a final `".` as `"` then `.`, or `".\n` as one token), and a model
-	// that repeats itself finds them. So while the text so far equals a
-	// banned one the end of turn is masked, and the last token the budget
-	// allows cannot make it equal one. Not combined with Stop.
-	BanTexts []string
+	// ActionBan forbids replies whose action (what an environment executes
+	// of a reply) is one of a set, wherever in the reply it stands.
+	ActionBan *ActionBan
+	// Grammar, when not empty, constrains the reply to the sentences of a
+	// GBNF grammar (llama.cpp's format, root rule "root"): only tokens the
+	// grammar accepts are chosen, and the reply can end only where the
+	// grammar does. Bans apply within it.
+	Grammar string
 	// KeepCache asks the model to keep this prompt and its reply cached,
 	// because the next prompt of the unit extends them (an agent's next
 	// step re-sends the whole transcript). Only a cache hint: an
@@ -134,9 +135,42 @@ func Sum(logps []float64) float64 {
 	return s
 }
 
-// TextBan applies a request's BanTexts for one decoder.
+// ActionBan is a ban on actions rather than replies. A token ban alone
+// leaves gaps: the same text has other tokenisations (a final `".` as `"`
+// then `.`), and the same action other wrappings (after prose, inside a
+// code fence). So the decoder reads the text as the environment will: it
+// masks the end of the reply while the reply's action is banned, a token
+// that closes a banned action no later text could change, and the last
+// token the budget allows when it would leave a banned action.
+type ActionBan struct {
+	Actions []string
+	// Tokens are the actions' own token sequences, masked wherever they
+	// start in the reply: once all but the last token are generated, the
+	// last one is.
+	Tokens [][]Token
+	// Extract is the action a whole reply holds (nil: the reply without
+	// surrounding white space).
+	Extract func(reply string) string
+	// Closed lists the actions a partial reply has already fixed (nil:
+	// none ever is).
+	Closed func(partial string) []string
+}
+
+// Bans reports whether a is one of the banned actions.
+func (b *ActionBan) Bans(action string) bool {
+	return b != nil && slices.Contains(b.Actions, action)
+}
+
+func (b *ActionBan) extract(reply string) string {
+	if b.Extract == nil {
+		return strings.TrimSpace(reply)
+	}
+	return b.Extract(reply)
+}
+
+// TextBan applies a request's ActionBan for one decoder.
 type TextBan struct {
-	Texts      []string
+	Ban        *ActionBan
 	MaxTokens  int
 	Detokenize func([]Token) string
 	EndOfTurn  func(Token) bool
@@ -146,47 +180,71 @@ type TextBan struct {
 	TurnEnd func(string) int
 }
 
-// Forbids reports whether choosing next after generated would end the
-// reply as one of the banned texts: an end of turn now (a token, or the
-// text that ends a turn), or the last token the budget allows.
+// Forbids reports whether choosing next after generated would leave a
+// banned action: as the whole reply when next ends it (an end-of-turn
+// token, the text that ends a turn, the last token the budget allows), or
+// as an action the reply has closed.
 func (b TextBan) Forbids(generated []Token, next Token) bool {
-	if len(b.Texts) == 0 {
+	if b.Ban == nil || len(b.Ban.Actions) == 0 {
 		return false
+	}
+	if TokensBanned(b.Ban.Tokens, generated, next) {
+		return true
 	}
 	text, ends := b.replyIfEnds(generated, next)
-	if !ends {
+	if ends {
+		return b.Ban.Bans(b.Ban.extract(text))
+	}
+	if b.Ban.Closed == nil || b.EndOfTurn(next) {
 		return false
 	}
-	for _, t := range b.Texts {
-		if strings.TrimSpace(text) == t {
+	for _, a := range b.Ban.Closed(b.detok(append(generated[:len(generated):len(generated)], next))) {
+		if b.Ban.Bans(a) {
 			return true
 		}
 	}
 	return false
 }
 
+func (b TextBan) detok(ts []Token) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	return b.Detokenize(ts)
+}
+
 // replyIfEnds is the reply's text when choosing next ends it.
 func (b TextBan) replyIfEnds(generated []Token, next Token) (string, bool) {
-	detok := func(ts []Token) string {
-		if len(ts) == 0 {
-			return ""
-		}
-		return b.Detokenize(ts)
-	}
 	if b.EndOfTurn(next) {
-		return detok(generated), true
+		return b.detok(generated), true
 	}
 	last := len(generated)+1 >= b.MaxTokens
 	if b.TurnEnd == nil && !last {
 		return "", false
 	}
-	whole := detok(append(generated[:len(generated):len(generated)], next))
+	whole := b.detok(append(generated[:len(generated):len(generated)], next))
 	if b.TurnEnd != nil {
 		if k := b.TurnEnd(whole); k >= 0 {
 			return whole[:k], true
 		}
 	}
 	return whole, last
+}
+
+// TokensBanned reports whether next completes one of bans wherever it
+// starts: the generated tokens end with all of the ban but its last token,
+// and next is that token.
+func TokensBanned(bans [][]Token, generated []Token, next Token) bool {
+	for _, b := range bans {
+		n := len(b) - 1
+		if n < 0 || n > len(generated) || b[n] != next {
+			continue
+		}
+		if equalTokens(b[:n], generated[len(generated)-n:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Banned reports whether the ban forbids token next after generated.

@@ -2,6 +2,7 @@ package lm
 
 import (
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -28,7 +29,12 @@ type Fake struct {
 	// ReplyDelimiter is reported in Info, to test callers of formats whose
 	// replies start with one.
 	ReplyDelimiter string
-	closed         bool
+	// Grammar stands in for a grammar engine when a request asks for one:
+	// it reports whether text is a prefix of a sentence of grammar (whole
+	// says it must be a whole sentence, for ending the reply there). A
+	// request with a grammar is an error when it is nil.
+	Grammar func(grammar, text string, whole bool) bool
+	closed  bool
 }
 
 var _ Model = (*Fake)(nil)
@@ -181,8 +187,11 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		if len(r.Prompt) == 0 || r.MaxTokens <= 0 {
 			return nil, errors.New("generate: empty prompt or non-positive MaxTokens")
 		}
-		if len(r.BanTexts) > 0 && len(r.Stop) > 0 {
-			return nil, errors.New("generate: text bans cannot be combined with stop strings")
+		if r.ActionBan != nil && len(r.Stop) > 0 {
+			return nil, errors.New("generate: action bans cannot be combined with stop strings")
+		}
+		if r.Grammar != "" && f.Grammar == nil {
+			return nil, errors.New("generate: the fake has no Grammar to constrain decoding with")
 		}
 		var rng *rand.Rand
 		if r.Temperature > 0 {
@@ -191,15 +200,27 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		g := &out[i]
 		for {
 			lp := logSoftmax(f.logits(r.Prompt, append(append([]Token{}, r.Prompt...), g.Tokens...)))
-			ban := TextBan{Texts: r.BanTexts, MaxTokens: r.MaxTokens, Detokenize: f.Detokenize, EndOfTurn: func(t Token) bool { return t == FakeEndOfTurn }}
+			ban := TextBan{Ban: r.ActionBan, MaxTokens: r.MaxTokens, Detokenize: f.Detokenize, EndOfTurn: func(t Token) bool { return t == FakeEndOfTurn }}
 			excluded := map[Token]bool{}
+			grammar := func(t Token) bool {
+				if r.Grammar == "" {
+					return true
+				}
+				if t == FakeEndOfTurn {
+					return f.Grammar(r.Grammar, f.Detokenize(g.Tokens), true)
+				}
+				return f.Grammar(r.Grammar, f.Detokenize(append(g.Tokens[:len(g.Tokens):len(g.Tokens)], t)), false)
+			}
 			var next Token
 			for {
-				next = f.pick(lp, rng, r.Temperature, func(t Token) bool { return excluded[t] || Banned(r.Bans, g.Tokens, t) })
+				next = f.pick(lp, rng, r.Temperature, func(t Token) bool { return excluded[t] || Banned(r.Bans, g.Tokens, t) || !grammar(t) })
 				if next < 0 || !ban.Forbids(g.Tokens, next) {
 					break
 				}
 				excluded[next] = true
+			}
+			if next < 0 && r.Grammar != "" {
+				return nil, fmt.Errorf("generate: request %d: the grammar and the bans leave no token after %q", i, f.Detokenize(g.Tokens))
 			}
 			if next == FakeEndOfTurn || next < 0 {
 				g.StopReason = StopEndOfTurn

@@ -131,28 +131,28 @@ func (s *Store) Learn(env, template string, steps []Step) error {
 
 // Guidance is the advice shown before a task: the lessons of its template
 // and of the tools it works with, most frequent first, at most perKind of
-// each kind.
-func (s *Store) Guidance(env, template string, tools []string, perKind int) (string, error) {
+// each kind; n is how many lessons it shows.
+func (s *Store) Guidance(env, template string, tools []string, perKind int) (guidance string, n int, err error) {
 	rows, err := s.db.Query(`SELECT kind, text, SUM(count) AS n FROM lesson
 		WHERE env = ? AND (template = ? OR tool IN (SELECT value FROM json_each(?)))
 		GROUP BY kind, text ORDER BY kind, n DESC, text`, env, template, jsonList(tools))
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer rows.Close()
 	byKind := map[string][]string{}
 	for rows.Next() {
 		var kind, text string
-		var n int
-		if err := rows.Scan(&kind, &text, &n); err != nil {
-			return "", err
+		var count int
+		if err := rows.Scan(&kind, &text, &count); err != nil {
+			return "", 0, err
 		}
 		if len(byKind[kind]) < perKind {
 			byKind[kind] = append(byKind[kind], text)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var b strings.Builder
 	for _, k := range []struct{ kind, title string }{{Do, "Do"}, {Avoid, "Avoid"}, {Check, "Check"}, {Repair, "Repair"}} {
@@ -161,9 +161,10 @@ func (s *Store) Guidance(env, template string, tools []string, perKind int) (str
 				b.WriteString("Guidance from earlier episodes:")
 			}
 			b.WriteString("\n- " + k.title + ": " + text)
+			n++
 		}
 	}
-	return b.String(), nil
+	return b.String(), n, nil
 }
 
 // Show writes every lesson, for `feedrun memory show`.

@@ -33,12 +33,12 @@ func Learn(store *memory.Store, env Env, res Result) error {
 // MemoryGuidance returns the memory harness's advice function over store.
 // A lookup error yields no advice rather than a half-built context; the
 // caller checks the store when it opens it.
-func MemoryGuidance(store *memory.Store, env Env) func(Task) string {
-	return func(t Task) string {
-		g, err := store.Guidance(env.Name(), t.Template, env.TaskTools(t), GuidancePerKind)
+func MemoryGuidance(store *memory.Store, env Env) func(Task) (string, int) {
+	return func(t Task) (string, int) {
+		g, n, err := store.Guidance(env.Name(), t.Template, env.TaskTools(t), GuidancePerKind)
 		if err != nil {
-			return ""
+			return "", 0
 		}
-		return g
+		return g, n
 	}
 }

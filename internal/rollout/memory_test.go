@@ -17,7 +17,7 @@ func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	env := ToolShed{}
+	env := toolshed.Environment{}
 	// Training episodes: each task's first step broken in a recognisable
 	// way, then the correct steps.
 	var failedValues []string
@@ -49,7 +49,10 @@ func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
 	if len(texts) == 0 {
 		t.Fatal("memory learned nothing")
 	}
-	guidance := MemoryGuidance(store, env)(test)
+	guidance, lessons := MemoryGuidance(store, env)(test)
+	if lessons != strings.Count(guidance, "\n- ") || lessons == 0 {
+		t.Errorf("guidance counts %d lessons but shows %d lines", lessons, strings.Count(guidance, "\n- "))
+	}
 	if !strings.Contains(guidance, "Avoid: ") || !strings.Contains(guidance, "Do: ") {
 		t.Errorf("guidance for %s lacks Do/Avoid lines:\n%s", test.ID, guidance)
 	}
@@ -62,8 +65,20 @@ func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
 	}
 	// Under the memory harness the guidance reaches the task message.
 	agent := &script{actions: []string{`finish(answer="done")`}}
-	if _, err := Run(context.Background(), env, agent, Config{Harness: harness.Memory, MaxSteps: 1, Guidance: MemoryGuidance(store, env)}, test, 1); err != nil {
+	res, err := Run(context.Background(), env, agent, Config{Harness: harness.Memory, MaxSteps: 1, Guidance: MemoryGuidance(store, env)}, test, 1)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Lessons != lessons {
+		t.Errorf("the memory episode records %d lessons shown, want %d", res.Lessons, lessons)
+	}
+	// Every other harness is shown none, even with a store at hand.
+	res, err = Run(context.Background(), env, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Verbatim, MaxSteps: 1, Guidance: MemoryGuidance(store, env)}, test, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lessons != 0 {
+		t.Errorf("a verbatim episode records %d lessons", res.Lessons)
 	}
 	if first := agent.seen[0][1].Content; !strings.Contains(first, guidance) {
 		t.Errorf("task message %q does not carry the guidance", first)

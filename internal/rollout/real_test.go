@@ -2,8 +2,18 @@ package rollout
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/transcript"
+
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/models"
@@ -24,10 +34,10 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	task := ToolShed{}.Tasks()[1]
-	agent := &ModelAgent{Model: m, MaxTokens: ToolShed{}.MaxTokens()}
+	task := toolshed.Environment{}.Tasks()[1]
+	agent := &ModelAgent{Model: m, Env: toolshed.Environment{}, MaxTokens: toolshed.Environment{}.MaxTokens()}
 	run := func(h harness.Name) Result {
-		res, err := Run(context.Background(), ToolShed{}, agent, Config{Harness: h, MaxSteps: 4, OnLoop: "stop"}, task, 1)
+		res, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: h, MaxSteps: 4, OnLoop: "stop"}, task, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,5 +62,162 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 	}
 	if verb.Passed || ban.Passed {
 		t.Error("prose that never calls a tool passed the task's check")
+	}
+}
+
+func loadSmolLM2(t *testing.T, opts llama.Options) *llama.Model {
+	t.Helper()
+	path, err := models.CachedPath("smollm2-135m")
+	if err != nil {
+		t.Fatal(err) // `make test` pulls it; a skipped integration test proves nothing
+	}
+	m, err := llama.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// The ban acts on the program CodeRepair runs, not on the reply's text:
+// SmolLM2's own greedy program, once banned, must not come back, neither
+// after prose nor inside a code fence, however the reply is worded.
+func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
+	mbpp := os.Getenv("FEEDRUN_MBPP")
+	if mbpp == "" {
+		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
+	}
+	cr, err := coderepair.Open(mbpp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+	var afterProse, fenced bool
+	for _, task := range cr.Tasks()[:16] {
+		if afterProse && fenced {
+			break
+		}
+		ep, err := cr.NewEpisode(context.Background(), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent.BeginEpisode()
+		reply, _, err := agent.Act(context.Background(), ep.Messages(), nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence := strings.Index(reply, "```")
+		action := cr.Action(reply)
+		kind := ""
+		switch {
+		case fence < 0 || action == "" || !slices.Contains(cr.Closed(reply), action):
+			continue // the program is not in a closed fence: not what this test is about
+		case strings.TrimSpace(reply[:fence]) != "" && !afterProse:
+			kind, afterProse = "after prose", true
+		case strings.TrimSpace(reply[:fence]) == "" && !fenced:
+			kind, fenced = "at the start", true
+		default:
+			continue
+		}
+		agent.BeginEpisode()
+		again, _, err := agent.Act(context.Background(), ep.Messages(), []string{action}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cr.Action(again) == action || slices.Contains(cr.Closed(again), action) {
+			t.Errorf("%s, fenced %s: the banned program came back in %q", task.ID, kind, again)
+		}
+	}
+	if !afterProse || !fenced {
+		t.Fatalf("no greedy reply among the first problems fenced its program after prose (%v) or at the start (%v): the test proves nothing", afterProse, fenced)
+	}
+}
+
+// Constrained to ToolShed's call grammar after two solved demonstrations,
+// SmolLM2 writes a call at every step, and under ban never one that
+// failed before.
+func TestSmolLM2GrammarRolloutActs(t *testing.T) {
+	ts := toolshed.Environment{}
+	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	tasks, err := SelectTasks(ts, 2, env.SplitTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, err := ts.Demonstrations(context.Background(), 2, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []transcript.Message
+	for _, d := range demos {
+		shown = append(shown, d.Messages...)
+	}
+	agent := &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Decode: DecodeGrammar}
+	failedSteps := 0
+	for _, task := range tasks {
+		for _, h := range []harness.Name{harness.Verbatim, harness.Ban} {
+			res, err := Run(context.Background(), ts, agent, Config{Harness: h, MaxSteps: 5, OnLoop: "stop", Demonstrations: shown}, task, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range res.Steps {
+				if _, err := toolshed.ParseCall(st.Action); err != nil {
+					t.Errorf("%s %s step %d: %q does not parse: %v", h, task.ID, st.Index, st.Reply, err)
+				}
+				if st.Failed {
+					failedSteps++
+				}
+				if h == harness.Ban && st.Repeat {
+					t.Errorf("ban %s step %d repeats the failed action %q", task.ID, st.Index, st.Action)
+				}
+			}
+		}
+	}
+	if failedSteps == 0 {
+		t.Fatal("no step failed: the ban check proves nothing")
+	}
+}
+
+// memory build → a store with lessons → the memory harness shows them.
+func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
+	ts := toolshed.Environment{}
+	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	store, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	train, err := SelectTasks(ts, 0, env.SplitTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Decode: DecodeGrammar}
+	for _, task := range []Task{train[0], train[5], train[10]} {
+		res, err := Run(context.Background(), ts, agent, Config{Harness: harness.Verbatim, MaxSteps: 4, OnLoop: "stop"}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Learn(store, ts, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts, err := store.Texts()
+	if err != nil || len(texts) == 0 {
+		t.Fatalf("the store learned nothing from three grammar episodes (%v)", err)
+	}
+	test, err := SelectTasks(ts, 0, env.SplitTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, task := range test {
+		res, err := Run(context.Background(), ts, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 1, Guidance: MemoryGuidance(store, ts)}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown += res.Lessons
+	}
+	if shown == 0 {
+		t.Errorf("the memory harness showed no lesson on any of %d test tasks from a store of %d", len(test), len(texts))
 	}
 }

@@ -3,31 +3,51 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// Agent produces the next action from a context.
+// The environment contract, under the names the loop uses.
+type (
+	Env     = env.Env
+	Task    = env.Task
+	Episode = env.Episode
+	Outcome = env.Outcome
+)
+
+// Agent produces the next reply from a context.
 type Agent interface {
-	// BeginEpisode starts an episode whose actions must not depend on
+	// BeginEpisode starts an episode whose replies must not depend on
 	// earlier episodes (see lm.Model.BeginUnit).
 	BeginEpisode()
-	// Act returns the next action; banned lists actions it must not
-	// reproduce exactly; seed drives sampling. tokens counts what was
-	// generated.
-	Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (action string, tokens int, err error)
+	// Act returns the next reply; banned lists actions (what the
+	// environment executes of a reply) that the reply must not hold; seed
+	// drives sampling. tokens counts what was generated.
+	Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (reply string, tokens int, err error)
 }
 
+// Decoding modes of ModelAgent.
+const (
+	DecodeFree    = "free"    // the study's setting: any text
+	DecodeGrammar = "grammar" // constrained to the environment's action grammar
+)
+
 // ModelAgent acts with a language model: greedy by default, sampled at
-// Temperature > 0.
+// Temperature > 0, constrained to Env's action grammar under
+// DecodeGrammar.
 type ModelAgent struct {
 	Model       lm.Model
+	Env         Env
 	MaxTokens   int
 	Temperature float64
+	Decode      string
 }
 
 func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
@@ -41,15 +61,31 @@ func (a *ModelAgent) Act(_ context.Context, msgs []transcript.Message, banned []
 	if err != nil {
 		return "", 0, err
 	}
-	// Both bans: the token form is DESIGN's decoder mask, the text form
-	// closes the other tokenisations of the same reply (see BanTexts).
-	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, BanTexts: banned, KeepCache: true}
-	for _, b := range banned {
-		ids, err := a.Model.Tokenize(b, false, false)
-		if err != nil {
-			return "", 0, err
+	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, KeepCache: true}
+	if a.Decode == DecodeGrammar {
+		if a.Env == nil {
+			return "", 0, fmt.Errorf("grammar decoding needs the agent's environment")
 		}
-		req.Bans = append(req.Bans, ids)
+		req.Grammar = a.Env.Grammar()
+	}
+	if len(banned) > 0 {
+		// Two bans: the token form is the decoder mask on the failed
+		// action's own tokens wherever they start; the action form reads
+		// the reply as the environment will and closes every other
+		// tokenisation and every wrapping (prose, a fence) of the same
+		// action.
+		ban := &lm.ActionBan{Actions: banned}
+		if a.Env != nil {
+			ban.Extract, ban.Closed = a.Env.Action, a.Env.Closed
+		}
+		for _, b := range banned {
+			ids, err := a.Model.Tokenize(b, false, false)
+			if err != nil {
+				return "", 0, err
+			}
+			ban.Tokens = append(ban.Tokens, ids)
+		}
+		req.ActionBan = ban
 	}
 	gs, err := a.Model.Generate([]lm.GenerateRequest{req})
 	if err != nil {
@@ -69,26 +105,33 @@ type Config struct {
 	// time in a row.
 	OnLoop string
 	// Guidance returns the memory harness's advice for a task ("" for
-	// none); nil outside the memory harness.
-	Guidance func(Task) string
+	// none) and how many lessons it holds; nil outside the memory harness.
+	Guidance func(Task) (string, int)
+	// Demonstrations are solved episodes' messages, shown between the
+	// system prompt and the task under every harness alike.
+	Demonstrations []transcript.Message
 }
 
 // NudgeObservation is the loop detector's message under OnLoop "nudge".
 const NudgeObservation = "Observation: You have made the same call three times in a row. Try something different."
 
-// GateObservation answers a write whose required read has not happened.
-func GateObservation(read string) string {
-	return "Observation: Not executed: this write needs " + read + " first in this episode."
+// GateObservation answers a write whose precondition has not been met; it
+// states the rule, never the call that would meet it.
+func GateObservation(rule string) string {
+	return "Observation: Not executed: " + rule + "."
 }
 
 // Step is one action of an episode and what became of it.
 type Step struct {
-	Index       int
+	Index int
+	// Reply is what the model wrote; Action is what the environment
+	// executed of it. Repeats and loops compare actions.
+	Reply       string
 	Action      string
 	Observation string
-	Failed      bool // semantic failure
 	Transient   bool // a transient failure that retries did not fix
 	Retries     int
+	Failed      bool // semantic failure, or a write the gate refused
 	Repeat      bool // exactly an earlier failed action of the episode
 	NearRepeat  bool // equal to one after normalisation
 	Looped      bool // the third identical call in a row (not executed)
@@ -115,20 +158,23 @@ type Result struct {
 	Retries      int
 	VirtualTime  time.Duration
 	Tokens       int
+	// Lessons is how many lessons the memory harness showed (0 under
+	// every other harness).
+	Lessons int
 }
 
 // Run plays one episode of task under cfg.
-func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed uint64) (Result, error) {
-	ep, err := env.NewEpisode(ctx, task)
+func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed uint64) (Result, error) {
+	ep, err := e.NewEpisode(ctx, task)
 	if err != nil {
 		return Result{}, err
 	}
 	agent.BeginEpisode()
 	res := Result{Task: task, Seed: seed}
-	base := ep.Messages()
+	base := withDemonstrations(ep.Messages(), cfg.Demonstrations)
 	guidance := ""
-	if cfg.Guidance != nil {
-		guidance = cfg.Guidance(task)
+	if cfg.Guidance != nil && cfg.Harness == harness.Memory {
+		guidance, res.Lessons = cfg.Guidance(task)
 	}
 	var turns []harness.Turn
 	var failed []string // earlier failed actions, exact and normalised
@@ -137,12 +183,13 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 	prev := ""
 	for i := 0; i < cfg.MaxSteps; i++ {
 		msgs := cfg.Harness.Context(base, turns, guidance)
-		action, tokens, err := agent.Act(ctx, msgs, cfg.Harness.Banned(turns), stepSeed(seed, i))
+		reply, tokens, err := agent.Act(ctx, msgs, cfg.Harness.Banned(turns), stepSeed(task.ID, seed, i))
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}
-		action = strings.TrimSpace(action)
-		st := Step{Index: i, Action: action, Tokens: tokens}
+		reply = strings.TrimSpace(reply)
+		action := e.Action(reply)
+		st := Step{Index: i, Reply: reply, Action: action, Tokens: tokens}
 		if cfg.Harness == harness.Scrub {
 			for _, t := range turns {
 				if t.Failed {
@@ -150,15 +197,22 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 				}
 			}
 		}
-		norm := env.Normalize(action)
-		st.Repeat = contains(failed, action)
-		st.NearRepeat = contains(failedNorm, norm)
+		norm, normOK := e.Normalize(action)
+		st.Repeat = slices.Contains(failed, action)
+		st.NearRepeat = st.Repeat || (normOK && slices.Contains(failedNorm, norm))
 		if action == prev {
 			same++
 		} else {
 			same, prev = 1, action
 		}
-		turn := harness.Turn{Action: action}
+		turn := harness.Turn{Reply: reply, Action: action}
+		fail := func(description string) {
+			st.Failed, turn.Failed, turn.Description = true, true, description
+			failed = append(failed, action)
+			if normOK {
+				failedNorm = append(failedNorm, norm)
+			}
+		}
 		switch {
 		case same >= 3:
 			st.Looped, res.Looped = true, true
@@ -171,14 +225,17 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 			turn = harness.Turn{Observation: NudgeObservation}
 			same, prev = 0, ""
 		default:
-			if read, ok := ep.RequiredRead(action); ok && cfg.Harness == harness.Memory {
+			if rule, ok := ep.Precondition(action); ok && cfg.Harness == harness.Memory {
+				// A refused write is a failed action: repeating it is a
+				// repeat, and the ban and the transcript treat it so.
 				st.GateBlocked = true
-				st.Observation = GateObservation(read)
+				st.Observation = GateObservation(rule)
 				turn.Observation = st.Observation
+				fail("Not executed: " + rule + ".")
 				break
 			}
 			faults := cfg.Faults
-			if env.Control(action) {
+			if e.Control(action) {
 				faults = Faults{}
 			}
 			retries, waited, transient := cfg.Retry.Call(faults, seed, i)
@@ -196,11 +253,8 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 			st.Observation = out.Observation
 			turn.Observation = out.Observation
 			if out.Failure != nil {
-				st.Failed, st.Error = true, out.Failure
-				turn.Failed = true
-				turn.Description = env.Describe(*out.Failure)
-				failed = append(failed, action)
-				failedNorm = append(failedNorm, norm)
+				st.Error = out.Failure
+				fail(e.Describe(*out.Failure))
 			}
 			if out.Finished {
 				res.add(st)
@@ -216,6 +270,19 @@ func Run(ctx context.Context, env Env, agent Agent, cfg Config, task Task, seed 
 		}
 	}
 	return res.finish(ep), nil
+}
+
+// withDemonstrations puts solved episodes between the system prompt and
+// the rest of an episode's first messages.
+func withDemonstrations(msgs, demos []transcript.Message) []transcript.Message {
+	if len(demos) == 0 {
+		return msgs
+	}
+	at := 0
+	if len(msgs) > 0 && msgs[0].Role == transcript.RoleSystem {
+		at = 1
+	}
+	return slices.Concat(msgs[:at], demos, msgs[at:])
 }
 
 func (r *Result) add(st Step) {
@@ -238,18 +305,13 @@ func (r Result) finish(ep Episode) Result {
 	return r
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// stepSeed derives a per-step sampling seed from the episode's.
-func stepSeed(seed uint64, step int) uint64 {
-	x := seed*0x9e3779b97f4a7c15 + uint64(step) + 1
+// stepSeed derives a per-step sampling seed from the task and the
+// episode's seed, so that every task × seed pair draws its own stream and
+// every harness of that pair the same one (paired comparisons).
+func stepSeed(task string, seed uint64, step int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(task))
+	x := (seed^h.Sum64())*0x9e3779b97f4a7c15 + uint64(step) + 1
 	x ^= x >> 31
 	return x * 0xbf58476d1ce4e5b9
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"slices"
 	"errors"
 	"math"
 	"reflect"
@@ -43,7 +44,7 @@ func toolshedTask(t *testing.T, template string) (Task, toolshed.Task) {
 
 func TestCorrectStepsPassAndClaimsDoNot(t *testing.T) {
 	task, tk := toolshedTask(t, toolshed.Templates()[0].Name)
-	res, err := Run(context.Background(), ToolShed{}, &script{actions: tk.Steps}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
+	res, err := Run(context.Background(), toolshed.Environment{}, &script{actions: tk.Steps}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestCorrectStepsPassAndClaimsDoNot(t *testing.T) {
 		t.Errorf("correct steps: finished %v passed %v in %d steps", res.Finished, res.Passed, len(res.Steps))
 	}
 	// Claiming to be done is not success: the environment's check decides.
-	res, err = Run(context.Background(), ToolShed{}, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
+	res, err = Run(context.Background(), toolshed.Environment{}, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Verbatim, MaxSteps: 10}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestLoopDetectionFiresOnThirdIdenticalCall(t *testing.T) {
 	task, _ := toolshedTask(t, toolshed.Templates()[0].Name)
 	bad := `read_file(path="/nope.txt")`
 	for _, onLoop := range []string{"stop", "nudge"} {
-		res, err := Run(context.Background(), ToolShed{}, &script{actions: []string{bad}}, Config{Harness: harness.Verbatim, MaxSteps: 6, OnLoop: onLoop}, task, 1)
+		res, err := Run(context.Background(), toolshed.Environment{}, &script{actions: []string{bad}}, Config{Harness: harness.Verbatim, MaxSteps: 6, OnLoop: onLoop}, task, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,14 +95,14 @@ func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
 	// A model that copies its context repeats its failed action under
 	// verbatim; under ban it never can.
 	agent := &ModelAgent{Model: &lm.Fake{Copy: 50}, MaxTokens: 64}
-	verb, err := Run(context.Background(), ToolShed{}, agent, Config{Harness: harness.Verbatim, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+	verb, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: harness.Verbatim, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if verb.ExactRepeats == 0 {
 		t.Fatal("the copying fake never repeated under verbatim: the ban check proves nothing")
 	}
-	ban, err := Run(context.Background(), ToolShed{}, agent, Config{Harness: harness.Ban, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+	ban, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: harness.Ban, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +126,21 @@ func TestGateBlocksWriteBeforeRead(t *testing.T) {
 		t.Fatal("no task writes over an existing file")
 	}
 	task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
-	res, err := Run(context.Background(), ToolShed{}, &script{actions: []string{write, `finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 3}, task, 1)
+	res, err := Run(context.Background(), toolshed.Environment{}, &script{actions: []string{write, write, `finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 3}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Steps[0].GateBlocked || !strings.Contains(res.Steps[0].Observation, "read_file(") || res.Steps[0].Failed {
-		t.Errorf("memory gate did not answer the write: %+v", res.Steps[0])
+	// The gate names the precondition (the read tool) but never the call
+	// that would meet it: no other harness is handed the answer.
+	obs := res.Steps[0].Observation
+	if !res.Steps[0].GateBlocked || !strings.Contains(obs, "read_file") || strings.Contains(obs, "read_file(") || !res.Steps[0].Failed {
+		t.Errorf("memory gate did not answer the write as a failed action naming its precondition: %+v", res.Steps[0])
 	}
-	res, err = Run(context.Background(), ToolShed{}, &script{actions: []string{write}}, Config{Harness: harness.Verbatim, MaxSteps: 1}, task, 1)
+	// A refused write is a failed action, so writing it again is a repeat.
+	if !res.Steps[1].GateBlocked || !res.Steps[1].Repeat || res.ExactRepeats != 1 {
+		t.Errorf("the refused write, written again, is not counted as a repeat: %+v", res.Steps[1])
+	}
+	res, err = Run(context.Background(), toolshed.Environment{}, &script{actions: []string{write}}, Config{Harness: harness.Verbatim, MaxSteps: 1}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,5 +244,61 @@ func TestSweepResumesWithTheSameRows(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, whole) {
 		t.Error("interrupted and resumed sweep rows differ from an uninterrupted sweep's")
+	}
+}
+
+// fixTestSentences are the sentences of FixTest's grammar, for a Fake that
+// stands in for the grammar engine.
+var fixTestSentences = []string{RunTests(0), RunTests(1), `finish(answer="done")`}
+
+func fixTestGrammar(grammar, text string, whole bool) bool {
+	if grammar != (FixTest{}).Grammar() {
+		return false
+	}
+	for _, s := range fixTestSentences {
+		if (whole && text == s) || (!whole && strings.HasPrefix(s, text)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Free, the Fake writes bytes that are no call at all; constrained to the
+// environment's grammar, every action it takes is one, the agent can pass,
+// and the ban composes with the grammar (FixTest fails only transiently,
+// so its real test is on SmolLM2).
+func TestGrammarRolloutOnTheFake(t *testing.T) {
+	fake := &lm.Fake{Copy: 50, Grammar: fixTestGrammar}
+	task := FixTest{}.Tasks()[0]
+	free := &ModelAgent{Model: fake, Env: FixTest{}, MaxTokens: 32, Decode: DecodeFree}
+	res, err := Run(context.Background(), FixTest{}, free, Config{Harness: harness.Verbatim, MaxSteps: 3}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range res.Steps {
+		if slices.Contains(fixTestSentences, st.Action) {
+			t.Fatalf("free decoding already writes a call (%q): the grammar below would prove nothing", st.Action)
+		}
+	}
+	for _, h := range []harness.Name{harness.Verbatim, harness.Ban} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			agent := &ModelAgent{Model: fake, Env: FixTest{}, MaxTokens: 32, Decode: DecodeGrammar, Temperature: 1}
+			res, err := Run(context.Background(), FixTest{}, agent, Config{Harness: h, MaxSteps: 6, OnLoop: "nudge"}, task, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range res.Steps {
+				if !st.Looped && !slices.Contains(fixTestSentences, st.Action) {
+					t.Errorf("%s seed %d step %d: %q is not a sentence of the grammar", h, seed, st.Index, st.Action)
+				}
+				if h == harness.Ban && st.Repeat {
+					t.Errorf("ban seed %d step %d repeats a failed action %q", seed, st.Index, st.Action)
+				}
+			}
+		}
+	}
+	// A grammar the fake cannot serve is an error, not a free reply.
+	if _, _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), (&fixTestEpisode{}).Messages(), nil, 1); err == nil {
+		t.Error("grammar decoding on a model without a grammar engine succeeded")
 	}
 }

@@ -22,12 +22,12 @@ const (
 // EpisodesHeader is rollout_episodes.csv's header.
 var EpisodesHeader = []string{
 	"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
-	"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens",
+	"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens", "lessons",
 }
 
 // StepsHeader is rollout_steps.csv's header.
 var StepsHeader = []string{
-	"model", "env", "harness", "task", "seed", "step", "action", "observation", "failed", "transient",
+	"model", "env", "harness", "task", "seed", "step", "reply", "action", "observation", "failed", "transient",
 	"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
 }
 
@@ -44,8 +44,9 @@ type Plan struct {
 	Tasks     []Task
 	Seeds     int // episodes use seeds 1..Seeds
 	Config    Config
-	// Guidance is the memory harness's advice per task.
-	Guidance func(Task) string
+	// Guidance is the memory harness's advice per task and how many
+	// lessons it holds.
+	Guidance func(Task) (string, int)
 	Shard    results.Shard
 	OutDir   string
 	Progress iostreams.Progress
@@ -148,6 +149,7 @@ func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
 		p.Model, p.Env.Name(), string(h), r.Task.ID, r.Task.Template, strconv.FormatUint(r.Seed, 10),
 		strconv.Itoa(len(r.Steps)), b(r.Finished), b(r.Passed), strconv.Itoa(r.ExactRepeats), strconv.Itoa(r.NearRepeats),
 		b(r.Looped), b(r.Escalated), strconv.Itoa(r.Retries), strconv.FormatInt(r.VirtualTime.Milliseconds(), 10), strconv.Itoa(r.Tokens),
+		strconv.Itoa(r.Lessons),
 	}
 }
 
@@ -155,17 +157,27 @@ func (p *Plan) stepRecord(h harness.Name, r Result, st Step) []string {
 	b := results.FormatBool
 	return []string{
 		p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index),
-		st.Action, st.Observation, b(st.Failed), b(st.Transient), strconv.Itoa(st.Retries), b(st.Repeat), b(st.NearRepeat),
+		st.Reply, st.Action, st.Observation, b(st.Failed), b(st.Transient), strconv.Itoa(st.Retries), b(st.Repeat), b(st.NearRepeat),
 		b(st.Looped), b(st.GateBlocked), strings.Join(st.RuledOut, " | "), strconv.FormatInt(st.VirtualTime.Milliseconds(), 10), strconv.Itoa(st.Tokens),
 	}
 }
 
-// SelectTasks takes the first n tasks (all when n <= 0) in the
-// environment's order, which is fixed, so every harness sees the same ones.
-func SelectTasks(env Env, n int) ([]Task, error) {
-	tasks := env.Tasks()
+// SelectTasks takes the first n tasks (all when n <= 0) of the split
+// ("" for every split) in the environment's order, which is fixed, so every
+// harness sees the same ones.
+func SelectTasks(e Env, n int, split string) ([]Task, error) {
+	var tasks []Task
+	for _, t := range e.Tasks() {
+		if split == "" || t.Split == split {
+			tasks = append(tasks, t)
+		}
+	}
 	if n > len(tasks) {
-		return nil, fmt.Errorf("--tasks %d: %s has only %d tasks", n, env.Name(), len(tasks))
+		what := ""
+		if split != "" {
+			what = " " + split
+		}
+		return nil, fmt.Errorf("--tasks %d: %s has only %d%s tasks", n, e.Name(), len(tasks), what)
 	}
 	if n > 0 {
 		tasks = tasks[:n]

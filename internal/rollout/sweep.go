@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
@@ -36,11 +37,35 @@ func (FixTest) Tasks() []Task  { return []Task{{ID: "fixtest", Template: "fixtes
 func (FixTest) NewEpisode(context.Context, Task) (Episode, error) {
 	return &fixTestEpisode{}, nil
 }
-func (FixTest) Normalize(action string) string { return strings.Join(strings.Fields(action), "") }
-func (FixTest) Control(action string) bool     { return isFinish(action) }
+func (FixTest) Normalize(action string) (string, bool) {
+	return strings.Join(strings.Fields(action), ""), true
+}
+func (FixTest) Control(action string) bool { return isFinish(action) }
 func (FixTest) Describe(e transcript.StructuredError) string {
 	return "The call failed: " + e.Expected + "."
 }
+
+// FixTest has no probe items, dataset, demonstrations or memory patterns:
+// it exists for the retry sweep alone.
+func (FixTest) DatasetSHA256() string { return "" }
+func (FixTest) Items(context.Context, uint64, int) ([]transcript.Item, error) {
+	return nil, fmt.Errorf("fixtest has no probe items")
+}
+func (FixTest) ExecuteItem(context.Context, transcript.Item, string) (string, *transcript.StructuredError, error) {
+	return "", nil, fmt.Errorf("fixtest has no probe items")
+}
+func (FixTest) Action(reply string) string            { return strings.TrimSpace(reply) }
+func (FixTest) Closed(string) []string                { return nil }
+func (FixTest) Demonstrations(context.Context, int, []Task) ([]env.Demonstration, error) {
+	return nil, fmt.Errorf("fixtest has no demonstrations")
+}
+
+// Grammar is FixTest's three calls.
+func (FixTest) Grammar() string {
+	return `root ::= "run_tests(suite=\"" ("unit" | "integration") "\")" | "finish(answer=\"done\")"` + "\n"
+}
+
+func isFinish(action string) bool { return strings.HasPrefix(strings.TrimSpace(action), "finish(") }
 
 type fixTestEpisode struct {
 	passed   [2]bool
@@ -55,9 +80,9 @@ func (e *fixTestEpisode) Messages() []transcript.Message {
 }
 
 func (e *fixTestEpisode) Execute(_ context.Context, action string) (Outcome, error) {
-	var env FixTest
+	var fx FixTest
 	for k := range fixTestSuites {
-		if env.Normalize(action) == env.Normalize(RunTests(k)) {
+		if a, _ := fx.Normalize(action); a == strings.Join(strings.Fields(RunTests(k)), "") {
 			e.passed[k] = true
 			return Outcome{Observation: fmt.Sprintf("Observation: %s tests: 12 passed, 0 failed.", fixTestSuites[k])}, nil
 		}
@@ -73,7 +98,7 @@ func (e *fixTestEpisode) Execute(_ context.Context, action string) (Outcome, err
 }
 
 func (e *fixTestEpisode) Passed() bool                       { return e.passed[0] && e.passed[1] }
-func (e *fixTestEpisode) RequiredRead(string) (string, bool) { return "", false }
+func (e *fixTestEpisode) Precondition(string) (string, bool) { return "", false }
 
 // ScriptedAgent plays FixTest the way small models often do: it runs the
 // current suite, repeats the very same call when it fails, and moves on to

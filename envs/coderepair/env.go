@@ -1,0 +1,193 @@
+package coderepair
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Environment is CodeRepair behind the runners' contract (internal/env):
+// an action is the program a reply holds, run against the problem's tests;
+// an episode ends when they all pass.
+type Environment struct {
+	Dataset *Dataset
+	Sandbox *Sandbox
+}
+
+var _ env.Env = (*Environment)(nil)
+
+// Open loads the sanitized MBPP file and starts the sandbox.
+func Open(mbpp string) (*Environment, error) {
+	ds, err := Load(mbpp)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := NewSandbox(Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &Environment{Dataset: ds, Sandbox: sb}, nil
+}
+
+func (*Environment) Name() string { return EnvName }
+
+// MaxTokens bounds one reply: a whole function.
+func (*Environment) MaxTokens() int { return 384 }
+
+func (e *Environment) DatasetSHA256() string { return e.Dataset.SHA256 }
+
+func (e *Environment) Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error) {
+	return Items(ctx, e.Sandbox, e.Dataset.Problems, int64(seed), n)
+}
+
+func (e *Environment) problem(id string) (Problem, bool) {
+	for _, p := range e.Dataset.Problems {
+		if taskID(p) == id {
+			return p, true
+		}
+	}
+	return Problem{}, false
+}
+
+func taskID(p Problem) string { return fmt.Sprintf("mbpp-%d", p.TaskID) }
+
+func (e *Environment) ExecuteItem(ctx context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+	p, ok := e.problem(it.TaskID)
+	if !ok {
+		return "", nil, fmt.Errorf("coderepair: no problem %s", it.TaskID)
+	}
+	res, err := e.Sandbox.Run(ctx, p, ExtractCode(action))
+	if err != nil || res.Passed {
+		return res.Observation, nil, err
+	}
+	return res.Observation, &res.Error, nil
+}
+
+// Tasks are the problems in file order. MBPP has no templates: every
+// problem is its own, and all are test tasks (memory learns ToolShed's
+// templates).
+func (e *Environment) Tasks() []env.Task {
+	var out []env.Task
+	for _, p := range e.Dataset.Problems {
+		out = append(out, env.Task{ID: taskID(p), Template: taskID(p), Split: env.SplitTest})
+	}
+	return out
+}
+
+func (e *Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, error) {
+	p, ok := e.problem(task.ID)
+	if !ok {
+		return nil, fmt.Errorf("coderepair: no task %q", task.ID)
+	}
+	return &episode{p: p, sb: e.Sandbox}, nil
+}
+
+// Action is the program the sandbox runs: the code extracted from the
+// reply (a fenced block, else the whole reply).
+func (*Environment) Action(reply string) string { return ExtractCode(reply) }
+
+var closedFence = regexp.MustCompile("(?s)```[ \t]*[A-Za-z0-9_+-]*[^\n]*\n(.*?)\n[ \t]*```")
+
+// Closed lists the contents of the fenced blocks a partial reply has
+// closed. Extraction prefers a later Python block to an earlier untagged
+// one, so an untagged block is not strictly final; the ban treats every
+// closed block as final all the same, since a failed program the model has
+// fenced is one it means to run.
+func (*Environment) Closed(partial string) []string {
+	var out []string
+	for _, m := range closedFence.FindAllStringSubmatch(strings.ReplaceAll(partial, "\r\n", "\n"), -1) {
+		out = append(out, trimBlankLines(m[1]))
+	}
+	return out
+}
+
+func (*Environment) Normalize(action string) (string, bool) { return NormalizeCode(action), true }
+
+func (*Environment) Describe(e transcript.StructuredError) string { return Describe(e) }
+
+// Control is always false: every CodeRepair action is a test run.
+func (*Environment) Control(string) bool { return false }
+
+// Pattern has nothing to offer for whole functions: memory is a ToolShed
+// harness.
+func (*Environment) Pattern(string) (string, string, bool) { return "", "", false }
+func (*Environment) TaskTools(env.Task) []string           { return nil }
+
+// Grammar is a reply that is one Python function definition, optionally
+// after import lines: `def name(...):` and an indented body, with blank
+// lines inside it and at its end. It does not parse Python; it keeps the
+// reply to code alone, which the sandbox then judges. One optional leading
+// space lets a plain-format reply keep its delimiter.
+func (*Environment) Grammar() string {
+	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n"+ body
+header ::= ("import " | "from ") [^\n]+ "\n"+
+name ::= [A-Za-z_] [A-Za-z0-9_]*
+body ::= line ("\n"+ line)* "\n"*
+line ::= [ \t]+ [^ \t\n] [^\n]*
+`
+}
+
+// Demonstrations solve the last problems of the file that are not
+// evaluated with their reference code, run in the sandbox so that every
+// observation is real and every demonstration passes.
+func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.Task) ([]env.Demonstration, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	skip := map[string]bool{}
+	for _, t := range exclude {
+		skip[t.ID] = true
+	}
+	var out []env.Demonstration
+	for i := len(e.Dataset.Problems) - 1; i >= 0 && len(out) < n; i-- {
+		p := e.Dataset.Problems[i]
+		if skip[taskID(p)] {
+			continue
+		}
+		res, err := e.Sandbox.Run(ctx, p, p.Code)
+		if err != nil {
+			return nil, err
+		}
+		if !res.Passed {
+			continue // a reference solution that fails here is no demonstration
+		}
+		msgs := Prompt(p)[1:]
+		msgs = append(msgs,
+			transcript.Message{Role: transcript.RoleAssistant, Content: strings.TrimSpace(p.Code)},
+			transcript.Message{Role: transcript.RoleUser, Content: res.Observation})
+		out = append(out, env.Demonstration{TaskID: taskID(p), Messages: msgs})
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("coderepair: --shots %d: only %d problems outside the evaluated ones pass their tests", n, len(out))
+	}
+	return out, nil
+}
+
+type episode struct {
+	p      Problem
+	sb     *Sandbox
+	passed bool
+}
+
+func (e *episode) Messages() []transcript.Message { return Prompt(e.p) }
+
+func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, error) {
+	res, err := e.sb.Run(ctx, e.p, action)
+	if err != nil {
+		return env.Outcome{}, err
+	}
+	e.passed = res.Passed
+	out := env.Outcome{Observation: res.Observation, Finished: res.Passed}
+	if !res.Passed {
+		failure := res.Error
+		out.Failure = &failure
+	}
+	return out, nil
+}
+
+func (e *episode) Passed() bool                       { return e.passed }
+func (e *episode) Precondition(string) (string, bool) { return "", false }

@@ -1,0 +1,232 @@
+package toolshed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Environment is ToolShed behind the runners' contract (internal/env).
+type Environment struct{}
+
+var _ env.Env = Environment{}
+
+// Env is the environment's name, as --env spells it.
+func (Environment) Name() string { return Env }
+
+// MaxTokens bounds one reply. A call is short, but digits and dates take a
+// token a character in small vocabularies: 128 tokens hold a call with a
+// string of the grammar's longest (MaxStringChars). The free-decoding runs
+// committed before grammar decoding existed used 96.
+func (Environment) MaxTokens() int { return 128 }
+
+// DatasetSHA256 hashes the system prompt and the task set, so a manifest
+// shows whether two runs saw the same tasks.
+func (Environment) DatasetSHA256() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", SystemPrompt())
+	for _, t := range Tasks() {
+		fmt.Fprintf(h, "%s\x00%s\x00%q\n", t.ID, t.Prompt, t.Steps)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (Environment) Items(_ context.Context, seed uint64, n int) ([]transcript.Item, error) {
+	return Items(seed, n), nil
+}
+
+// ExecuteItem replays the item's earlier correct steps on a fresh episode
+// of its task, then runs action where the context leaves off.
+func (Environment) ExecuteItem(_ context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+	t, ok := taskByID(it.TaskID)
+	if !ok {
+		return "", nil, fmt.Errorf("toolshed: no task %s", it.TaskID)
+	}
+	ep := NewEpisode(t)
+	for _, m := range it.Context {
+		if m.Role == transcript.RoleAssistant {
+			ep.Execute(m.Content)
+		}
+	}
+	obs, failure, _ := ep.Execute(action)
+	return obs, failure, nil
+}
+
+func taskByID(id string) (Task, bool) {
+	for _, t := range Tasks() {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+func (Environment) Tasks() []env.Task {
+	var out []env.Task
+	for _, t := range Tasks() {
+		out = append(out, env.Task{ID: t.ID, Template: t.Template, Split: t.Split})
+	}
+	return out
+}
+
+func (Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, error) {
+	t, ok := taskByID(task.ID)
+	if !ok {
+		return nil, fmt.Errorf("toolshed: no task %q", task.ID)
+	}
+	return &episode{task: t, ep: NewEpisode(t)}, nil
+}
+
+// Action is the reply without surrounding white space: ToolShed executes
+// the whole reply as one call, so prose around a call is part of what it
+// parses (and a syntax error), as in the study's setting.
+func (Environment) Action(reply string) string { return strings.TrimSpace(reply) }
+
+// Closed is empty: free text after a call can always still change what the
+// reply parses as.
+func (Environment) Closed(string) []string { return nil }
+
+func (Environment) Normalize(action string) (string, bool) { return NormalizeCall(action) }
+
+func (Environment) Describe(e transcript.StructuredError) string { return Describe(e) }
+
+// Control recognises finish(...), which transient faults never strike.
+func (Environment) Control(action string) bool {
+	return strings.HasPrefix(strings.TrimSpace(action), finishTool+"(")
+}
+
+func (Environment) Pattern(action string) (string, string, bool) {
+	c, err := ParseCall(action)
+	if err != nil {
+		return "", "", false
+	}
+	t, ok := lookupTool(c.Tool)
+	if !ok {
+		return "", "", false
+	}
+	var args []string
+	for _, a := range c.Args {
+		if a.Name == "" {
+			return "", "", false
+		}
+		p, _ := t.param(a.Name)
+		typ := string(p.Type)
+		if p.Format != FormatNone {
+			typ = string(p.Format)
+		}
+		if typ == "" {
+			typ = "value"
+		}
+		args = append(args, a.Name+"=<"+typ+">")
+	}
+	return c.Tool, c.Tool + "(" + strings.Join(args, ", ") + ")", true
+}
+
+func (Environment) TaskTools(task env.Task) []string {
+	var tools []string
+	for _, t := range Tasks() {
+		if t.Template != task.Template {
+			continue
+		}
+		for _, s := range t.Steps {
+			if c, err := ParseCall(s); err == nil && !slices.Contains(tools, c.Tool) && c.Tool != finishTool {
+				tools = append(tools, c.Tool)
+			}
+		}
+	}
+	slices.Sort(tools)
+	return tools
+}
+
+// Demonstrations solve the first task of each training template in turn
+// with the task's own correct calls, each executed on a fresh episode so
+// that every observation is the environment's real answer; a template that
+// shares an evaluated task's template is skipped. The same n give the same
+// demonstrations for every task and harness.
+func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task) ([]env.Demonstration, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	skip := map[string]bool{}
+	for _, t := range exclude {
+		skip[t.Template] = true
+	}
+	var out []env.Demonstration
+	for _, tpl := range Templates() {
+		if len(out) == n {
+			break
+		}
+		if tpl.Split != SplitTrain || skip[tpl.Name] {
+			continue
+		}
+		var task Task
+		for _, t := range Tasks() {
+			if t.Template == tpl.Name {
+				task = t
+				break
+			}
+		}
+		ep := NewEpisode(task)
+		msgs := []transcript.Message{task.UserMessage()}
+		for _, step := range task.Steps {
+			obs, failure, _ := ep.Execute(step)
+			if failure != nil {
+				return nil, fmt.Errorf("toolshed: demonstration %s: its correct call %s failed: %s", task.ID, step, failure.Message)
+			}
+			msgs = append(msgs,
+				transcript.Message{Role: transcript.RoleAssistant, Content: step},
+				transcript.Message{Role: transcript.RoleUser, Content: obs})
+		}
+		if !ep.Finished() || !ep.Check() {
+			return nil, fmt.Errorf("toolshed: demonstration %s does not pass its own check", task.ID)
+		}
+		out = append(out, env.Demonstration{TaskID: task.ID, Messages: msgs})
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("toolshed: --shots %d: only %d training templates are not evaluated", n, len(out))
+	}
+	return out, nil
+}
+
+type episode struct {
+	task Task
+	ep   *Episode
+}
+
+func (e *episode) Messages() []transcript.Message {
+	return []transcript.Message{SystemMessage(), e.task.UserMessage()}
+}
+
+func (e *episode) Execute(_ context.Context, action string) (env.Outcome, error) {
+	obs, failure, finished := e.ep.Execute(action)
+	return env.Outcome{Observation: obs, Failure: failure, Finished: finished}, nil
+}
+
+// Passed requires the finish call as well as the predicate: a task is done
+// only when the agent finished it and the office shows it done.
+func (e *episode) Passed() bool { return e.ep.Finished() && e.ep.Check() }
+
+// Precondition names the read a write needs in words (the rule), never the
+// call with its arguments: the gate must not hand the model the answer.
+func (e *episode) Precondition(action string) (string, bool) {
+	read, ok := e.ep.RequiredRead(action)
+	if !ok {
+		return "", false
+	}
+	c, err := ParseCall(read)
+	if err != nil {
+		return "", false
+	}
+	for _, p := range preconditions {
+		if p.Read == c.Tool {
+			return p.Rule, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,119 @@
+// Package env is the one contract between feedrun's runners (probe,
+// rollout, memory) and its environments (envs/toolshed, envs/coderepair).
+// The runners import only this package; each environment implements Env,
+// and the command layer picks one by name. Everything a runner needs of an
+// environment is here: probe items, tasks and their episodes, how a reply
+// becomes the action the environment executes, the action's grammar for
+// constrained decoding, solved demonstrations, and the runtime's
+// description of a failure.
+package env
+
+import (
+	"context"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Task is one task an episode attempts.
+type Task struct {
+	ID       string
+	Template string // what the memory harness learns and retrieves by
+	Split    string // SplitTrain or SplitTest
+}
+
+// Splits of tasks. Memory and demonstrations come from training tasks only,
+// so that no evaluated task is shown its own answer.
+const (
+	SplitTrain = "train"
+	SplitTest  = "test"
+)
+
+// Outcome is the environment's answer to one action.
+type Outcome struct {
+	Observation string                      // starts with transcript.ObservationPrefix
+	Failure     *transcript.StructuredError // nil when the action succeeded
+	Finished    bool                        // the episode is over by the environment's rules
+}
+
+// Episode is one attempt at a task on a fresh copy of its state.
+type Episode interface {
+	// Messages is the initial context: system prompt and task.
+	Messages() []transcript.Message
+	// Execute runs one action (already extracted from the reply).
+	Execute(ctx context.Context, action string) (Outcome, error)
+	// Passed is the environment's own success check.
+	Passed() bool
+	// Precondition names, in words, what a write action needs first and
+	// has not had in this episode (the memory harness's gate); it never
+	// spells out the call to make.
+	Precondition(action string) (string, bool)
+}
+
+// Demonstration is one solved episode shown before a task: the task's
+// messages (without the system prompt) and the turns that solved it, each
+// observation the environment's real answer.
+type Demonstration struct {
+	TaskID   string
+	Messages []transcript.Message
+}
+
+// Env is an environment.
+type Env interface {
+	Name() string
+	// DatasetSHA256 identifies the data the items and tasks come from.
+	DatasetSHA256() string
+	// Items are the probe items of DESIGN's measurement, n of them (all
+	// when n <= 0), the same for the same seed.
+	Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error)
+	// ExecuteItem runs action where item's context leaves off, for
+	// on-policy items.
+	ExecuteItem(ctx context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error)
+	// Tasks are the rollout tasks, in a fixed order.
+	Tasks() []Task
+	NewEpisode(ctx context.Context, task Task) (Episode, error)
+	// Action is what the environment executes of a model's reply: the call
+	// (ToolShed), the program (CodeRepair). Repeats, loops, bans, scrub and
+	// memory all act on it.
+	Action(reply string) string
+	// Closed lists the actions a partial reply has already fixed, which no
+	// continuation can change (CodeRepair: a closed code fence). The
+	// decoder's ban uses it to refuse a failed action before it is
+	// complete instead of after, when nothing could undo it.
+	Closed(partial string) []string
+	// Normalize gives the near-repeat form of an action; ok is false when
+	// the action has none (it does not parse).
+	Normalize(action string) (string, bool)
+	// Describe writes the runtime's description of a failure, which never
+	// quotes the failed action beyond the tool's name.
+	Describe(e transcript.StructuredError) string
+	// MaxTokens bounds one generated reply.
+	MaxTokens() int
+	// Grammar is a GBNF grammar (llama.cpp's format, root rule "root")
+	// whose sentences are the replies that hold exactly one action.
+	Grammar() string
+	// Demonstrations are n solved episodes of tasks that are not evaluated
+	// (training templates, problems outside the evaluated set), each
+	// checked by the environment. exclude lists the evaluated tasks.
+	Demonstrations(ctx context.Context, n int, exclude []Task) ([]Demonstration, error)
+	// Control reports whether an action is a control action (finish)
+	// rather than a tool call: transient faults strike tool calls only.
+	Control(action string) bool
+	// Pattern is a call with its values replaced by their types, e.g.
+	// send_email(to=<str>, subject=<str>, body=<str>): what the memory
+	// harness may show as a verified call without quoting any value.
+	Pattern(action string) (tool, pattern string, ok bool)
+	// TaskTools are the tools a task's template works with, which memory
+	// retrieval keys on.
+	TaskTools(task Task) []string
+}
+
+// NearRepeat reports whether two actions are equal after e's
+// normalisation; exact equality always is one.
+func NearRepeat(e Env, a, b string) bool {
+	if a == b {
+		return true
+	}
+	na, okA := e.Normalize(a)
+	nb, okB := e.Normalize(b)
+	return okA && okB && na == nb
+}
