@@ -15,10 +15,10 @@ import (
 
 // MemoryOptions are the settings of `feedrun memory`.
 type MemoryOptions struct {
-	IO       *iostreams.IOStreams
-	Model    modelFlags
-	Env      string
-	DB       string
+	IO          *iostreams.IOStreams
+	Model       modelFlags
+	Env         string
+	DB          string
 	Seeds       int
 	MaxSteps    int
 	Decode      string

@@ -96,8 +96,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 

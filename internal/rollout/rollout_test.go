@@ -2,10 +2,10 @@ package rollout
 
 import (
 	"context"
-	"slices"
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"

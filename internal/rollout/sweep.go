@@ -54,8 +54,8 @@ func (FixTest) Items(context.Context, uint64, int) ([]transcript.Item, error) {
 func (FixTest) ExecuteItem(context.Context, transcript.Item, string) (string, *transcript.StructuredError, error) {
 	return "", nil, fmt.Errorf("fixtest has no probe items")
 }
-func (FixTest) Action(reply string) string            { return strings.TrimSpace(reply) }
-func (FixTest) Closed(string) []string                { return nil }
+func (FixTest) Action(reply string) string { return strings.TrimSpace(reply) }
+func (FixTest) Closed(string) []string     { return nil }
 func (FixTest) Demonstrations(context.Context, int, []Task) ([]env.Demonstration, error) {
 	return nil, fmt.Errorf("fixtest has no demonstrations")
 }
