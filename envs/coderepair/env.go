@@ -133,7 +133,9 @@ line ::= [ \t]+ [^ \t\n] [^\n]*
 
 // Demonstrations solve the last problems of the file that are not
 // evaluated with their reference code, run in the sandbox so that every
-// observation is real and every demonstration passes.
+// observation is real and every demonstration passes. Only references
+// that are one function (after imports) are used: that is the reply the
+// system prompt asks for and the grammar allows.
 func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.Task) ([]env.Demonstration, error) {
 	if n <= 0 {
 		return nil, nil
@@ -145,7 +147,7 @@ func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.T
 	var out []env.Demonstration
 	for i := len(e.Dataset.Problems) - 1; i >= 0 && len(out) < n; i-- {
 		p := e.Dataset.Problems[i]
-		if skip[taskID(p)] {
+		if skip[taskID(p)] || !oneFunction(p.Code) {
 			continue
 		}
 		res, err := e.Sandbox.Run(ctx, p, p.Code)
@@ -191,3 +193,23 @@ func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, erro
 
 func (e *episode) Passed() bool                       { return e.passed }
 func (e *episode) Precondition(string) (string, bool) { return "", false }
+
+// oneFunction reports whether code is imports and one function definition,
+// with nothing else at the top level.
+func oneFunction(code string) bool {
+	defs := 0
+	for _, line := range strings.Split(strings.ReplaceAll(code, "\r\n", "\n"), "\n") {
+		switch {
+		case strings.TrimSpace(line) == "" || line[0] == ' ' || line[0] == '\t':
+		case strings.HasPrefix(line, "def "):
+			defs++
+		case strings.HasPrefix(line, "import ") || strings.HasPrefix(line, "from "):
+			if defs > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return defs == 1
+}

@@ -144,11 +144,13 @@ func (Environment) TaskTools(task env.Task) []string {
 	return tools
 }
 
-// Demonstrations solve the first task of each training template in turn
-// with the task's own correct calls, each executed on a fresh episode so
-// that every observation is the environment's real answer; a template that
-// shares an evaluated task's template is skipped. The same n give the same
-// demonstrations for every task and harness.
+// Demonstrations solve the first task of training templates with the
+// task's own correct calls, each executed on a fresh episode so that every
+// observation is the environment's real answer. Templates whose solutions
+// use more distinct tools come first (ties in template order), so that a
+// few demonstrations show as many tools as they can; a template of an
+// evaluated task is never used. The same n and evaluated tasks give the
+// same demonstrations for every task and harness.
 func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task) ([]env.Demonstration, error) {
 	if n <= 0 {
 		return nil, nil
@@ -157,21 +159,24 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 	for _, t := range exclude {
 		skip[t.Template] = true
 	}
-	var out []env.Demonstration
+	var firsts []Task
 	for _, tpl := range Templates() {
-		if len(out) == n {
-			break
-		}
 		if tpl.Split != SplitTrain || skip[tpl.Name] {
 			continue
 		}
-		var task Task
 		for _, t := range Tasks() {
 			if t.Template == tpl.Name {
-				task = t
+				firsts = append(firsts, t)
 				break
 			}
 		}
+	}
+	slices.SortStableFunc(firsts, func(a, b Task) int { return len(distinctTools(b)) - len(distinctTools(a)) })
+	if len(firsts) < n {
+		return nil, fmt.Errorf("toolshed: --shots %d: only %d training templates are not evaluated", n, len(firsts))
+	}
+	var out []env.Demonstration
+	for _, task := range firsts[:n] {
 		ep := NewEpisode(task)
 		msgs := []transcript.Message{task.UserMessage()}
 		for _, step := range task.Steps {
@@ -188,10 +193,18 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 		}
 		out = append(out, env.Demonstration{TaskID: task.ID, Messages: msgs})
 	}
-	if len(out) < n {
-		return nil, fmt.Errorf("toolshed: --shots %d: only %d training templates are not evaluated", n, len(out))
-	}
 	return out, nil
+}
+
+// distinctTools are the tools a task's correct calls use, finish aside.
+func distinctTools(t Task) []string {
+	var tools []string
+	for _, s := range t.Steps {
+		if c, err := ParseCall(s); err == nil && c.Tool != finishTool && !slices.Contains(tools, c.Tool) {
+			tools = append(tools, c.Tool)
+		}
+	}
+	return tools
 }
 
 type episode struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
@@ -155,6 +156,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	defer m.Close()
+	if opts.Decode == rollout.DecodeGrammar {
+		if err := checkGrammar(m.Model, env, demos); err != nil {
+			return err
+		}
+	}
 	out := opts.Out
 	if out == "" {
 		out = filepath.Join("results", fmt.Sprintf("rollout-%s-%s", m.Entry.Name, env.Name()))
@@ -230,4 +236,26 @@ func demoIDs(demos []env.Demonstration) []any {
 		out[i] = d.TaskID
 	}
 	return out
+}
+
+// checkGrammar makes sure the environment's grammar, as the model's
+// vocabulary spells it, accepts the solved demonstrations' actions: a
+// grammar that forbade a right answer would handicap every episode
+// silently.
+func checkGrammar(m *llama.Model, e env.Env, demos []env.Demonstration) error {
+	for _, d := range demos {
+		for _, msg := range d.Messages {
+			if msg.Role != transcript.RoleAssistant {
+				continue
+			}
+			ok, err := m.Accepts(e.Grammar(), msg.Content)
+			if err != nil {
+				return fmt.Errorf("%s grammar: %w", e.Name(), err)
+			}
+			if !ok {
+				return fmt.Errorf("%s grammar rejects the demonstration %s's action %q", e.Name(), d.TaskID, msg.Content)
+			}
+		}
+	}
+	return nil
 }

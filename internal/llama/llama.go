@@ -1166,6 +1166,35 @@ func (m *Model) newGrammar(gbnf string) (*C.struct_llama_sampler, error) {
 	return g, nil
 }
 
+// Accepts reports whether text, tokenised as the model writes it, is a
+// whole sentence of a GBNF grammar as the decoder reads it token by token.
+// A run checks its environment's grammar against known-good actions with
+// it before it starts, so that a grammar that would forbid the right answer
+// is an error rather than a silent handicap.
+func (m *Model) Accepts(gbnf, text string) (bool, error) {
+	toks, err := m.Tokenize(text, false, false)
+	if err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.model == nil {
+		return false, lm.ErrClosed
+	}
+	g, err := m.newGrammar(gbnf)
+	if err != nil {
+		return false, err
+	}
+	defer C.llama_sampler_free(g)
+	for _, t := range toks {
+		if C.feedrun_grammar_allows(g, C.llama_token(t)) == 0 {
+			return false, nil
+		}
+		C.llama_sampler_accept(g, C.llama_token(t))
+	}
+	return C.feedrun_grammar_allows(g, C.llama_token(m.eot())) != 0, nil
+}
+
 func (st *genState) freeGrammar() {
 	if st.grammar != nil {
 		C.llama_sampler_free(st.grammar)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -328,4 +330,40 @@ func TestGrammarErrors(t *testing.T) {
 	if g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 8, Grammar: only}}); err != nil || strings.TrimSpace(g[0].Text) != "done()" {
 		t.Errorf("after the errors, the grammar's one sentence gave %q, %v", g[0].Text, err)
 	}
+}
+
+// Each environment's grammar, as SmolLM2's vocabulary spells it, accepts
+// every correct call of every ToolShed task and every MBPP reference
+// solution that is one function, and refuses prose.
+func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
+	m := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	ts := toolshed.Environment{}
+	n := 0
+	for _, task := range toolshed.Tasks() {
+		for _, step := range task.Steps {
+			ok, err := m.Accepts(ts.Grammar(), step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				t.Errorf("%s: the ToolShed grammar rejects the correct call %s", task.ID, step)
+			}
+			n++
+		}
+	}
+	for _, bad := range []string{"I will read the file.", `read_file("/a.txt")`, `read_file(path=3)`, `open_file(path="/a")`} {
+		if ok, _ := m.Accepts(ts.Grammar(), bad); ok {
+			t.Errorf("the ToolShed grammar accepts %q", bad)
+		}
+	}
+	cr := &coderepair.Environment{}
+	for _, code := range []string{"def f(x):\n    return x + 1", "import math\n\ndef area(r):\n    # circle\n    return math.pi * r * r\n"} {
+		if ok, err := m.Accepts(cr.Grammar(), code); err != nil || !ok {
+			t.Errorf("the CodeRepair grammar rejects %q (%v)", code, err)
+		}
+	}
+	if ok, _ := m.Accepts(cr.Grammar(), "Here is the code:\ndef f(x):\n    return x"); ok {
+		t.Error("the CodeRepair grammar accepts prose before the function")
+	}
+	t.Logf("%d correct calls accepted", n)
 }
