@@ -63,7 +63,9 @@ func newRolloutCmd(f *Factory) *cobra.Command {
 		Long: `rollout plays every harness × task × seed episode, appending to
 OUT/rollout_episodes.csv and OUT/rollout_steps.csv as episodes end; running
 the same command again resumes. The memory harness reads the store given by
---memory (build it with 'feedrun memory build').`,
+--memory (build it with 'feedrun memory build'). --shard auto takes k/n from
+a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
+(docs/cluster.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.check(); err != nil {
@@ -86,8 +88,8 @@ the same command again resumes. The memory harness reads the store given by
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
 	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
-	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db)")
-	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n) of the tasks; every harness of a task runs in the same shard")
+	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
+	fl.StringVar(&opts.Shard, "shard", "", shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each")
 	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
 	return cmd
 }
@@ -117,7 +119,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return Usagef("--harness: %v", err)
 	}
-	shard, err := parseShard(opts.Shard)
+	shard, auto, err := runShard(opts.Shard, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if out == "" {
 		out = filepath.Join("results", fmt.Sprintf("rollout-%s-%s", m.Entry.Name, env.Name()))
 	}
+	// The memory store is the run's, read by every shard.
+	runDir := out
+	if auto {
+		out = shardFolder(out, shard)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -155,7 +162,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		if h == harness.Memory {
 			memPath = opts.Memory
 			if memPath == "" {
-				memPath = filepath.Join(out, "memory.db")
+				memPath = filepath.Join(runDir, "memory.db")
 			}
 			if _, err := os.Stat(memPath); err != nil {
 				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)
