@@ -39,6 +39,8 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
+	bound(build.Flags(), "seeds", 1, unbounded)
+	bound(build.Flags(), "max-steps", 1, unbounded)
 	cmd.AddCommand(build,
 		&cobra.Command{
 			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,

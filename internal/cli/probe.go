@@ -61,6 +61,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
 	cmd.Flags().StringVar(&opts.Shard, "shard", "", shardFlagHelp)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
+	bound(cmd.Flags(), "items", 0, unbounded)
 	return cmd
 }
 

@@ -45,10 +45,8 @@ func (o *RolloutOptions) check() error {
 		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
 	case o.FaultRate < 0 || o.FaultRate >= 1:
 		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
-	case o.Retries < 0 || o.BackoffMS < 0 || o.BackoffFactor < 1:
-		return Usagef("--retries and --backoff-ms must be >= 0 and --backoff-factor >= 1")
-	case o.Seeds < 1 || o.MaxSteps < 1:
-		return Usagef("--seeds and --max-steps must be at least 1")
+	case o.BackoffFactor < 1:
+		return Usagef("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
 	case o.Temperature < 0:
 		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
 	}
@@ -91,6 +89,11 @@ a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Shard, "shard", "", shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each")
 	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
+	bound(fl, "tasks", 0, unbounded)
+	bound(fl, "seeds", 1, unbounded)
+	bound(fl, "max-steps", 1, unbounded)
+	bound(fl, "retries", 0, unbounded)
+	bound(fl, "backoff-ms", 0, unbounded)
 	return cmd
 }
 
