@@ -23,8 +23,8 @@
 #
 # The tasks get FEEDRUN_SHARDS=SHARDS, so --shard auto reads each task's
 # SLURM_ARRAY_TASK_ID as its shard number: --only 2 is shard 2 of SHARDS, not
-# shard 0 of 1. FEEDRUN_BIN names the feedrun binary (default: feedrun on
-# PATH, else this checkout's bin/feedrun).
+# shard 0 of 1. FEEDRUN_BIN names the feedrun binary (default: this
+# checkout's bin/feedrun when built, else feedrun on PATH).
 set -euo pipefail
 
 usage() {
@@ -75,10 +75,9 @@ if [ -n "$only" ]; then
 fi
 
 if [ -z "${FEEDRUN_BIN:-}" ]; then
-	if command -v feedrun >/dev/null; then
+	FEEDRUN_BIN=$here/../../bin/feedrun
+	if [ ! -x "$FEEDRUN_BIN" ] && command -v feedrun >/dev/null; then
 		FEEDRUN_BIN=$(command -v feedrun)
-	else
-		FEEDRUN_BIN=$here/../../bin/feedrun
 	fi
 fi
 FEEDRUN_BIN=$(cd "$(dirname "$FEEDRUN_BIN")" && pwd)/$(basename "$FEEDRUN_BIN")

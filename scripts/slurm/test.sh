@@ -28,6 +28,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 feedrun=${FEEDRUN_BIN:-$root/bin/feedrun}
+export FEEDRUN_BIN=$feedrun # what submit.sh and the jobs run
 deadline=$((SECONDS + ${TEST_SLURM_TIMEOUT:-900}))
 model=smollm2-135m
 probe_flags=(--items 8 --harness "verbatim,abstract,drop" --threads 1)
