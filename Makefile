@@ -26,7 +26,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test bench demo clean
+.PHONY: all deps build models test test-slurm bench demo clean
 
 all: build
 
@@ -49,6 +49,13 @@ models: build
 test: models
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
+
+# The Slurm scale-out end to end on a throwaway one-node cluster: as root,
+# installs Debian's slurm and munge packages when absent, runs its own
+# daemons from a temporary folder and stops them (scripts/slurm/test.sh,
+# docs/cluster.md).
+test-slurm: build
+	bash scripts/slurm/test.sh
 
 bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/

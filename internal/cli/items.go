@@ -44,6 +44,7 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	cmd.Flags().StringVar(&opts.Format, "format", "jsonl", "jsonl or table")
+	bound(cmd.Flags(), "n", 0, unbounded)
 	return cmd
 }
 

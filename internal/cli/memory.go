@@ -46,6 +46,9 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
 	build.Flags().IntVar(&opts.Shots, "shots", 0, "solved demonstrations before each task, from other training templates")
 	build.Flags().Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy); seeds 1..K draw their own episodes")
+	bound(build.Flags(), "seeds", 1, unbounded)
+	bound(build.Flags(), "max-steps", 1, unbounded)
+	bound(build.Flags(), "shots", 0, unbounded)
 	cmd.AddCommand(build,
 		&cobra.Command{
 			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
@@ -79,8 +82,8 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 	if err := checkDecode(opts.Decode); err != nil {
 		return err
 	}
-	if opts.Shots < 0 || opts.Seeds < 1 || opts.MaxSteps < 1 || opts.Temperature < 0 {
-		return Usagef("memory build: --shots must be >= 0, --seeds and --max-steps >= 1, --temperature >= 0")
+	if opts.Temperature < 0 {
+		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
 	}
 	env := toolshed.Environment{}
 	m, err := openModel(ctx, opts.Model)

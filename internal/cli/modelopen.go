@@ -28,6 +28,8 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
 	fs.IntVar(&m.Threads, "threads", 0, "CPU threads (default: all cores)")
 	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens")
+	bound(fs, "threads", 0, maxThreads)
+	bound(fs, "context", 1, maxContext)
 }
 
 // loadRegistry reads --models-file, or the registry built into the binary.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -41,7 +42,10 @@ func newProbeCmd(f *Factory) *cobra.Command {
 		Long: `probe scores each item's failed action under the contexts of DESIGN §1 for
 every harness and appends one row per item and harness to OUT/probe_items.csv.
 Running the same command again resumes; --shard k/n runs every n-th item from
-k (0-based), and 'feedrun merge' joins the shards.`,
+k (0-based), and 'feedrun merge' joins the shards. In a Slurm job array or a
+Kubernetes Indexed Job, --shard auto takes k/n from the array and writes to
+OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
+(docs/cluster.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return probeRun(cmd.Context(), opts)
@@ -56,8 +60,9 @@ k (0-based), and 'feedrun merge' joins the shards.`,
 	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
 	cmd.Flags().BoolVar(&opts.OnPolicy, "on-policy", false, "use the model's own failing greedy attempt from each item's context as the failed action")
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
-	cmd.Flags().StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n)")
+	cmd.Flags().StringVar(&opts.Shard, "shard", "", shardFlagHelp)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
+	bound(cmd.Flags(), "items", 0, unbounded)
 	return cmd
 }
 
@@ -66,7 +71,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return Usagef("--harness: %v", err)
 	}
-	shard, err := parseShard(opts.Shard)
+	shard, auto, err := runShard(opts.Shard, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -102,6 +107,9 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 			policy = "-onpolicy"
 		}
 		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name(), policy, opts.Seed))
+	}
+	if auto {
+		out = shardFolder(out, shard)
 	}
 	config := map[string]any{
 		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "items": opts.Items,

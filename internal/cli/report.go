@@ -36,6 +36,7 @@ func newReportCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "bootstrap seed")
+	bound(cmd.Flags(), "bootstrap", 1, unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
 	return cmd
 }

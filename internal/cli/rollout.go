@@ -50,14 +50,10 @@ func (o *RolloutOptions) check() error {
 		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
 	case o.FaultRate < 0 || o.FaultRate >= 1:
 		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
-	case o.Retries < 0 || o.BackoffMS < 0 || o.BackoffFactor < 1:
-		return Usagef("--retries and --backoff-ms must be >= 0 and --backoff-factor >= 1")
-	case o.Seeds < 1 || o.MaxSteps < 1:
-		return Usagef("--seeds and --max-steps must be at least 1")
+	case o.BackoffFactor < 1:
+		return Usagef("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
 	case o.Temperature < 0:
 		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
-	case o.Shots < 0:
-		return Usagef("--shots: expected 0 or more solved demonstrations, got %d", o.Shots)
 	}
 	if err := checkDecode(o.Decode); err != nil {
 		return err
@@ -97,7 +93,9 @@ func newRolloutCmd(f *Factory) *cobra.Command {
 		Long: `rollout plays every harness × task × seed episode, appending to
 OUT/rollout_episodes.csv and OUT/rollout_steps.csv as episodes end; running
 the same command again resumes. The memory harness reads the store given by
---memory (build it with 'feedrun memory build').`,
+--memory (build it with 'feedrun memory build'). --shard auto takes k/n from
+a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
+(docs/cluster.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.check(); err != nil {
@@ -120,12 +118,18 @@ the same command again resumes. The memory harness reads the store given by
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
 	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
-	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db)")
+	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
 	fl.StringVar(&opts.Split, "split", "all", "which tasks: test (templates memory and demonstrations never see), train, or all")
-	fl.StringVar(&opts.Shard, "shard", "", "run shard k/n (0 <= k < n) of the tasks; every harness of a task runs in the same shard")
+	fl.StringVar(&opts.Shard, "shard", "", shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each")
+	bound(fl, "shots", 0, unbounded)
 	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
+	bound(fl, "tasks", 0, unbounded)
+	bound(fl, "seeds", 1, unbounded)
+	bound(fl, "max-steps", 1, unbounded)
+	bound(fl, "retries", 0, unbounded)
+	bound(fl, "backoff-ms", 0, unbounded)
 	return cmd
 }
 
@@ -134,7 +138,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return Usagef("--harness: %v", err)
 	}
-	shard, err := parseShard(opts.Shard)
+	shard, auto, err := runShard(opts.Shard, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -165,6 +169,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if out == "" {
 		out = filepath.Join("results", fmt.Sprintf("rollout-%s-%s", m.Entry.Name, env.Name()))
 	}
+	// The memory store is the run's, read by every shard.
+	runDir := out
+	if auto {
+		out = shardFolder(out, shard)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -182,7 +191,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		if h == harness.Memory {
 			memPath = opts.Memory
 			if memPath == "" {
-				memPath = filepath.Join(out, "memory.db")
+				memPath = filepath.Join(runDir, "memory.db")
 			}
 			if _, err := os.Stat(memPath); err != nil {
 				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)

@@ -71,7 +71,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
-			return resolveSettings(cmd, configPath)
+			if err := resolveSettings(cmd, configPath); err != nil {
+				return err
+			}
+			return checkBounds(cmd)
 		},
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")

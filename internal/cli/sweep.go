@@ -38,8 +38,8 @@ func newSweepCmd(f *Factory) *cobra.Command {
 		Short: "Success against the retry budget on the fix-the-failing-test task (scripted agent or a model)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Runs < 1 || opts.FaultRate < 0 || opts.FaultRate >= 1 {
-				return Usagef("sweep: --runs must be >= 1 and 0 <= --fault-rate < 1")
+			if opts.FaultRate < 0 || opts.FaultRate >= 1 {
+				return Usagef("--fault-rate: expected 0 <= p < 1, got %v", opts.FaultRate)
 			}
 			for _, ol := range opts.OnLoop {
 				if ol != "stop" && ol != "nudge" {
@@ -56,6 +56,8 @@ func newSweepCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
+	bound(cmd.Flags(), "retries", 0, unbounded)
+	bound(cmd.Flags(), "runs", 1, unbounded)
 	return cmd
 }
 

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// boundsAnnotation marks an integer flag with the range it accepts.
+const boundsAnnotation = "feedrun_bounds"
+
+// unbounded is the upper end of a count with no upper bound of its own.
+const unbounded = math.MaxInt
+
+// maxThreads is ggml's own ceiling on threads per computation
+// (GGML_MAX_N_THREADS); more than that is a typo, not a machine.
+const maxThreads = 512
+
+// maxContext bounds --context: a million tokens of KV cache is beyond every
+// model in models.yaml.
+const maxContext = 1 << 20
+
+// bound declares the range [lo, hi] of the int or int-list flag name, which
+// checkBounds enforces once flags, environment and config file are resolved,
+// before a command's run function starts and so before it writes anything.
+func bound(fs *pflag.FlagSet, name string, lo, hi int) {
+	if err := fs.SetAnnotation(name, boundsAnnotation, []string{strconv.Itoa(lo), strconv.Itoa(hi)}); err != nil {
+		panic(err) // a flag that was never registered: a programming error
+	}
+}
+
+// checkBounds refuses the first bounded flag whose value (any element of a
+// list) is out of its range, as a usage error naming the flag and the range.
+func checkBounds(cmd *cobra.Command) error {
+	var firstErr error
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		b, ok := fl.Annotations[boundsAnnotation]
+		if !ok || firstErr != nil {
+			return
+		}
+		lo, _ := strconv.Atoi(b[0])
+		hi, _ := strconv.Atoi(b[1])
+		var values []int
+		switch fl.Value.Type() {
+		case "int":
+			v, _ := cmd.Flags().GetInt(fl.Name)
+			values = []int{v}
+		case "intSlice":
+			values, _ = cmd.Flags().GetIntSlice(fl.Name)
+		default:
+			panic(fmt.Sprintf("bound: flag --%s is a %s, not an int or int list", fl.Name, fl.Value.Type()))
+		}
+		for _, v := range values {
+			if v < lo || v > hi {
+				firstErr = Usagef("--%s: expected %s, got %d", fl.Name, rangeText(lo, hi), v)
+				return
+			}
+		}
+	})
+	return firstErr
+}
+
+func rangeText(lo, hi int) string {
+	if hi == unbounded {
+		return fmt.Sprintf("a whole number >= %d", lo)
+	}
+	return fmt.Sprintf("a whole number from %d to %d", lo, hi)
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+)
+
+// Bad counts are refused before a command does anything: exit 2, one line
+// naming the flag and the range, and no output folder.
+func TestBadCountsAreRefusedBeforeAnythingIsWritten(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"probe", "--items", "-5"}, want: "--items: expected a whole number >= 0, got -5"},
+		{args: []string{"probe", "--threads", "100000"}, want: "--threads: expected a whole number from 0 to 512, got 100000"},
+		{args: []string{"probe", "--threads", "-1"}, want: "--threads: expected a whole number from 0 to 512"},
+		{args: []string{"probe", "--context", "0"}, want: "--context: expected a whole number from 1 to 1048576"},
+		{args: []string{"probe"}, env: map[string]string{"FEEDRUN_ITEMS": "-2"}, want: "--items: expected a whole number >= 0, got -2"},
+		{args: []string{"sweep", "--scripted", "--retries", "-1"}, want: "--retries: expected a whole number >= 0, got -1"},
+		{args: []string{"sweep", "--scripted", "--retries", "0,1,-3"}, want: "--retries: expected a whole number >= 0, got -3"},
+		{args: []string{"sweep", "--scripted", "--runs", "0"}, want: "--runs: expected a whole number >= 1, got 0"},
+		{args: []string{"sweep", "--scripted", "--fault-rate", "1"}, want: "--fault-rate: expected 0 <= p < 1"},
+		{args: []string{"rollout", "--tasks", "-1"}, want: "--tasks: expected a whole number >= 0"},
+		{args: []string{"rollout", "--seeds", "0"}, want: "--seeds: expected a whole number >= 1"},
+		{args: []string{"rollout", "--max-steps", "0"}, want: "--max-steps: expected a whole number >= 1"},
+		{args: []string{"rollout", "--retries", "-1"}, want: "--retries: expected a whole number >= 0"},
+		{args: []string{"rollout", "--backoff-ms", "-1"}, want: "--backoff-ms: expected a whole number >= 0"},
+		{args: []string{"rollout", "--backoff-factor", "0.5"}, want: "--backoff-factor: expected >= 1"},
+		{args: []string{"memory", "build", "--seeds", "0"}, want: "--seeds: expected a whole number >= 1"},
+		{args: []string{"memory", "build", "--max-steps", "-4"}, want: "--max-steps: expected a whole number >= 1"},
+		{args: []string{"items", "--n", "-1"}, want: "--n: expected a whole number >= 0"},
+		{args: []string{"report", "--bootstrap", "0", "x"}, want: "--bootstrap: expected a whole number >= 1"},
+		{args: []string{"score", "--threads", "513", "--raw-prompt", "a", "--continuation", "b"}, want: "--threads: expected a whole number from 0 to 512"},
+		{args: []string{"probe", "--shard", "auto"}, want: "--shard auto: not in a job array"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			for _, name := range arrayEnv {
+				t.Setenv(name, "")
+			}
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			io, stdout, stderr := iostreams.Test(false)
+			args := append(append([]string{}, c.args...), "--out", out)
+			if c.args[0] == "items" || c.args[0] == "memory" || c.args[0] == "report" || c.args[0] == "score" {
+				args = c.args
+			}
+			if code := Execute(context.Background(), io, args); code != ExitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, ExitUsage, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("stderr = %q, want one line containing %q", stderr.String(), c.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s exists after a refused command (stat: %v)", out, err)
+			}
+		})
+	}
+}
+
+// Every integer flag of every command declares its range, so a new count
+// flag cannot slip in unchecked.
+func TestEveryIntegerFlagIsBounded(t *testing.T) {
+	io, _, _ := iostreams.Test(false)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			switch fl.Value.Type() {
+			case "int", "intSlice", "int64", "int32":
+				if _, ok := fl.Annotations[boundsAnnotation]; !ok {
+					t.Errorf("%s --%s has no bound(...)", c.CommandPath(), fl.Name)
+				}
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCmd(&Factory{IO: io}))
+}
+
+// The edges of each range are accepted: the bounds are not off by one.
+func TestCheckBoundsAcceptsTheEdges(t *testing.T) {
+	cases := []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--n", "0", "--threads", "0", "--list", "0,7"}, true},
+		{[]string{"--n", "0", "--threads", "512", "--list", "7"}, true},
+		{[]string{"--n", "-1"}, false},
+		{[]string{"--threads", "513"}, false},
+		{[]string{"--list", "8"}, false},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
+			fs := cmd.Flags()
+			fs.Int("n", 3, "")
+			fs.Int("threads", 0, "")
+			fs.IntSlice("list", []int{1}, "")
+			bound(fs, "n", 0, unbounded)
+			bound(fs, "threads", 0, maxThreads)
+			bound(fs, "list", 0, 7)
+			if err := fs.Parse(c.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkBounds(cmd); (err == nil) != c.ok {
+				t.Errorf("checkBounds = %v, want ok=%v", err, c.ok)
+			}
+		})
+	}
+}
