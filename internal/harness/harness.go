@@ -1,5 +1,5 @@
-// Package harness says what a context looks like after a failure (DESIGN
-// §2). The probe asks it for the contexts of one item; the rollout loop asks
+// Package harness says what a context looks like after a failure
+// (docs/methodology.md#harnesses). The probe asks it for the contexts of one item; the rollout loop asks
 // it how to continue an episode. It is pure text manipulation over
 // transcript messages: no model, no environment.
 package harness
@@ -15,7 +15,7 @@ import (
 // Name is a harness variant as the CLI's --harness spells it.
 type Name string
 
-// The harness variants of DESIGN §2.
+// The harness variants (docs/methodology.md#harnesses).
 const (
 	Verbatim    Name = "verbatim"
 	Instruction Name = "instruction"
@@ -113,7 +113,8 @@ func WithRuledOut(msgs []transcript.Message, descriptions []string) []transcript
 	return append(out, transcript.Message{Role: transcript.RoleUser, Content: strings.TrimLeft(b.String(), "\n")})
 }
 
-// ProbeContexts are the three contexts of DESIGN §1 for one item under one
+// ProbeContexts are the three contexts (docs/methodology.md#items-and-contexts)
+// for one item under one
 // harness. Each ends before the assistant's turn.
 type ProbeContexts struct {
 	Pre     []transcript.Message // C (with the harness's system prompt)

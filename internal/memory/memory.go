@@ -1,5 +1,6 @@
 // Package memory is the failure-aware experience store of the memory
-// harness (DESIGN §2): from episodes of training tasks it records, per
+// harness (docs/methodology.md#memory): from episodes of training tasks it
+// records, per
 // environment, template and tool, what went wrong (as the runtime's
 // descriptions, never the failed strings), which verified call patterns
 // worked, and which reads writes needed; before a test task it writes

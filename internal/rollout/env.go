@@ -42,7 +42,8 @@ type Env interface {
 	Name() string
 	Tasks() []Task
 	NewEpisode(ctx context.Context, task Task) (Episode, error)
-	// Normalize gives the near-repeat form of an action (DESIGN §1).
+	// Normalize gives the near-repeat form of an action
+	// (docs/methodology.md#greedy-and-near-repeats).
 	Normalize(action string) string
 	// Describe writes the runtime's description of a failure, which never
 	// quotes the failed action.

@@ -41,7 +41,8 @@ func (a *ModelAgent) Act(_ context.Context, msgs []transcript.Message, banned []
 	if err != nil {
 		return "", 0, err
 	}
-	// Both bans: the token form is DESIGN's decoder mask, the text form
+	// Both bans: the token form is the ban harness's decoder mask
+	// (docs/methodology.md#harnesses), the text form
 	// closes the other tokenisations of the same reply (see BanTexts).
 	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, BanTexts: banned, KeepCache: true}
 	for _, b := range banned {
