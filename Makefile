@@ -9,8 +9,11 @@ MODEL     ?= smollm2-135m
 # Models the integration tests load: the default instruction-tuned model
 # and the base-model contrast.
 TEST_MODELS ?= smollm2-135m gemma3-270m
-# Sanitized MBPP (CodeRepair); never copied into the repository.
-MBPP      ?= $(abspath ../shared/data/mbpp/sanitized-mbpp.json)
+# Sanitized MBPP (CodeRepair); never copied into the repository. The copy
+# beside the repository serves machines without network access; where there
+# is none, FEEDRUN_MBPP stays empty and --mbpp falls back to the copy that
+# `feedrun data pull mbpp` cached.
+MBPP      ?= $(wildcard $(abspath ../shared/data/mbpp/sanitized-mbpp.json))
 export FEEDRUN_MBPP = $(MBPP)
 OLLAMA_DIR = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama 2>/dev/null)
 LLAMA_COMMIT = $(shell sed -n 's/^FETCH_HEAD=//p' $(OLLAMA_DIR)/Makefile.sync 2>/dev/null)
