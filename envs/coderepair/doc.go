@@ -1,4 +1,5 @@
-// Package coderepair is the CodeRepair environment (DESIGN §3): problems from
+// Package coderepair is the CodeRepair environment
+// (docs/methodology.md#coderepair): problems from
 // sanitized MBPP, whole Python functions as actions, and the real
 // interpreter's output as observations.
 //

@@ -195,7 +195,8 @@ var kindPhrases = map[string]string{
 }
 
 // Describe writes the runtime's description of a CodeRepair failure from its
-// structured error (DESIGN §2, abstract): the function's name, the test at
+// structured error (the abstract harness, docs/methodology.md#harnesses):
+// the function's name, the test at
 // fault and what went wrong, and never any text of the failed code.
 func Describe(e transcript.StructuredError) string {
 	what, ok := kindPhrases[e.Kind]

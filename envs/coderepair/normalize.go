@@ -4,7 +4,8 @@ import "strings"
 
 // NormalizeCode returns src without comments, blank lines and trailing
 // whitespace, with line endings as "\n" and no final newline: the form in
-// which two programs count as a near repeat (DESIGN §1). String literals are
+// which two programs count as a near repeat
+// (docs/methodology.md#greedy-and-near-repeats). String literals are
 // left exactly as written, so a '#' or a blank line inside one survives;
 // indentation is kept because in Python it is meaning, not layout.
 func NormalizeCode(src string) string {

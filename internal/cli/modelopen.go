@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/gguf"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
@@ -77,7 +78,7 @@ func openModel(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	case models.VerifyMismatch:
 		return nil, Usagef("model file %s: sha256 %s (%d bytes) does not match models.yaml's %s (%d bytes); delete it and pull again", v.Path, v.Got, v.Size, entry.SHA256, entry.Size)
 	}
-	if err := models.CheckGGUF(v.Path); err != nil {
+	if err := gguf.Check(v.Path); err != nil {
 		return nil, UsageError{err}
 	}
 	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context})

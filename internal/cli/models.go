@@ -127,12 +127,8 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	if err != nil {
 		return err
 	}
-	fetcher := models.NewFetcher(cache, opts.IO.ErrOut)
-	fetcher.Progress = opts.IO.ShowProgress()
+	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	if opts.IO.Quiet {
-		fetcher.Status = nil
-	}
 	for _, m := range ms {
 		p, err := fetcher.Pull(ctx, m)
 		if err != nil {

@@ -39,8 +39,9 @@ func newProbeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
-		Long: `probe scores each item's failed action under the contexts of DESIGN §1 for
-every harness and appends one row per item and harness to OUT/probe_items.csv.
+		Long: `probe scores each item's failed action under the three contexts of its
+item (docs/methodology.md#items-and-contexts) for every harness and appends
+one row per item and harness to OUT/probe_items.csv.
 Running the same command again resumes; --shard k/n runs every n-th item from
 k (0-based), and 'feedrun merge' joins the shards. In a Slurm job array or a
 Kubernetes Indexed Job, --shard auto takes k/n from the array and writes to

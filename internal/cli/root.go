@@ -92,6 +92,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newRolloutCmd(f),
 		newSweepCmd(f),
 		newMemoryCmd(f),
+		newDataCmd(f),
 	)
 	return root
 }
@@ -139,7 +140,10 @@ func resolveSettings(cmd *cobra.Command, configPath string) error {
 			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
 		}
 	})
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	return defaultMBPP(cmd.Flags())
 }
 
 func envName(flag string) string {

@@ -62,7 +62,7 @@ type Env interface {
 	Name() string
 	// DatasetSHA256 identifies the data the items and tasks come from.
 	DatasetSHA256() string
-	// Items are the probe items of DESIGN's measurement, n of them (all
+	// Items are the probe items (docs/methodology.md), n of them (all
 	// when n <= 0), the same for the same seed.
 	Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error)
 	// ExecuteItem runs action where item's context leaves off, for

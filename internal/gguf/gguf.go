@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // magic opens every GGUF file.
@@ -115,24 +116,49 @@ func valueType(v any) (typ, elem ValueType, ok bool) {
 // TensorType is a ggml tensor type code.
 type TensorType uint32
 
-// The tensor types whose data this package can encode and decode.
+// The tensor types whose data this package can encode and decode as
+// numbers. Data of the other types in typeTraits is written and read as raw
+// bytes.
 const (
 	TensorF32 TensorType = 0
 	TensorF16 TensorType = 1
 )
 
+// typeTrait is ggml's type_traits entry for one tensor type: its name, the
+// elements per block and the bytes per block. A row must hold a whole
+// number of blocks.
+type typeTrait struct {
+	name       string
+	blockElems uint64
+	blockBytes uint64
+}
+
+// typeTraits lists the types a GGUF file may hold, as ggml's type_traits
+// table has them. It lets the writer check the size of quantised data and
+// the header check bound each tensor's extent; a type newer than this table
+// is still listed by the reader.
+var typeTraits = map[TensorType]typeTrait{
+	0: {"F32", 1, 4}, 1: {"F16", 1, 2}, 2: {"Q4_0", 32, 18}, 3: {"Q4_1", 32, 20},
+	6: {"Q5_0", 32, 22}, 7: {"Q5_1", 32, 24}, 8: {"Q8_0", 32, 34}, 9: {"Q8_1", 32, 40},
+	10: {"Q2_K", 256, 84}, 11: {"Q3_K", 256, 110}, 12: {"Q4_K", 256, 144},
+	13: {"Q5_K", 256, 176}, 14: {"Q6_K", 256, 210}, 15: {"Q8_K", 256, 292},
+	16: {"IQ2_XXS", 256, 66}, 17: {"IQ2_XS", 256, 74}, 18: {"IQ3_XXS", 256, 98},
+	19: {"IQ1_S", 256, 50}, 20: {"IQ4_NL", 32, 18}, 21: {"IQ3_S", 256, 110},
+	22: {"IQ2_S", 256, 82}, 23: {"IQ4_XS", 256, 136}, 24: {"I8", 1, 1},
+	25: {"I16", 1, 2}, 26: {"I32", 1, 4}, 27: {"I64", 1, 8}, 28: {"F64", 1, 8},
+	29: {"IQ1_M", 256, 56}, 30: {"BF16", 1, 2}, 34: {"TQ1_0", 256, 54},
+	35: {"TQ2_0", 256, 66}, 39: {"MXFP4", 32, 17},
+}
+
 func (t TensorType) String() string {
-	switch t {
-	case TensorF32:
-		return "F32"
-	case TensorF16:
-		return "F16"
+	if tr, ok := typeTraits[t]; ok {
+		return tr.name
 	}
 	return fmt.Sprintf("ggml type %d", uint32(t))
 }
 
-// elementSize is the bytes per element of the supported types; both have a
-// block size of one, so any row length is valid.
+// elementSize is the bytes per element of the types DecodeFloat32s
+// decodes; both have a block size of one, so any row length is valid.
 func (t TensorType) elementSize() (uint64, bool) {
 	switch t {
 	case TensorF32:
@@ -194,17 +220,30 @@ func DecodeFloat32s(typ TensorType, data []byte) ([]float32, error) {
 	return values, nil
 }
 
-// tensorBytes is the size of a tensor's data, or false for a type whose
-// size this package does not know.
-func tensorBytes(typ TensorType, shape []uint64) (uint64, bool) {
-	n, ok := typ.elementSize()
+// tensorBytes is the size of a tensor's data, or an error for a type this
+// package does not know, a row that is not a whole number of blocks, or a
+// size that overflows.
+func tensorBytes(typ TensorType, shape []uint64) (uint64, error) {
+	tr, ok := typeTraits[typ]
 	if !ok {
-		return 0, false
+		return 0, fmt.Errorf("unsupported type %s", typ)
 	}
+	if len(shape) > 0 && shape[0]%tr.blockElems != 0 {
+		return 0, fmt.Errorf("rows of %d elements are not whole %s blocks of %d", shape[0], typ, tr.blockElems)
+	}
+	elems := uint64(1)
 	for _, d := range shape {
-		n *= d
+		hi, lo := bits.Mul64(elems, d)
+		if hi != 0 {
+			return 0, fmt.Errorf("shape %v overflows", shape)
+		}
+		elems = lo
 	}
-	return n, true
+	hi, n := bits.Mul64(elems/tr.blockElems, tr.blockBytes)
+	if hi != 0 {
+		return 0, fmt.Errorf("shape %v overflows", shape)
+	}
+	return n, nil
 }
 
 // alignUp rounds n up to a multiple of align, which is a power of two.

@@ -145,7 +145,7 @@ func TestWriteRejects(t *testing.T) {
 		{"no dimensions", nil, []Tensor{{Name: "t"}}, "0 dimensions"},
 		{"five dimensions", nil, []Tensor{{Name: "t", Shape: []uint64{1, 1, 1, 1, 1}, Data: make([]byte, 4)}}, "5 dimensions"},
 		{"empty dimension", nil, []Tensor{{Name: "t", Shape: []uint64{2, 0}}}, "empty dimension"},
-		{"quantized type", nil, []Tensor{{Name: "t", Shape: []uint64{32}, Type: TensorType(2), Data: make([]byte, 18)}}, "unsupported type"},
+		{"unknown type", nil, []Tensor{{Name: "t", Shape: []uint64{32}, Type: TensorType(31), Data: make([]byte, 18)}}, "unsupported type ggml type 31"},
 		{"short data", nil, []Tensor{{Name: "t", Shape: []uint64{3}, Type: TensorF32, Data: make([]byte, 8)}}, "8 bytes of data, want 12"},
 	}
 	for _, tt := range tests {

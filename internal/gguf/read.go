@@ -54,16 +54,16 @@ func (f *File) Tensor(name string) (TensorInfo, bool) {
 	return TensorInfo{}, false
 }
 
-// TensorData reads the raw data of a named F32 or F16 tensor from r, the
-// same file f was read from.
+// TensorData reads the raw data of a named tensor of a known type from r,
+// the same file f was read from.
 func (f *File) TensorData(r io.ReaderAt, name string) ([]byte, error) {
 	t, ok := f.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("gguf tensor %q: not found", name)
 	}
-	size, ok := tensorBytes(t.Type, t.Shape)
-	if !ok {
-		return nil, fmt.Errorf("gguf tensor %q: unsupported type %s", name, t.Type)
+	size, err := tensorBytes(t.Type, t.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("gguf tensor %q: %w", name, err)
 	}
 	data := make([]byte, size)
 	if _, err := r.ReadAt(data, int64(f.DataOffset+t.Offset)); err != nil {
@@ -90,11 +90,18 @@ func ReadFile(path string) (*File, error) {
 // stops at the start of the tensor data, so it is cheap even for a large
 // model. Tensor types it cannot decode are still listed.
 func Read(r io.Reader) (*File, error) {
-	d := &decoder{r: r}
+	return read(r, -1)
+}
+
+// read is Read for an input of known size (-1: unknown). With the size
+// known, a string or array longer than what is left fails at once instead
+// of being read to the end of a multi-gigabyte model.
+func read(r io.Reader, size int64) (*File, error) {
+	d := &decoder{r: r, size: size}
 	var m [4]byte
 	d.read(m[:])
 	if d.err == nil && string(m[:]) != magic {
-		return nil, fmt.Errorf("read gguf: bad magic %q, not a GGUF file", m[:])
+		return nil, fmt.Errorf("read gguf: not a GGUF file (bad magic %q)", m[:])
 	}
 	f := &File{Version: d.u32()}
 	// Version 1 used 32-bit counts; 2 and 3 share this layout.
@@ -143,10 +150,21 @@ func Read(r io.Reader) (*File, error) {
 // decoder reads little-endian GGUF primitives, remembering the first error
 // and the byte count (to locate the aligned data section).
 type decoder struct {
-	r   io.Reader
-	n   uint64
-	err error
-	buf [8]byte
+	r    io.Reader
+	size int64 // bytes in the input; -1 when unknown
+	n    uint64
+	err  error
+	buf  [8]byte
+}
+
+// fits reports whether n more bytes can be in the input, and otherwise
+// records the input as cut short, as reading them would.
+func (d *decoder) fits(n uint64) bool {
+	if d.size >= 0 && n > uint64(d.size)-min(d.n, uint64(d.size)) {
+		d.err = io.ErrUnexpectedEOF
+		return false
+	}
+	return true
 }
 
 func (d *decoder) read(p []byte) {
@@ -186,7 +204,7 @@ func (d *decoder) u64() uint64 {
 // ends in an error at end of input instead of a huge allocation.
 func (d *decoder) str() string {
 	n := d.u64()
-	if d.err != nil {
+	if d.err != nil || !d.fits(n) {
 		return ""
 	}
 	var b bytes.Buffer
@@ -215,7 +233,8 @@ func (d *decoder) value(key string) (any, error) {
 	}
 	elem := ValueType(d.u32())
 	n := d.u64()
-	if d.err != nil {
+	// Every element takes at least one byte.
+	if d.err != nil || !d.fits(n) {
 		return nil, d.wrap(key)
 	}
 	var v any

@@ -107,9 +107,9 @@ func checkTensors(tensors []Tensor) error {
 				return fmt.Errorf("gguf tensor %q: shape %v has an empty dimension", t.Name, t.Shape)
 			}
 		}
-		size, ok := tensorBytes(t.Type, t.Shape)
-		if !ok {
-			return fmt.Errorf("gguf tensor %q: unsupported type %s", t.Name, t.Type)
+		size, err := tensorBytes(t.Type, t.Shape)
+		if err != nil {
+			return fmt.Errorf("gguf tensor %q: %w", t.Name, err)
 		}
 		if uint64(len(t.Data)) != size {
 			return fmt.Errorf("gguf tensor %q: %d bytes of data, want %d for %s %v", t.Name, len(t.Data), size, t.Type, t.Shape)

@@ -1,6 +1,6 @@
-// Package harness says what a context looks like after a failure (DESIGN
-// §2). The probe asks it for the contexts of one item; the rollout loop asks
-// it how to continue an episode. It is pure text manipulation over
+// Package harness says what a context looks like after a failure
+// (docs/methodology.md#harnesses). The probe asks it for the contexts of
+// one item; the rollout loop asks it how to continue an episode. It is pure text manipulation over
 // transcript messages: no model, no environment.
 package harness
 
@@ -15,7 +15,7 @@ import (
 // Name is a harness variant as the CLI's --harness spells it.
 type Name string
 
-// The harness variants of DESIGN §2.
+// The harness variants (docs/methodology.md#harnesses).
 const (
 	Verbatim    Name = "verbatim"
 	Instruction Name = "instruction"
@@ -119,7 +119,8 @@ func withRuledOutAt(msgs []transcript.Message, task int, descriptions []string) 
 
 func isUser(m transcript.Message) bool { return m.Role == transcript.RoleUser }
 
-// ProbeContexts are the three contexts of DESIGN §1 for one item under one
+// ProbeContexts are the three contexts (docs/methodology.md#items-and-contexts)
+// for one item under one
 // harness. Each ends before the assistant's turn.
 type ProbeContexts struct {
 	Pre     []transcript.Message // C (with the harness's system prompt)

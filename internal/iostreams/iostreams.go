@@ -1,7 +1,8 @@
 // Package iostreams carries a command's standard streams and knows whether
 // each is a terminal: data goes to Out, status and progress to ErrOut, and
 // progress bars appear only when ErrOut is a terminal and the user did not
-// ask for --quiet or --json.
+// ask for --quiet. Every bar in feedrun, counted in items or in bytes, is
+// made here, so that rule lives in one place.
 package iostreams
 
 import (
@@ -16,20 +17,20 @@ import (
 )
 
 // IOStreams is what a command reads from and writes to.
+//
+// There is no stdin: no command reads it. Commands with a --json output
+// draw no bars anyway, so JSON output needs no switch here.
 type IOStreams struct {
-	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 
 	errTTY bool
 	Quiet  bool
-	JSON   bool
 }
 
 // System returns the process's streams.
 func System() *IOStreams {
 	return &IOStreams{
-		In:     os.Stdin,
 		Out:    os.Stdout,
 		ErrOut: os.Stderr,
 		errTTY: term.IsTerminal(int(os.Stderr.Fd())),
@@ -40,7 +41,7 @@ func System() *IOStreams {
 // terminal when tty is true.
 func Test(tty bool) (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
-	return &IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut, errTTY: tty}, &out, &errOut
+	return &IOStreams{Out: &out, ErrOut: &errOut, errTTY: tty}, &out, &errOut
 }
 
 // Statusf prints a status line on ErrOut unless quiet.
@@ -51,8 +52,8 @@ func (s *IOStreams) Statusf(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format+"\n", args...)
 }
 
-// ShowProgress reports whether progress bars should be drawn.
-func (s *IOStreams) ShowProgress() bool { return s.errTTY && !s.Quiet && !s.JSON }
+// showProgress reports whether progress bars should be drawn.
+func (s *IOStreams) showProgress() bool { return s.errTTY && !s.Quiet }
 
 // Progress counts work done. A silent Progress is used when no bar should be
 // drawn, so callers never branch on the terminal.
@@ -77,7 +78,7 @@ func (p bar) Finish()   { _ = p.b.Finish(); fmt.Fprintln(p.w) }
 // NewProgress starts a progress bar over total units of work, showing the
 // rate and ETA, or a silent one when no bar should be drawn.
 func (s *IOStreams) NewProgress(total int64, description string) Progress {
-	if !s.ShowProgress() {
+	if !s.showProgress() {
 		return silent{}
 	}
 	opts := []progressbar.Option{
@@ -92,3 +93,44 @@ func (s *IOStreams) NewProgress(total int64, description string) Progress {
 	}
 	return bar{progressbar.NewOptions64(total, opts...), s.ErrOut}
 }
+
+// ByteProgress counts bytes written through it, for a download.
+type ByteProgress interface {
+	io.Writer
+	Finish()
+}
+
+type silentBytes struct{}
+
+func (silentBytes) Write(p []byte) (int, error) { return len(p), nil }
+func (silentBytes) Finish()                     {}
+
+// NewByteProgress starts a bar over total bytes (-1 when unknown) of which
+// done are already there (a resumed download), or a silent one when no bar
+// should be drawn. Write what is downloaded through it.
+func (s *IOStreams) NewByteProgress(total, done int64, description string) ByteProgress {
+	if !s.showProgress() {
+		return silentBytes{}
+	}
+	b := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(s.ErrOut),
+		progressbar.OptionSetDescription(description),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowTotalBytes(true),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+	if done > 0 {
+		_ = b.Set64(done)
+	}
+	return byteBar{b, s.ErrOut}
+}
+
+type byteBar struct {
+	b *progressbar.ProgressBar
+	w io.Writer
+}
+
+func (p byteBar) Write(b []byte) (int, error) { return p.b.Write(b) }
+func (p byteBar) Finish()                     { _ = p.b.Finish(); fmt.Fprintln(p.w) }

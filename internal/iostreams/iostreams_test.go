@@ -7,23 +7,52 @@ import (
 
 func TestProgressOnlyOnATerminal(t *testing.T) {
 	cases := []struct {
-		name        string
-		tty, quiet  bool
-		json, drawn bool
+		name       string
+		tty, quiet bool
+		drawn      bool
 	}{
-		{"terminal", true, false, false, true},
-		{"pipe", false, false, false, false},
-		{"quiet", true, true, false, false},
-		{"json", true, false, true, false},
+		{"terminal", true, false, true},
+		{"pipe", false, false, false},
+		{"quiet", true, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			io, _, errOut := Test(c.tty)
-			io.Quiet, io.JSON = c.quiet, c.json
+			io.Quiet = c.quiet
 			p := io.NewProgress(10, "items")
 			p.Add(10)
 			p.Finish()
 			if drawn := strings.Contains(errOut.String(), "10/10"); drawn != c.drawn {
+				t.Errorf("bar drawn = %v, want %v (stderr %q)", drawn, c.drawn, errOut.String())
+			}
+		})
+	}
+}
+
+// TestByteProgress: a download's bar follows the same rule as an item bar,
+// starts from the bytes a resumed download already has, and passes every
+// byte written through it.
+func TestByteProgress(t *testing.T) {
+	cases := []struct {
+		name       string
+		tty, quiet bool
+		drawn      bool
+	}{
+		{"terminal", true, false, true},
+		{"pipe", false, false, false},
+		{"quiet", true, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			io, _, errOut := Test(c.tty)
+			io.Quiet = c.quiet
+			p := io.NewByteProgress(2048, 1024, "data.json")
+			n, err := p.Write(make([]byte, 1024))
+			if n != 1024 || err != nil {
+				t.Fatalf("Write = %d, %v", n, err)
+			}
+			p.Finish()
+			if drawn := strings.Contains(errOut.String(), "1.0/2.0 kB") && strings.Contains(errOut.String(), "2.0/2.0 kB"); drawn != c.drawn {
 				t.Errorf("bar drawn = %v, want %v (stderr %q)", drawn, c.drawn, errOut.String())
 			}
 		})

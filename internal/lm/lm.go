@@ -126,7 +126,8 @@ type Model interface {
 // ErrClosed is returned by a Model used after Close.
 var ErrClosed = errors.New("model is closed")
 
-// Sum adds per-token log-probabilities into the L of DESIGN §1.
+// Sum adds per-token log-probabilities into an L
+// (docs/methodology.md#items-and-contexts).
 func Sum(logps []float64) float64 {
 	var s float64
 	for _, v := range logps {

@@ -1,7 +1,7 @@
 // Package memory is the failure-aware experience store of the memory
-// harness (DESIGN §2): from episodes of training tasks it records, per
-// environment, template and tool, what went wrong (as the runtime's
-// descriptions, never the failed strings), which verified call patterns
+// harness (docs/methodology.md#memory): from episodes of training tasks
+// it records, per environment, template and tool, what went wrong (as the
+// runtime's descriptions, never the failed strings), which verified call patterns
 // worked, and which reads writes needed; before a test task it writes
 // compact Do / Avoid / Check / Repair guidance. The store is a SQLite
 // database beside the run, so it outlives the process and can be shown

@@ -1,5 +1,6 @@
 // Package models is the registry of the study's checkpoints and the fetcher
-// that puts their GGUF files in the local cache.
+// that puts their GGUF files, and the public datasets the environments read
+// (Dataset), in the local cache.
 //
 // The registry is models.yaml: one entry per checkpoint with its family, size,
 // quantisation, whether it is instruction-tuned, the file name it has in the
@@ -18,8 +19,9 @@
 // use <file>.pip.part and delete it on any failure, because pip has nothing
 // to resume from.
 //
-// CheckGGUF is a cheap structural check (magic, version, the header and the
-// tensor table, and that the file is long enough for the tensor data it
-// declares) that callers can run before handing a file to llama.cpp, whose
-// own failure on a bad file is far less clear.
+// Datasets are fetched the same way as a Hugging Face file (part file,
+// HTTP Range resume, progress bar on a terminal, size and sha256 checked
+// before the rename) into the cache's data folder.
+//
+// Every downloaded model passes gguf.Check before it takes its name.
 package models

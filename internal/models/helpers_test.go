@@ -3,13 +3,15 @@ package models
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 func ok(t *testing.T, err error) {
@@ -34,74 +36,30 @@ func sum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// tensorSpec describes one tensor of a test GGUF file.
-type tensorSpec struct {
-	name  string
-	typ   uint32
-	elems uint64
-	bytes int // data bytes the type needs for elems
-}
-
-// ggufBytes builds a GGUF file (version 3) with a little metadata, including
-// a string array like a tokenizer's, and the given tensors filled with
-// pseudo-random data, each aligned to 32 bytes as llama.cpp expects.
-func ggufBytes(t *testing.T, version uint32, tensors ...tensorSpec) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	u32 := func(v uint32) { binary.Write(&b, binary.LittleEndian, v) }
-	u64 := func(v uint64) { binary.Write(&b, binary.LittleEndian, v) }
-	str := func(s string) { u64(uint64(len(s))); b.WriteString(s) }
-	b.WriteString("GGUF")
-	u32(version)
-	u64(uint64(len(tensors)))
-	u64(3)
-	str("general.architecture")
-	u32(8)
-	str("llama")
-	str("tokenizer.ggml.tokens")
-	u32(9)
-	u32(8)
-	u64(3)
-	for _, s := range []string{"<s>", "a", "b"} {
-		str(s)
-	}
-	str("llama.block_count")
-	u32(4)
-	u32(1)
-	var offset uint64
-	for _, ts := range tensors {
-		str(ts.name)
-		u32(1)
-		u64(ts.elems)
-		u32(ts.typ)
-		u64(offset)
-		offset += (uint64(ts.bytes) + 31) / 32 * 32
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i, ts := range tensors {
-		for b.Len()%32 != 0 {
-			b.WriteByte(0)
-		}
-		data := make([]byte, ts.bytes)
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		b.Write(data)
-		if i < len(tensors)-1 {
-			for b.Len()%32 != 0 {
-				b.WriteByte(0)
-			}
-		}
-	}
-	return b.Bytes()
-}
-
-// testGGUF is a valid GGUF file of a little over 64 KiB.
+// testGGUF is a valid GGUF file of a little over 64 KiB: a tokenizer-like
+// string array, an F32 embedding and a quantised output tensor with
+// pseudo-random data, written by the one GGUF writer.
 func testGGUF(t *testing.T) []byte {
 	t.Helper()
-	return ggufBytes(t, 3,
-		tensorSpec{"token_embd.weight", 0, 16000, 64000},
-		tensorSpec{"output.weight", 8, 64, 68})
+	rng := rand.New(rand.NewPCG(1, 2))
+	embd := make([]float32, 16000)
+	for i := range embd {
+		embd[i] = rng.Float32()
+	}
+	q8 := make([]byte, 2*34)
+	for i := range q8 {
+		q8[i] = byte(rng.Uint32())
+	}
+	var b bytes.Buffer
+	ok(t, gguf.Write(&b, []gguf.KV{
+		{Key: "general.architecture", Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Value: []string{"<s>", "a", "b"}},
+		{Key: "llama.block_count", Value: uint32(1)},
+	}, []gguf.Tensor{
+		gguf.NewF32Tensor("token_embd.weight", []uint64{16, 1000}, embd),
+		{Name: "output.weight", Shape: []uint64{64}, Type: 8, Data: q8},
+	}))
+	return b.Bytes()
 }
 
 // testModel is a model whose recorded size and sha256 are those of content.
@@ -117,8 +75,8 @@ func testModel(content []byte, sources ...Source) Model {
 // directory, whose status lines go to the returned buffer.
 func newTestFetcher(t *testing.T) (*Fetcher, *bytes.Buffer) {
 	t.Helper()
-	var status bytes.Buffer
-	return &Fetcher{Cache: Cache{Dir: t.TempDir()}, Status: &status}, &status
+	streams, _, status := iostreams.Test(false)
+	return &Fetcher{Cache: Cache{Dir: t.TempDir()}, IO: streams}, status
 }
 
 // cacheFiles lists the names in the cache directory, sorted, leaving out

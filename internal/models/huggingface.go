@@ -15,12 +15,19 @@ import (
 // attempt left there, and installs it.
 func (f *Fetcher) pullHuggingFace(ctx context.Context, m Model, src HuggingFaceSource) (string, int64, error) {
 	u := f.HFEndpoint + "/" + escapePath(src.Repo) + "/resolve/main/" + escapePath(src.File)
-	part := f.Cache.Path(m) + ".part"
+	return f.fetchHTTP(ctx, u, f.HFToken, f.Cache.Path(m), m.File, modelExpected(m))
+}
+
+// fetchHTTP downloads u into dest's part file, resuming what an earlier
+// attempt left there, and installs it at dest once it checks out. token,
+// when set, is sent as a bearer token: only Hugging Face gets one.
+func (f *Fetcher) fetchHTTP(ctx context.Context, u, token, dest, label string, want expected) (string, int64, error) {
+	part := dest + ".part"
 	// A server may refuse the range of a part that is already complete or
 	// longer than the file (416); the part is then discarded and the
 	// download restarts once from zero.
 	for attempt := 0; ; attempt++ {
-		err := f.download(ctx, u, part, m)
+		err := f.download(ctx, u, token, part, want.size, label)
 		var unsatisfiable rangeNotSatisfiable
 		if errors.As(err, &unsatisfiable) && attempt == 0 {
 			if err := os.Remove(part); err != nil {
@@ -31,7 +38,7 @@ func (f *Fetcher) pullHuggingFace(ctx context.Context, m Model, src HuggingFaceS
 		if err != nil {
 			return "", 0, err
 		}
-		return f.install(ctx, m, part)
+		return f.install(ctx, part, dest, want)
 	}
 }
 
@@ -41,11 +48,13 @@ func (e rangeNotSatisfiable) Error() string {
 	return "GET " + e.url + ": 416 Range Not Satisfiable"
 }
 
-// download completes the part file from u. On a network failure the bytes
-// received so far stay in the part, for the next attempt to resume from.
-func (f *Fetcher) download(ctx context.Context, u, part string, m Model) error {
+// download completes the part file from u; size is the file's expected
+// size (0: unknown) and label names it on the progress bar. On a network
+// failure the bytes received so far stay in the part, for the next attempt
+// to resume from.
+func (f *Fetcher) download(ctx context.Context, u, token, part string, size int64, label string) error {
 	var have int64
-	if st, err := os.Stat(part); err == nil && (m.Size == 0 || st.Size() <= m.Size) {
+	if st, err := os.Stat(part); err == nil && (size == 0 || st.Size() <= size) {
 		have = st.Size()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -55,10 +64,10 @@ func (f *Fetcher) download(ctx context.Context, u, part string, m Model) error {
 	if have > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
 	}
-	if f.HFToken != "" {
+	if token != "" {
 		// net/http drops this header when Hugging Face redirects to its
 		// CDN on another host, so the token never leaves huggingface.co.
-		req.Header.Set("Authorization", "Bearer "+f.HFToken)
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	client := f.Client
 	if client == nil {
@@ -88,8 +97,8 @@ func (f *Fetcher) download(ctx context.Context, u, part string, m Model) error {
 	default:
 		return httpError(u, resp)
 	}
-	if total < 0 && m.Size != 0 {
-		total = m.Size
+	if total < 0 && size != 0 {
+		total = size
 	}
 
 	out, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -103,7 +112,8 @@ func (f *Fetcher) download(ctx context.Context, u, part string, m Model) error {
 	if _, err := out.Seek(have, io.SeekStart); err != nil {
 		return err
 	}
-	n, err := io.Copy(io.MultiWriter(out, f.progress(total, have, m.File)), resp.Body)
+	bar := f.progress(total, have, label)
+	n, err := io.Copy(io.MultiWriter(out, bar), resp.Body)
 	if err != nil {
 		got := have + n
 		if got == 0 {
@@ -116,6 +126,7 @@ func (f *Fetcher) download(ctx context.Context, u, part string, m Model) error {
 		}
 		return fmt.Errorf("download interrupted after %d bytes (pull again to resume): %w", got, err)
 	}
+	bar.Finish()
 	if err := out.Sync(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 // hfServer stands in for Hugging Face: it serves one file at
@@ -99,7 +102,7 @@ func TestPullHuggingFace(t *testing.T) {
 
 	got, err := f.Pull(context.Background(), m)
 	ok(t, err)
-	want := Pulled{Model: "tiny", Path: f.Cache.Path(m), Source: "huggingface owner/repo/tiny.gguf", SHA256: m.SHA256, Size: m.Size}
+	want := Pulled{Name: "tiny", Path: f.Cache.Path(m), Source: "huggingface owner/repo/tiny.gguf", SHA256: m.SHA256, Size: m.Size}
 	if got != want {
 		t.Fatalf("Pull = %+v, want %+v", got, want)
 	}
@@ -249,7 +252,7 @@ func TestPullHuggingFaceFailures(t *testing.T) {
 				return m
 			},
 			allowUnverified: true,
-			want:            "not a GGUF file (bad magic)",
+			want:            "not a GGUF file (bad magic",
 		},
 	}
 	for _, tt := range tests {
@@ -347,7 +350,7 @@ func TestPullWaitsForAnotherPullOfTheSameModel(t *testing.T) {
 	srv := newHFServer(t, content)
 	f, _ := newTestFetcher(t)
 	status := &syncBuffer{}
-	f.Status = status
+	f.IO = &iostreams.IOStreams{Out: io.Discard, ErrOut: status}
 	f.HFEndpoint = srv.URL
 	m := testModel(content, hfSource("owner/repo"))
 	ok(t, os.MkdirAll(f.Cache.Dir, 0o755))

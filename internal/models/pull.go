@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
+
+	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 // DefaultHFEndpoint is used when HF_ENDPOINT is not set.
 const DefaultHFEndpoint = "https://huggingface.co"
 
-// Fetcher pulls model files into a cache.
+// Fetcher pulls model files and datasets into a cache.
 type Fetcher struct {
 	Cache Cache
 	// HFEndpoint is the Hugging Face base URL, without a trailing slash.
@@ -27,21 +28,18 @@ type Fetcher struct {
 	Client  *http.Client
 	// Pip is the command that runs pip; the download arguments are appended.
 	Pip []string
-	// Status receives a line per step: each source tried, why one failed,
-	// which one supplied the file.
-	Status io.Writer
-	// Progress draws byte progress bars on Status. Set it only when Status
-	// is a terminal: bars in a log file are noise.
-	Progress bool
+	// IO receives a status line per step (each source tried, why one
+	// failed, which one supplied the file) and, on a terminal, byte
+	// progress bars; nil prints nothing.
+	IO *iostreams.IOStreams
 	// AllowUnverified lets Pull fetch a model with no recorded sha256; the
 	// computed sha256 is then printed so that it can be recorded.
 	AllowUnverified bool
 }
 
 // NewFetcher returns a Fetcher configured from the environment (HF_ENDPOINT,
-// HF_TOKEN) that reports on status, with progress bars when status is a
-// terminal.
-func NewFetcher(cache Cache, status io.Writer) *Fetcher {
+// HF_TOKEN) that reports on streams.
+func NewFetcher(cache Cache, streams *iostreams.IOStreams) *Fetcher {
 	endpoint := os.Getenv("HF_ENDPOINT")
 	if endpoint == "" {
 		endpoint = DefaultHFEndpoint
@@ -56,19 +54,13 @@ func NewFetcher(cache Cache, status io.Writer) *Fetcher {
 		HFToken:    os.Getenv("HF_TOKEN"),
 		Client:     &http.Client{Transport: transport},
 		Pip:        []string{"python3", "-m", "pip"},
-		Status:     status,
-		Progress:   isTerminal(status),
+		IO:         streams,
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Pulled describes the outcome of a successful Pull.
 type Pulled struct {
-	Model  string
+	Name   string // the model's or dataset's
 	Path   string
 	Source string // the source that supplied the file; empty when Cached
 	SHA256 string // computed; the recorded one when Cached
@@ -82,7 +74,7 @@ type Pulled struct {
 func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 	dest := f.Cache.Path(m)
 	if f.Cache.InCache(m) {
-		return Pulled{Model: m.Name, Path: dest, SHA256: m.SHA256, Size: m.Size, Cached: true}, nil
+		return Pulled{Name: m.Name, Path: dest, SHA256: m.SHA256, Size: m.Size, Cached: true}, nil
 	}
 	if m.SHA256 == "" && !f.AllowUnverified {
 		return Pulled{}, fmt.Errorf("pull %s: models.yaml records no sha256 for it, so the download could not be verified; allow unverified downloads to fetch it anyway", m.Name)
@@ -92,14 +84,14 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 	}
 	// Shards started together on one machine pull the same model at once;
 	// without a lock they would write one part file from two processes.
-	unlock, err := f.lock(ctx, m)
+	unlock, err := f.lock(ctx, m.Name, dest)
 	if err != nil {
 		return Pulled{}, err
 	}
 	defer unlock()
 	if f.Cache.InCache(m) {
 		f.statusf("pull %s: another pull put it in the cache meanwhile", m.Name)
-		return Pulled{Model: m.Name, Path: dest, SHA256: m.SHA256, Size: m.Size, Cached: true}, nil
+		return Pulled{Name: m.Name, Path: dest, SHA256: m.SHA256, Size: m.Size, Cached: true}, nil
 	}
 	var failures []string
 	for _, src := range m.Sources {
@@ -117,7 +109,7 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 			if m.SHA256 == "" {
 				f.statusf("pull %s: unverified download, sha256 %s, size %d", m.Name, sum, size)
 			}
-			return Pulled{Model: m.Name, Path: dest, Source: src.String(), SHA256: sum, Size: size}, nil
+			return Pulled{Name: m.Name, Path: dest, Source: src.String(), SHA256: sum, Size: size}, nil
 		}
 		if ctx.Err() != nil {
 			return Pulled{}, fmt.Errorf("pull %s: %w", m.Name, ctx.Err())
@@ -133,13 +125,13 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 // that another pull has already replaced.
 const LockSuffix = ".lock"
 
-// lock takes m's pull lock, waiting (and saying so) while another process
-// holds it.
-func (f *Fetcher) lock(ctx context.Context, m Model) (unlock func(), err error) {
-	l := flock.New(f.Cache.Path(m) + LockSuffix)
+// lock takes the pull lock of the file at dest, waiting (and saying so)
+// while another process holds it.
+func (f *Fetcher) lock(ctx context.Context, name, dest string) (unlock func(), err error) {
+	l := flock.New(dest + LockSuffix)
 	locked, err := l.TryLock()
 	if err == nil && !locked {
-		f.statusf("pull %s: waiting for another pull of it to finish (%s)", m.Name, l.Path())
+		f.statusf("pull %s: waiting for another pull of it to finish (%s)", name, l.Path())
 		locked, err = l.TryLockContext(ctx, 250*time.Millisecond)
 	}
 	if err != nil || !locked {
@@ -147,29 +139,42 @@ func (f *Fetcher) lock(ctx context.Context, m Model) (unlock func(), err error) 
 		if err == nil {
 			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("pull %s: lock %s: %w", m.Name, l.Path(), err)
+		return nil, fmt.Errorf("pull %s: lock %s: %w", name, l.Path(), err)
 	}
 	return func() { l.Unlock() }, nil
 }
 
-// install checks the finished part file and renames it to m's path: the
-// only way a file ever gets there. A part that fails a check is deleted, as
+// expected is what a finished download must be: its size and sha256 when
+// recorded, and whatever else check says of the file.
+type expected struct {
+	size   int64
+	sha256 string
+	check  func(path string) error
+}
+
+// modelExpected is what m's file must be; every model file is a GGUF file.
+func modelExpected(m Model) expected {
+	return expected{size: m.Size, sha256: m.SHA256, check: gguf.Check}
+}
+
+// install checks the finished part file and renames it to dest: the only
+// way a file ever gets there. A part that fails a check is deleted, as
 // resuming it could only reproduce the failure.
-func (f *Fetcher) install(ctx context.Context, m Model, part string) (string, int64, error) {
+func (f *Fetcher) install(ctx context.Context, part, dest string, want expected) (string, int64, error) {
 	sum, size, err := hashFile(ctx, part)
 	if err != nil {
 		return "", 0, err
 	}
 	switch {
-	case m.Size != 0 && size != m.Size:
-		err = fmt.Errorf("size mismatch: expected %d bytes, got %d", m.Size, size)
-	case m.SHA256 != "" && sum != m.SHA256:
-		err = fmt.Errorf("sha256 mismatch: expected %s, got %s", m.SHA256, sum)
-	default:
-		err = CheckGGUF(part)
+	case want.size != 0 && size != want.size:
+		err = fmt.Errorf("size mismatch: expected %d bytes, got %d", want.size, size)
+	case want.sha256 != "" && sum != want.sha256:
+		err = fmt.Errorf("sha256 mismatch: expected %s, got %s", want.sha256, sum)
+	case want.check != nil:
+		err = want.check(part)
 	}
 	if err == nil {
-		err = os.Rename(part, f.Cache.Path(m))
+		err = os.Rename(part, dest)
 	}
 	if err != nil {
 		os.Remove(part)
@@ -179,28 +184,20 @@ func (f *Fetcher) install(ctx context.Context, m Model, part string) (string, in
 }
 
 func (f *Fetcher) statusf(format string, args ...any) {
-	if f.Status != nil {
-		fmt.Fprintf(f.Status, format+"\n", args...)
+	if f.IO != nil {
+		f.IO.Statusf(format, args...)
 	}
 }
 
 // progress returns a writer that advances a bar of total bytes (-1: unknown)
-// starting at done, or io.Discard when bars are off.
-func (f *Fetcher) progress(total, done int64, desc string) io.Writer {
-	if !f.Progress || f.Status == nil {
-		return io.Discard
+// starting at done; it draws nothing where IO would not.
+func (f *Fetcher) progress(total, done int64, desc string) iostreams.ByteProgress {
+	if f.IO == nil {
+		return noBar{io.Discard}
 	}
-	bar := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(f.Status),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionShowTotalBytes(true),
-		progressbar.OptionSetWidth(20),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(f.Status) }),
-	)
-	if done > 0 {
-		bar.Set64(done)
-	}
-	return bar
+	return f.IO.NewByteProgress(total, done, desc)
 }
+
+type noBar struct{ io.Writer }
+
+func (noBar) Finish() {}

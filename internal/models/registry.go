@@ -395,7 +395,12 @@ func Builtin() (*Registry, error) {
 }
 
 // CachedPath is where the named built-in model sits in the default cache,
-// or an error saying how to fetch it.
+// or an error saying how to fetch it. Only tests call it: the real-model
+// tests of llama, probe and rollout, which must fail (not skip) with that
+// advice when `make test` has not pulled the model. It stays here, beside
+// the registry and cache it reads, rather than in three copies of a test
+// helper; commands resolve models through Cache.Verify instead, because
+// they rehash the file before loading it.
 func CachedPath(name string) (string, error) {
 	reg, err := Builtin()
 	if err != nil {

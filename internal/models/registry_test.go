@@ -182,7 +182,8 @@ func TestLookup(t *testing.T) {
 }
 
 // TestShippedRegistry checks the real models.yaml: every entry validates,
-// and the facts the study's tables rest on are as DESIGN.md §4 states them.
+// and the facts the study's tables rest on are as docs/methodology.md#models
+// states them.
 func TestShippedRegistry(t *testing.T) {
 	r, err := Load("../../models.yaml")
 	ok(t, err)

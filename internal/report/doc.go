@@ -1,5 +1,6 @@
 // Package report turns probe and rollout run folders into the study's
-// tables and plots (DESIGN §1, §2, §6): feedback inversion per model × env ×
+// tables and plots (docs/methodology.md#tables): feedback inversion per
+// model × env ×
 // harness (Table 1), its split into copy and semantic terms (Table 2), each
 // harness against verbatim on the same items (Table 3), and, from rollouts,
 // each harness's repeat, loop, finish and success rates against verbatim on

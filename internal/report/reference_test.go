@@ -12,7 +12,7 @@ func TestStudyReference(t *testing.T) {
 	ref, err := ReadReference(referencePath)
 	ok(t, err)
 	for _, f := range ref.Figures {
-		if f.Source != "Feedback That Backfires: Why Small Language Model Agents Repeat the Call They Just Watched Fail (as quoted in feedrun DESIGN.md §1)" {
+		if f.Source != "Feedback That Backfires: Why Small Language Model Agents Repeat the Call They Just Watched Fail (as quoted in feedrun docs/methodology.md#study-figures)" {
 			t.Errorf("%s: source %q", f.Figure, f.Source)
 		}
 	}

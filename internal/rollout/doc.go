@@ -1,5 +1,6 @@
 // Package rollout runs free agents through whole episodes under each
-// harness (DESIGN §2): the model acts, the environment answers, and the
+// harness (docs/methodology.md#rollouts): the model acts, the environment
+// answers, and the
 // harness decides what the next context looks like after a failure. It
 // also injects transient faults, retries them with exponential back-off on
 // a virtual clock, detects loops, and judges success only by the

@@ -16,7 +16,8 @@ type Retry struct {
 	Factor  float64
 }
 
-// DefaultRetry is DESIGN §2's back-off: 500 ms, doubling.
+// DefaultRetry is the study's back-off, 500 ms, doubling
+// (docs/methodology.md#failures-retries-and-loops).
 var DefaultRetry = Retry{Retries: 0, Backoff: 500 * time.Millisecond, Factor: 2}
 
 // Wait is the back-off before retry number k (k = 1 is the first retry).

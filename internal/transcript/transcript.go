@@ -5,7 +5,8 @@
 package transcript
 
 // Roles allowed in a transcript. Observations are user turns whose content
-// starts with "Observation:" (DESIGN §4), so there is no fourth role.
+// starts with "Observation:" (docs/methodology.md#chat-format), so there is
+// no fourth role.
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
@@ -15,7 +16,8 @@ const (
 // ObservationPrefix starts every environment observation shown to the model.
 const ObservationPrefix = "Observation: "
 
-// NeutralObservation is o∅ of DESIGN §1: it acknowledges the call and says
+// NeutralObservation is o∅ (docs/methodology.md#items-and-contexts): it
+// acknowledges the call and says
 // neither success nor failure.
 const NeutralObservation = "Observation: the call was received."
 
@@ -37,7 +39,8 @@ type StructuredError struct {
 	Message  string `json:"message"`            // the error text as the environment printed it
 }
 
-// Item is one probe item (DESIGN §1): a context C ending before the
+// Item is one probe item (docs/methodology.md#items-and-contexts): a
+// context C ending before the
 // assistant's turn, a failed action a× and its real observation o×, plus the
 // candidate set used for P(repeat).
 type Item struct {
@@ -55,7 +58,8 @@ type Item struct {
 	Distractors   []string        `json:"distractors"`
 }
 
-// Candidates returns the fixed candidate set of DESIGN §1 in a stable order:
+// Candidates returns the fixed candidate set
+// (docs/methodology.md#candidate-set-repeat-probability) in a stable order:
 // the failed action first, then the correct one, then the distractors.
 func (it Item) Candidates() []string {
 	out := []string{it.FailedAction, it.CorrectAction}

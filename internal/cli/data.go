@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/models"
+)
+
+// DataOptions are the settings of `feedrun data pull`.
+type DataOptions struct {
+	IO    *iostreams.IOStreams
+	Names []string
+	// URL replaces the dataset's published address (a mirror, or a test
+	// server); the size and sha256 checks stay.
+	URL string
+}
+
+const dataHelp = `data fetches the public datasets the environments read into feedrun's cache
+($FEEDRUN_CACHE, else feedrun under the user cache directory), beside the
+models, in its data/ folder.
+
+  mbpp  sanitized MBPP (Austin et al. 2021, CC BY 4.0), CodeRepair's 427
+        problems, from the google-research repository on GitHub
+
+A download resumes where an interrupted one stopped, shows progress on a
+terminal, and takes its name in the cache only once its size and sha256
+match the published file. Once mbpp is in the cache, --mbpp defaults to it;
+--mbpp and FEEDRUN_MBPP still win.`
+
+func newDataCmd(f *Factory) *cobra.Command {
+	opts := &DataOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Fetch the public datasets the environments read (sanitized MBPP) into the cache",
+		Long:  dataHelp,
+	}
+	pull := &cobra.Command{
+		Use:   "pull [NAME...]",
+		Short: "Fetch datasets into the cache (default: all of them), checking size and sha256",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Names = args
+			return dataPullRun(cmd.Context(), opts)
+		},
+	}
+	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
+	cmd.AddCommand(pull)
+	return cmd
+}
+
+func dataPullRun(ctx context.Context, opts *DataOptions) error {
+	names := opts.Names
+	if len(names) == 0 {
+		for _, d := range models.Datasets {
+			names = append(names, d.Name)
+		}
+	}
+	if opts.URL != "" && len(names) != 1 {
+		return Usagef("--url: name the one dataset it serves (got %d)", len(names))
+	}
+	var sets []models.Dataset
+	for _, n := range names {
+		d, err := models.LookupDataset(n)
+		if err != nil {
+			return UsageError{err}
+		}
+		if opts.URL != "" {
+			d.URL = opts.URL
+		}
+		sets = append(sets, d)
+	}
+	cache, err := models.DefaultCache()
+	if err != nil {
+		return err
+	}
+	fetcher := models.NewFetcher(cache, opts.IO)
+	for _, d := range sets {
+		p, err := fetcher.PullDataset(ctx, d)
+		if err != nil {
+			return err
+		}
+		state := "fetched from " + p.Source
+		if p.Cached {
+			state = "already in the cache"
+		}
+		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", d.Name, p.Path, state)
+	}
+	return nil
+}
+
+// defaultMBPP points an unset --mbpp at the cached sanitized MBPP, once
+// `feedrun data pull mbpp` has put it there. It runs after the flag, the
+// environment and the config file have had their say, so each of them
+// still wins; without a cached copy the flag stays empty and the command
+// says how to get one.
+func defaultMBPP(fs *pflag.FlagSet) error {
+	fl := fs.Lookup("mbpp")
+	if fl == nil || fl.Changed || fl.Value.String() != "" {
+		return nil
+	}
+	cache, err := models.DefaultCache()
+	if err != nil {
+		return nil // no cache directory: nothing cached to default to
+	}
+	path, ok := cache.CachedDataset(models.MBPP)
+	if !ok {
+		return nil
+	}
+	return fs.Set("mbpp", path)
+}

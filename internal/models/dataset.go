@@ -1,0 +1,98 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Dataset is a public data file an environment reads, fetched over HTTP
+// into the cache beside the models, with the same resume, progress and
+// checks as a model download.
+type Dataset struct {
+	Name   string // what `feedrun data pull` calls it
+	File   string // its name in the cache's data folder
+	URL    string // where it is published
+	Size   int64
+	SHA256 string
+	Note   string
+}
+
+// MBPP is sanitized MBPP (Austin et al. 2021, CC BY 4.0), CodeRepair's
+// problems, as the google-research repository publishes it: one line of
+// compact JSON. Its size and sha256 were computed from a copy of the
+// records: re-encoded as Python's json.dump writes them (", " and ": "
+// separators, non-ASCII escaped), they give a file of exactly the published
+// length (255,053 bytes) whose text matches the published file wherever it
+// was compared (scripts/mbpp-digest.sh redoes the computation). The records
+// are what CodeRepair reads; a pretty-printed copy of them loads too, but
+// only the published bytes are accepted here.
+var MBPP = Dataset{
+	Name:   "mbpp",
+	File:   "sanitized-mbpp.json",
+	URL:    "https://raw.githubusercontent.com/google-research/google-research/master/mbpp/sanitized-mbpp.json",
+	Size:   255053,
+	SHA256: "ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9",
+	Note:   "sanitized MBPP, 427 problems (Austin et al. 2021, CC BY 4.0)",
+}
+
+// Datasets lists what `feedrun data pull` can fetch.
+var Datasets = []Dataset{MBPP}
+
+// LookupDataset returns the dataset called name.
+func LookupDataset(name string) (Dataset, error) {
+	var names []string
+	for _, d := range Datasets {
+		if d.Name == name {
+			return d, nil
+		}
+		names = append(names, d.Name)
+	}
+	return Dataset{}, fmt.Errorf("unknown dataset %q; known datasets: %s", name, strings.Join(names, ", "))
+}
+
+// DatasetPath is where d's file is, or will be once pulled: under data/ in
+// the cache, apart from the model files.
+func (c Cache) DatasetPath(d Dataset) string {
+	return filepath.Join(c.Dir, "data", d.File)
+}
+
+// CachedDataset returns the path of d's file when it is in the cache. As
+// with models, only a checked download is ever renamed to that path, so
+// presence and size are enough.
+func (c Cache) CachedDataset(d Dataset) (string, bool) {
+	path := c.DatasetPath(d)
+	st, err := os.Stat(path)
+	return path, err == nil && st.Mode().IsRegular() && st.Size() == d.Size
+}
+
+// PullDataset puts d's file in the cache from d.URL, resuming a part file
+// an interrupted pull left, and checking size and sha256 before the file
+// takes its name.
+func (f *Fetcher) PullDataset(ctx context.Context, d Dataset) (Pulled, error) {
+	dest := f.Cache.DatasetPath(d)
+	if path, ok := f.Cache.CachedDataset(d); ok {
+		return Pulled{Name: d.Name, Path: path, SHA256: d.SHA256, Size: d.Size, Cached: true}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return Pulled{}, fmt.Errorf("pull %s: %w", d.Name, err)
+	}
+	unlock, err := f.lock(ctx, d.Name, dest)
+	if err != nil {
+		return Pulled{}, err
+	}
+	defer unlock()
+	if path, ok := f.Cache.CachedDataset(d); ok {
+		f.statusf("pull %s: another pull put it in the cache meanwhile", d.Name)
+		return Pulled{Name: d.Name, Path: path, SHA256: d.SHA256, Size: d.Size, Cached: true}, nil
+	}
+	f.statusf("pull %s: fetching %s", d.Name, d.URL)
+	sum, size, err := f.fetchHTTP(ctx, d.URL, "", dest, d.File, expected{size: d.Size, sha256: d.SHA256})
+	if err != nil {
+		return Pulled{}, fmt.Errorf("pull %s: %w", d.Name, err)
+	}
+	f.statusf("pull %s: fetched into %s", d.Name, dest)
+	return Pulled{Name: d.Name, Path: dest, Source: d.URL, SHA256: sum, Size: size}, nil
+}

@@ -1,0 +1,154 @@
+package models
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+)
+
+// testDataset is a dataset served by srv whose recorded size and sha256
+// are those of content.
+func testDataset(srv *hfServer, content []byte) Dataset {
+	return Dataset{Name: "tiny-data", File: "tiny.json", URL: srv.URL + hfPath, Size: int64(len(content)), SHA256: sum(content)}
+}
+
+func dataFiles(t *testing.T, c Cache) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(c.Dir, "data"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	ok(t, err)
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), LockSuffix) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+func TestPullDataset(t *testing.T) {
+	content := []byte(strings.Repeat(`{"task_id": 1}, `, 5000))
+	srv := newHFServer(t, content)
+	f, status := newTestFetcher(t)
+	f.HFToken = "hf_secret"
+	d := testDataset(srv, content)
+
+	got, err := f.PullDataset(context.Background(), d)
+	ok(t, err)
+	want := Pulled{Name: "tiny-data", Path: filepath.Join(f.Cache.Dir, "data", "tiny.json"), Source: d.URL, SHA256: d.SHA256, Size: d.Size}
+	if got != want {
+		t.Fatalf("PullDataset = %+v, want %+v", got, want)
+	}
+	equalFile(t, got.Path, content)
+	if files := dataFiles(t, f.Cache); !slices.Equal(files, []string{"tiny.json"}) {
+		t.Fatalf("data folder holds %v, want only tiny.json", files)
+	}
+	// The Hugging Face token is for Hugging Face alone.
+	if _, auth := srv.requests(); !slices.Equal(auth, []string{""}) {
+		t.Fatalf("Authorization headers %q, want none", auth)
+	}
+	if !strings.Contains(status.String(), "pull tiny-data: fetched into "+got.Path) {
+		t.Fatalf("status does not say where the file went:\n%s", status)
+	}
+	if path, cached := f.Cache.CachedDataset(d); !cached || path != got.Path {
+		t.Fatalf("CachedDataset = %q, %v after a pull", path, cached)
+	}
+
+	again, err := f.PullDataset(context.Background(), d)
+	ok(t, err)
+	if !again.Cached || again.Path != got.Path {
+		t.Fatalf("second PullDataset = %+v, want Cached at %s", again, got.Path)
+	}
+	if ranges, _ := srv.requests(); len(ranges) != 1 {
+		t.Fatalf("second PullDataset made a request; requests: %d", len(ranges))
+	}
+}
+
+func TestPullDatasetResumes(t *testing.T) {
+	content := []byte(strings.Repeat("0123456789abcdef", 8192))
+	srv := newHFServer(t, content)
+	f, _ := newTestFetcher(t)
+	d := testDataset(srv, content)
+	part := f.Cache.DatasetPath(d) + ".part"
+
+	srv.setMode("cut")
+	_, err := f.PullDataset(context.Background(), d)
+	errContains(t, err, "pull tiny-data: download interrupted after")
+	if _, cached := f.Cache.CachedDataset(d); cached {
+		t.Fatal("an interrupted download is in the cache")
+	}
+	st, err := os.Stat(part)
+	ok(t, err)
+	if st.Size() == 0 || st.Size() >= int64(len(content)) {
+		t.Fatalf("part holds %d bytes after a cut at %d of %d", st.Size(), len(content)/2, len(content))
+	}
+
+	srv.setMode("ok")
+	_, err = f.PullDataset(context.Background(), d)
+	ok(t, err)
+	equalFile(t, f.Cache.DatasetPath(d), content)
+	ranges, _ := srv.requests()
+	if want := []string{"", "bytes=" + strconv.FormatInt(st.Size(), 10) + "-"}; !slices.Equal(ranges, want) {
+		t.Fatalf("Range headers %q, want %q", ranges, want)
+	}
+}
+
+func TestPullDatasetChecks(t *testing.T) {
+	content := []byte(strings.Repeat("x", 4096))
+	tests := []struct {
+		name string
+		edit func(d Dataset) Dataset
+		want string
+	}{
+		{"sha256 mismatch", func(d Dataset) Dataset { d.SHA256 = sum([]byte("other")); return d }, "sha256 mismatch: expected " + sum([]byte("other")) + ", got " + sum(content)},
+		{"size mismatch", func(d Dataset) Dataset { d.Size++; return d }, "size mismatch: expected 4097 bytes, got 4096"},
+		{"not found", func(d Dataset) Dataset { d.URL += "-gone"; return d }, "404 Not Found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newHFServer(t, content)
+			f, _ := newTestFetcher(t)
+			_, err := f.PullDataset(context.Background(), tt.edit(testDataset(srv, content)))
+			errContains(t, err, tt.want)
+			if files := dataFiles(t, f.Cache); len(files) != 0 {
+				t.Fatalf("data folder holds %v after a failed pull", files)
+			}
+		})
+	}
+}
+
+// TestPullDatasetProgress: a download draws a byte bar on a terminal, and
+// none on a pipe.
+func TestPullDatasetProgress(t *testing.T) {
+	content := []byte(strings.Repeat("y", 64<<10))
+	for _, tty := range []bool{true, false} {
+		t.Run("tty="+strconv.FormatBool(tty), func(t *testing.T) {
+			srv := newHFServer(t, content)
+			streams, _, status := iostreams.Test(tty)
+			f := &Fetcher{Cache: Cache{Dir: t.TempDir()}, IO: streams}
+			_, err := f.PullDataset(context.Background(), testDataset(srv, content))
+			ok(t, err)
+			if drawn := strings.Contains(status.String(), "tiny.json 100%"); drawn != tty {
+				t.Fatalf("bar drawn = %v on tty=%v; stderr:\n%q", drawn, tty, status)
+			}
+		})
+	}
+}
+
+func TestLookupDataset(t *testing.T) {
+	d, err := LookupDataset("mbpp")
+	ok(t, err)
+	if d.File != "sanitized-mbpp.json" || !strings.HasPrefix(d.URL, "https://raw.githubusercontent.com/google-research/google-research/") {
+		t.Fatalf("mbpp = %+v", d)
+	}
+	_, err = LookupDataset("mmlu")
+	errContains(t, err, `unknown dataset "mmlu"; known datasets: mbpp`)
+}

@@ -1,0 +1,98 @@
+package scripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/models"
+)
+
+// fakeGo writes a stand-in for the go command that prints stderr as the go
+// command does (one "# <import path>" block per package with compiler
+// output) and exits with rc.
+func fakeGo(t *testing.T, rc string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fakego")
+	script := `#!/bin/sh
+cat >&2 <<'X'
+go: downloading example.com/x v1.0.0
+# github.com/ollama/ollama/ml/backend/ggml/ggml/src
+ggml-cpu.c:1:2: warning: vendored one [-Wunused-variable]
+    1 | int unused;
+# github.com/feedrun/feedrun/internal/llama
+llama.go:3:4: warning: ours [-Wunused-variable]
+# github.com/ollama/ollama/llama/llama.cpp/src
+llama-model.cpp:9:1: warning: vendored two
+X
+echo built
+exit ` + rc + "\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestQuietBuildHidesOnlyVendoredWarnings(t *testing.T) {
+	cmd := exec.Command("./quiet-build.sh", fakeGo(t, "0"))
+	cmd.Env = append(os.Environ(), "VERBOSE=")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("quiet-build.sh: %v\n%s", err, stderr.String())
+	}
+	if string(out) != "built\n" {
+		t.Errorf("stdout %q, want the command's own", out)
+	}
+	got := stderr.String()
+	for _, keep := range []string{"go: downloading", "# github.com/feedrun/feedrun/internal/llama", "warning: ours", "(5 lines of compiler warnings from the vendored llama.cpp/ggml hidden"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("stderr lost %q:\n%s", keep, got)
+		}
+	}
+	for _, drop := range []string{"vendored one", "vendored two", "int unused", "ollama/ollama"} {
+		if strings.Contains(got, drop) {
+			t.Errorf("stderr still holds %q:\n%s", drop, got)
+		}
+	}
+}
+
+// TestQuietBuildShowsEverythingOnFailure: a failed build keeps its exit
+// status and all of its stderr, vendored blocks included, since an error
+// may sit in one.
+func TestQuietBuildShowsEverythingOnFailure(t *testing.T) {
+	cmd := exec.Command("./quiet-build.sh", fakeGo(t, "2"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+		t.Fatalf("quiet-build.sh error %v, want exit status 2", err)
+	}
+	for _, keep := range []string{"vendored one", "warning: ours", "vendored two"} {
+		if !strings.Contains(stderr.String(), keep) {
+			t.Errorf("stderr lost %q:\n%s", keep, stderr.String())
+		}
+	}
+}
+
+// TestMBPPDigest: the size and sha256 feedrun checks a downloaded MBPP
+// against are what the script computes from the records of the copy beside
+// the repository (the same data as `make test`'s CodeRepair tests read).
+func TestMBPPDigest(t *testing.T) {
+	path := os.Getenv("FEEDRUN_MBPP")
+	if path == "" {
+		path = filepath.Join("..", "..", "shared", "data", "mbpp", "sanitized-mbpp.json")
+	}
+	out, err := exec.Command("./mbpp-digest.sh", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mbpp-digest.sh %s: %v\n%s (sanitized MBPP is needed: set FEEDRUN_MBPP)", path, err, out)
+	}
+	want := fmt.Sprintf("427 records\nsize %d\nsha256 %s\n", models.MBPP.Size, models.MBPP.SHA256)
+	if string(out) != want {
+		t.Fatalf("mbpp-digest.sh printed\n%s\nwant\n%s", out, want)
+	}
+}
