@@ -9,15 +9,14 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // EpisodesFile is the rollouts' per-episode table inside a run folder.
-const EpisodesFile = rollout.EpisodesFile
+var EpisodesFile = results.RolloutEpisodes.Name
 
 // EpisodesHeader is rollout_episodes.csv's header as the rollout writes it;
 // a file must have exactly these columns in this order.
-var EpisodesHeader = rollout.EpisodesHeader
+var EpisodesHeader = results.RolloutEpisodes.Header
 
 // Episode is one row of rollout_episodes.csv: one task and seed under one
 // harness, with the figures Table 4 uses.
@@ -42,11 +41,10 @@ type Episode struct {
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
 func readEpisodes(path string) ([]Episode, []location, error) {
-	return readRows(path, EpisodesHeader, parseEpisode)
+	return readRows(path, [][]string{EpisodesHeader}, parseEpisode)
 }
 
-func parseEpisode(row []string) (Episode, error) {
-	r := &rowReader{header: EpisodesHeader, row: row}
+func parseEpisode(r *rowReader) (Episode, error) {
 	e := Episode{
 		Model:   r.text("model"),
 		Env:     r.text("env"),
