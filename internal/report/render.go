@@ -22,8 +22,10 @@ const (
 	FormatCSV      = "csv"
 )
 
-// CSVHeader is the long CSV output's header: one line per figure.
-var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "study"}
+// CSVHeader is the long CSV output's header: one line per figure. interval
+// says how lo and hi were made (wilson, bootstrap, paired bootstrap), or
+// "by construction" for a figure the harness fixes, which has none.
+var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study"}
 
 // Report is everything the report prints.
 type Report struct {
@@ -73,8 +75,8 @@ func (r Report) preamble() []string {
 	if episodes+sweep > 0 {
 		units = append(units, "episodes")
 	}
-	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, %s resampled (in pairs for differences), %d resamples, seed %d.",
-		strconv.FormatFloat(100*b.Level, 'f', -1, 64), strings.Join(units, " and "), b.Reps, b.Seed))
+	lines = append(lines, fmt.Sprintf("Intervals: %s%%; Wilson score intervals for single proportions (shares of %s), percentile bootstrap for every other figure, %s resampled (in pairs for differences), %d resamples, seed %d. Figures a harness fixes are marked \"by construction\" and have none.",
+		strconv.FormatFloat(100*b.Level, 'f', -1, 64), strings.Join(units, " or "), strings.Join(units, " and "), b.Reps, b.Seed))
 	if r.Reference != "" && items > 0 {
 		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
 	}
@@ -229,8 +231,12 @@ func (r Report) writeCSV(w io.Writer) error {
 				if f.Banned {
 					estimate = "banned"
 				}
+				interval := f.Interval
+				if f.ByConstruction {
+					interval = IntervalNone
+				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), f.Study}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study}
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
@@ -255,6 +261,9 @@ func (c Column) format(f Figure, ok bool) string {
 		return strconv.Itoa(int(f.Estimate))
 	}
 	s := c.Kind.number(f.Estimate) + c.Kind.unit()
+	if f.ByConstruction {
+		return s + " by construction"
+	}
 	if !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi) {
 		s += " [" + c.Kind.number(f.Lo) + ", " + c.Kind.number(f.Hi) + "]"
 	}

@@ -73,7 +73,7 @@ func TestRunText(t *testing.T) {
 	for _, want := range []string{
 		"Table 1. Feedback inversion", "Table 2.", "Table 3.",
 		"gemma (base), toolshed", "tuned, coderepair",
-		"95% percentile bootstrap", "200 resamples",
+		"Intervals: 95%; Wilson score intervals for single proportions", "percentile bootstrap for every other figure", "200 resamples",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
@@ -184,13 +184,13 @@ func TestRunCSVParses(t *testing.T) {
 		if (lo == "") != (hi == "") || lo != "" && (!number(lo) || !number(hi)) {
 			t.Errorf("row %d: interval %q, %q", i+1, lo, hi)
 		}
-		if r[8] != "" {
+		if r[9] != "" {
 			study++
 		}
 		if strings.HasPrefix(model, "gemma") {
 			base++
-			if model != "gemma (base)" || r[8] != "" {
-				t.Errorf("row %d: base model as %q with study %q", i+1, model, r[8])
+			if model != "gemma (base)" || r[9] != "" {
+				t.Errorf("row %d: base model as %q with study %q", i+1, model, r[9])
 			}
 		}
 	}

@@ -37,7 +37,8 @@ func Rollouts(ctx context.Context, episodes []Episode, b Bootstrap) (Table, erro
 		Title:   "Table 4. Rollouts: harnesses against verbatim on the same tasks and seeds",
 		Columns: slices.Clone(rolloutColumns),
 		Notes: []string{
-			"Rates are over every episode of the harness: exact repeat is the share of episodes with at least one exact repeat of an earlier failed call; passed is success (finished, and the environment's own check passed).",
+			"Rates are over every episode of the harness, with Wilson score intervals: exact repeat is the share of episodes with at least one exact repeat of an earlier failed call; passed is success (finished, and the environment's own check passed).",
+			"Under ban and abstract+ban a failed call cannot be played again, so their exact repeats are 0 by construction: not measured, no interval.",
 			"Δ vs verbatim = harness − verbatim over episodes paired by task and seed, pairs resampled; episodes without a partner are left out (unpaired, both arms counted), so a Δ need not equal the difference of the rates beside it.",
 			"No study column: the study's rollouts ran a 0.5B model, so its figures are no reference for these models.",
 		},
@@ -68,6 +69,7 @@ func Rollouts(ctx context.Context, episodes []Episode, b Bootstrap) (Table, erro
 	for i, j := range jobs {
 		t.Rows = append(t.Rows, Row{Model: j.g.model, Base: j.g.base, Env: j.g.env, Harness: j.h, Figures: figures[i]})
 	}
+	markByConstruction(&t)
 	return t, nil
 }
 
@@ -92,7 +94,7 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 		"mean_steps":    f.sample(column(episodes, func(e Episode) float64 { return float64(e.Steps) }), false, stats.Mean),
 	}
 	for _, r := range episodeRates {
-		figs[r.figure] = f.sample(column(episodes, r.value), false, stats.Mean)
+		figs[r.figure] = f.proportion(column(episodes, r.value), false)
 	}
 	if h == harness.Verbatim {
 		return figs

@@ -412,8 +412,8 @@ func TestRunProbeAndRollouts(t *testing.T) {
 		seen := map[string]int{}
 		for i, r := range recs[1:] {
 			seen[r[0]]++
-			if r[0] == RolloutTable && r[8] != "" {
-				t.Errorf("row %d: Table 4 figure with study %q", i+1, r[8])
+			if r[0] == RolloutTable && r[9] != "" {
+				t.Errorf("row %d: Table 4 figure with study %q", i+1, r[9])
 			}
 		}
 		for _, id := range []string{InversionTable, DecompositionTable, HarnessTable, RolloutTable} {

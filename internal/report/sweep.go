@@ -119,8 +119,8 @@ func RetryBudget(eps []results.SweepEpisode, b Bootstrap) (Table, error) {
 		cell := byCell[results.SweepKey(c.Agent, c.FaultRate, c.Retries, c.OnLoop, 0)]
 		figs := map[string]Figure{
 			"runs":           count(c.Runs),
-			"finished_rate":  f.sample(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Finished) }), false, stats.Mean),
-			"passed_rate":    f.sample(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Passed) }), false, stats.Mean),
+			"finished_rate":  f.proportion(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Finished) }), false),
+			"passed_rate":    f.proportion(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Passed) }), false),
 			"virtual_time_s": f.sample(column(cell, func(e results.SweepEpisode) float64 { return e.VirtualTime.Seconds() }), false, stats.Mean),
 		}
 		if !math.IsNaN(c.PredictedPassed) {
