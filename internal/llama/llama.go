@@ -144,6 +144,9 @@ type Model struct {
 	info   lm.Info
 	nVocab int
 	tmpl   *C.char // owned by the model; nil when the GGUF has no template
+	// attention names the attention kernel the context was created with,
+	// for the run's manifest.
+	attention string
 
 	// cached holds the tokens whose KV entries sequence 0 keeps, so that
 	// the system prompt and each item's context are evaluated once;
@@ -203,6 +206,7 @@ func Load(path string, opts Options) (*Model, error) {
 		block: min(prefixBlock, opts.Batch),
 	}
 	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
+	m.attention = "flash attention " + C.GoString(C.llama_flash_attn_type_name(cp.flash_attn_type))
 	m.tmpl = C.llama_model_chat_template(model, nil)
 	m.info = lm.Info{
 		Name:          m.meta("general.name"),
@@ -248,6 +252,11 @@ func (m *Model) Close() error {
 
 // Info describes the checkpoint from its metadata.
 func (m *Model) Info() lm.Info { return m.info }
+
+// Attention names the attention kernel the context runs, as llama.cpp
+// names the setting ("flash attention enabled"): it changes per-token
+// log-probabilities in the fourth decimal, so runs record it.
+func (m *Model) Attention() string { return m.attention }
 
 func (m *Model) meta(key string) string {
 	ckey := C.CString(key)

@@ -65,7 +65,7 @@ func (r Report) preamble() []string {
 		if m.Finished.IsZero() {
 			state = "unfinished"
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, feedrun %s, commit %s, %s", run.Dir, run.Items, run.Episodes, run.Sweep, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
+		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, provenance(m)))
 	}
 	b := r.Bootstrap
 	var units []string
@@ -81,6 +81,51 @@ func (r Report) preamble() []string {
 		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
 	}
 	return lines
+}
+
+// provenance names every build that wrote to a run, the llama.cpp commit
+// and the attention kernel where the manifest records them, and flags a run
+// that more than one build, or a build from a dirty tree, wrote to: its
+// rows may not all come from one version of the code.
+func provenance(m results.Manifest) string {
+	builds := m.Builds()
+	parts := make([]string, len(builds))
+	dirty := false
+	for i, b := range builds {
+		var how []string
+		if b.Started {
+			how = append(how, "started")
+		}
+		switch {
+		case b.Resumed == 1:
+			how = append(how, "resumed")
+		case b.Resumed > 1:
+			how = append(how, fmt.Sprintf("resumed %d times", b.Resumed))
+		}
+		if b.Dirty() {
+			how = append(how, "dirty tree")
+			dirty = true
+		}
+		parts[i] = fmt.Sprintf("feedrun %s (commit %s; %s)", orUnknown(b.Version), orUnknown(b.Commit), strings.Join(how, ", "))
+	}
+	s := "written by " + strings.Join(parts, ", ")
+	if m.LlamaCommit != "" {
+		s += ", llama.cpp " + m.LlamaCommit
+	}
+	if m.Attention != "" {
+		s += ", " + m.Attention
+	}
+	var flags []string
+	if len(builds) > 1 {
+		flags = append(flags, fmt.Sprintf("%d builds wrote to this run", len(builds)))
+	}
+	if dirty {
+		flags = append(flags, "a build from a dirty tree wrote to it")
+	}
+	if len(flags) > 0 {
+		s += " [FLAG: " + strings.Join(flags, "; ") + "]"
+	}
+	return s
 }
 
 func orUnknown(s string) string {

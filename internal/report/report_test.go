@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 const referencePath = "../../configs/study_reference.yaml"
@@ -280,5 +282,27 @@ func TestKindNumber(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestProvenanceFlagsManyBuilds(t *testing.T) {
+	dir := runDir(t, inverted("1", 1, 1))
+	m, err := results.ReadManifest(dir)
+	ok(t, err)
+	m.LlamaCommit, m.Attention = "ec98e2002", "flash attention enabled"
+	m.Resumed = []results.Resumption{{FeedrunVersion: "def-dirty", Commit: "def456"}}
+	ok(t, results.WriteManifest(dir, m))
+	single := runDir(t, inverted("1", 1, 1).with(func(p *probe) { p.env = "coderepair" }))
+	out := report(t, Options{Dirs: []string{dir, single}, Reps: 20, Format: FormatMarkdown})
+	for _, want := range []string{
+		"feedrun test (commit abc123; started), feedrun def-dirty (commit def456; resumed, dirty tree), llama.cpp ec98e2002, flash attention enabled",
+		"[FLAG: 2 builds wrote to this run; a build from a dirty tree wrote to it]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "FLAG") != 1 {
+		t.Errorf("want one flagged run, got:\n%s", out)
 	}
 }
