@@ -19,25 +19,25 @@ const ManifestName = "manifest.json"
 // Manifest records how a run was made (DESIGN §6), enough to rerun it and to
 // tell whether two shards belong to the same run.
 type Manifest struct {
-	Command        []string          `json:"command"`
-	Config         map[string]any    `json:"config"` // resolved: flags, environment, file and defaults merged
-	FeedrunVersion string            `json:"feedrun_version"`
-	Commit         string            `json:"commit"`
-	ModelSHA256    string            `json:"model_sha256"`
-	LlamaBuild     string            `json:"llama_build"`
+	Command        []string       `json:"command"`
+	Config         map[string]any `json:"config"` // resolved: flags, environment, file and defaults merged
+	FeedrunVersion string         `json:"feedrun_version"`
+	Commit         string         `json:"commit"`
+	ModelSHA256    string         `json:"model_sha256"`
+	LlamaBuild     string         `json:"llama_build"`
 	// LlamaCommit is the upstream llama.cpp commit compiled in, and
 	// Attention the attention kernel its context ran (flash attention on
 	// or off changes log-probabilities in the fourth decimal): both are
 	// part of a figure's provenance. Empty in older manifests.
-	LlamaCommit string `json:"llama_commit,omitempty"`
-	Attention   string `json:"attention,omitempty"`
-	Threads        int               `json:"threads"`
-	Seeds          map[string]uint64 `json:"seeds"`
-	DatasetSHA256  string            `json:"dataset_sha256"`
-	Started        time.Time         `json:"started"`
-	Finished       time.Time         `json:"finished,omitzero"` // zero until the run completes
-	Shard          Shard             `json:"shard"`
-	MergedFrom     []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
+	LlamaCommit   string            `json:"llama_commit,omitempty"`
+	Attention     string            `json:"attention,omitempty"`
+	Threads       int               `json:"threads"`
+	Seeds         map[string]uint64 `json:"seeds"`
+	DatasetSHA256 string            `json:"dataset_sha256"`
+	Started       time.Time         `json:"started"`
+	Finished      time.Time         `json:"finished,omitzero"` // zero until the run completes
+	Shard         Shard             `json:"shard"`
+	MergedFrom    []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
 	// Resumed logs every later run that added rows to the folder: the fields
 	// above describe only the run that created it, and a folder may be
 	// finished by another build or with another thread count.
