@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -33,6 +35,10 @@ type Report struct {
 	Bootstrap Bootstrap
 	Reference string // the reference file's path, "" when none was read
 	Tables    []Table
+	// Width is the widest line the text format may print (a terminal's
+	// columns); 0 is no limit. Markdown and CSV are for files and are not
+	// wrapped.
+	Width int
 }
 
 // Write prints the report in format (text, markdown or csv).
@@ -177,25 +183,99 @@ func groupRows(rows []Row) [][]Row {
 	return out
 }
 
+// writeText prints the compact view for a terminal: the key columns of
+// each table (Markdown and CSV have every column), split into blocks of
+// columns that fit the width, each block led by the row names, and the
+// prose wrapped to the width.
 func (r Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	for _, line := range r.preamble() {
-		b.WriteString(line + "\n")
+		b.WriteString(wrap(line, r.Width, "") + "\n")
 	}
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "\n%s\n", t.Title)
+		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
+		compact := t
+		compact.Columns = slices.DeleteFunc(slices.Clone(t.Columns), func(c Column) bool { return c.Detail })
 		for _, rows := range groupRows(t.Rows) {
 			fmt.Fprintf(&b, "\n%s, %s\n", rows[0].ModelLabel(), rows[0].Env)
-			if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), t, rows, func(s string) string { return s }); err != nil {
-				return err
+			for _, block := range compact.blocks(rows, r.Width) {
+				if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), block, rows, func(s string) string { return s }); err != nil {
+					return err
+				}
 			}
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "  %s\n", n)
+			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// blocks splits t's columns into tables no wider than width (0: one
+// table), in order, each figure with its study column; a single column too
+// wide for the width gets a block of its own.
+func (t Table) blocks(rows []Row, width int) []Table {
+	if width <= 0 {
+		return []Table{t}
+	}
+	// An ASCII table line is "| " + cells joined by " | " + " |".
+	cellWidth := func(cells ...string) int {
+		n := 0
+		for _, c := range cells {
+			n = max(n, utf8.RuneCountInString(c))
+		}
+		return n + 3
+	}
+	first := []string{t.headings()[0]}
+	for _, r := range rows {
+		first = append(first, r.label())
+	}
+	lead := 1 + cellWidth(first...)
+	var out []Table
+	cur, used := t, lead
+	cur.Columns = nil
+	for _, c := range t.Columns {
+		one := t
+		one.Columns = []Column{c}
+		need := 0
+		for i, h := range one.headings()[1:] {
+			cells := []string{h}
+			for _, r := range rows {
+				cells = append(cells, one.cells(r)[i+1])
+			}
+			need += cellWidth(cells...)
+		}
+		if len(cur.Columns) > 0 && used+need > width {
+			out = append(out, cur)
+			cur.Columns, used = nil, lead
+		}
+		cur.Columns = append(cur.Columns, c)
+		used += need
+	}
+	return append(out, cur)
+}
+
+// wrap breaks text into lines of at most width runes at spaces (0: no
+// limit), indenting every line by indent; a word longer than a line is
+// left whole.
+func wrap(text string, width int, indent string) string {
+	if width <= 0 {
+		return indent + text
+	}
+	var lines []string
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			lines = append(lines, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 func (r Report) writeMarkdown(w io.Writer) error {

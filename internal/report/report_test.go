@@ -84,7 +84,8 @@ func TestRunText(t *testing.T) {
 	if strings.Contains(out, "gemma,") || strings.Contains(out, "gemma ,") {
 		t.Error("base model printed without its label")
 	}
-	banRow := regexp.MustCompile(`(?m)^\| ban +\| +30 \| +30 \| +banned \| +(\| +)?banned `)
+	// The text view leaves out the banned-item count (a detail column).
+	banRow := regexp.MustCompile(`(?m)^\| ban +\| +30 \| +banned \| +(\| +)?banned `)
 	if !banRow.MatchString(out) {
 		t.Error("the ban row of Table 1 does not show banned")
 	}
@@ -304,5 +305,42 @@ func TestProvenanceFlagsManyBuilds(t *testing.T) {
 	}
 	if strings.Count(out, "FLAG") != 1 {
 		t.Errorf("want one flagged run, got:\n%s", out)
+	}
+}
+
+// TestTextFitsWidth prints the text report at 80 and 120 columns: no line
+// is wider, every key column is still there, and Markdown keeps the detail
+// columns the text leaves out.
+func TestTextFitsWidth(t *testing.T) {
+	a, b := study(t)
+	for _, width := range []int{80, 120} {
+		data, err := Load([]string{a, b})
+		ok(t, err)
+		ref, err := ReadReference(referencePath)
+		ok(t, err)
+		tables, err := Tables(context.Background(), data.Items, ref, Bootstrap{Reps: 50, Seed: 1, Level: 0.95})
+		ok(t, err)
+		rep := Report{Runs: data.Runs, Bootstrap: Bootstrap{Reps: 50, Seed: 1, Level: 0.95}, Reference: referencePath, Tables: tables, Width: width}
+		var text, md bytes.Buffer
+		ok(t, rep.Write(&text, FormatText))
+		ok(t, rep.Write(&md, FormatMarkdown))
+		for i, line := range strings.Split(text.String(), "\n") {
+			if n := len([]rune(line)); n > width {
+				t.Errorf("width %d: line %d has %d columns: %q", width, i+1, n, line)
+			}
+		}
+		for _, tb := range tables {
+			for _, c := range tb.Columns {
+				inText := strings.Contains(text.String(), "| "+c.Label+" ")
+				// "Δ vs verbatim" heads several columns, some of them detail.
+				shared := slices.ContainsFunc(tb.Columns, func(o Column) bool { return o.Label == c.Label && o.Figure != c.Figure })
+				if c.Detail == inText && !shared {
+					t.Errorf("width %d: %s column %q in text: %v", width, tb.ID, c.Label, inText)
+				}
+				if !strings.Contains(md.String(), "| "+markdownEscape(c.Label)+" ") {
+					t.Errorf("Markdown lacks %s column %q", tb.ID, c.Label)
+				}
+			}
+		}
 	}
 }
