@@ -1,5 +1,5 @@
 // Package probe measures, for one item at a time, how recording a failed
-// action changes the model's probability of emitting it again (DESIGN §1):
+// action changes the model's probability of emitting it again (docs/methodology.md):
 // L_pre, L_fail, L_neutral, the corrective gain and its copy/semantic split,
 // the candidate-set repeat probability and greedy repeats, under each
 // harness's post-failure context.

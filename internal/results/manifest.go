@@ -16,7 +16,7 @@ import (
 // ManifestName is the manifest's file name inside a run folder.
 const ManifestName = "manifest.json"
 
-// Manifest records how a run was made (DESIGN §6), enough to rerun it and to
+// Manifest records how a run was made, enough to rerun it and to
 // tell whether two shards belong to the same run.
 type Manifest struct {
 	Command        []string       `json:"command"`

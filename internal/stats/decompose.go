@@ -9,7 +9,7 @@ import (
 )
 
 // Decomposition is one item's corrective gain and its split into copy and
-// semantic terms (DESIGN §1). All log-probabilities are natural logs of the
+// semantic terms (docs/methodology.md). All log-probabilities are natural logs of the
 // whole action's probability (a sum over its tokens).
 type Decomposition struct {
 	// Gain is G = L_pre − L_fail. G > 0: the harness suppresses the failed
@@ -81,7 +81,7 @@ func Decompose(logpPre, logpFail, logpNeutral float64, nTokens int) (Decompositi
 var ErrBanned = errors.New("action is banned (log-probability −Inf)")
 
 // RepeatProbability is the candidate-set repeat probability
-// exp(L_idx) / Σ_c exp(L_c) (DESIGN §1), computed with log-sum-exp so that
+// exp(L_idx) / Σ_c exp(L_c) (docs/methodology.md), computed with log-sum-exp so that
 // sums of many token log-probabilities (often −50 or less) do not underflow.
 // −∞ entries are banned candidates with probability 0. It is an error for the
 // set to be empty, for idx to be out of range, for an entry to be NaN or +∞,

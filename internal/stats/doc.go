@@ -1,4 +1,4 @@
-// Package stats holds the study's arithmetic (DESIGN §1): the decomposition of
+// Package stats holds the study's arithmetic (docs/methodology.md): the decomposition of
 // an item's corrective gain into copy and semantic terms, the candidate-set
 // repeat probability, and seeded percentile bootstrap intervals with items
 // resampled (independently or jointly for paired figures). It knows nothing
