@@ -1,10 +1,14 @@
 package probe
 
 import (
+	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -152,5 +156,55 @@ func TestGreedyRepliesKept(t *testing.T) {
 	}
 	if row.GreedyReplyPre == "" || row.GreedyReplyPre == it.FailedAction {
 		t.Errorf("greedy reply before the failure %q: want a reply other than the failed action", row.GreedyReplyPre)
+	}
+}
+
+// TestItemsCSVHasTheSplitAndReplies writes a run with a CodeRepair-like
+// item and reads the CSV back as a reader would: the split adds up to
+// d_sem on every row, banned rows leave it empty, and the greedy replies
+// are kept.
+func TestItemsCSVHasTheSplitAndReplies(t *testing.T) {
+	dir := t.TempDir()
+	runProbe(t, dir, append(testItems(), codeItem()), results.Shard{}, true)
+	header, rows, err := results.ReadTable(filepath.Join(dir, results.ProbeItems.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(header, results.ProbeItems.Header) {
+		t.Fatalf("header %v", header)
+	}
+	col := results.ProbeItems.Column
+	quoted := 0
+	for _, row := range rows {
+		if row[col("banned")] == "true" {
+			for _, c := range []string{"logp_quoteless", "d_quote", "d_valence"} {
+				if row[col(c)] != "" {
+					t.Errorf("%s/%s: banned row has %s %q", row[col("item_id")], row[col("harness")], c, row[col(c)])
+				}
+			}
+			continue
+		}
+		q, _ := strconv.ParseFloat(row[col("d_quote")], 64)
+		v, _ := strconv.ParseFloat(row[col("d_valence")], 64)
+		s, _ := strconv.ParseFloat(row[col("d_sem")], 64)
+		if q+v != s {
+			t.Errorf("%s/%s: d_quote %v + d_valence %v ≠ d_sem %v", row[col("item_id")], row[col("harness")], q, v, s)
+		}
+		if q != 0 {
+			quoted++
+		}
+		if row[col("greedy_reply_post")] == "" || row[col("greedy_reply_pre")] == "" {
+			t.Errorf("%s/%s: greedy replies not kept", row[col("item_id")], row[col("harness")])
+		}
+	}
+	if quoted == 0 {
+		t.Error("no row has a quoting term, though one item's observation quotes its source")
+	}
+	_, toks, err := results.ReadTable(filepath.Join(dir, results.ProbeTokens.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(toks, func(r []string) bool { return r[results.ProbeTokens.Column("context")] == "quoteless" }) {
+		t.Error("probe_tokens.csv has no quoteless context")
 	}
 }
