@@ -424,7 +424,8 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 		switch msg.Role {
 		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
 		default:
-			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i, msg.Role)
+			// i counts a default system message chatFixes put first.
+			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i-(len(msgs)-len(given)), msg.Role)
 		}
 		rs[i] = C.CString(msg.Role)
 		cs[i] = C.CString(msg.Content)
