@@ -4,9 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // MergeOptions are the settings of `feedrun merge`.
@@ -17,12 +15,7 @@ type MergeOptions struct {
 }
 
 // mergeTables are the CSVs a run folder may hold, with their key columns.
-var mergeTables = []results.TableSpec{
-	{Name: probe.ItemsFile, Key: []string{"model", "env", "harness", "item_id"}},
-	{Name: probe.TokensFile, Key: []string{"model", "env", "harness", "item_id", "context", "index"}},
-	{Name: rollout.EpisodesFile, Key: []string{"model", "env", "harness", "task", "seed"}},
-	{Name: rollout.StepsFile, Key: []string{"model", "env", "harness", "task", "seed", "step"}},
-}
+var mergeTables = results.RunTables
 
 func newMergeCmd(f *Factory) *cobra.Command {
 	opts := &MergeOptions{IO: f.IO}

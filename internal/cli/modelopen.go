@@ -98,7 +98,7 @@ func (o *openedModel) manifest(mf modelFlags, config map[string]any, seeds map[s
 	}
 	return results.Manifest{
 		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), Threads: threads,
+		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), LlamaCommit: buildinfo.LlamaCommit, Attention: o.Attention(), Threads: threads,
 		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
 	}
 }

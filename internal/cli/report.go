@@ -2,6 +2,11 @@ package cli
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +19,7 @@ import (
 type ReportOptions struct {
 	IO        *iostreams.IOStreams
 	Dirs      []string
+	Results   string // where to look for run folders when Dirs is empty
 	Format    string
 	Plots     string
 	Bootstrap int
@@ -24,14 +30,20 @@ type ReportOptions struct {
 func newReportCmd(f *Factory) *cobra.Command {
 	opts := &ReportOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "report DIR...",
+		Use:   "report [DIR...]",
 		Short: "The study's tables (with paired bootstrap intervals) and plots from run folders",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `The study's tables and plots from run folders, pooled. With no folder
+named, every run folder under --results (default results/) is reported.
+
+--format text (the default) is a compact view that fits the terminal
+(COLUMNS, or the terminal's width); markdown and csv have every column.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown or csv")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
@@ -42,7 +54,18 @@ func newReportCmd(f *Factory) *cobra.Command {
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed}
+	if len(opts.Dirs) == 0 {
+		dirs, err := report.RunFolders(opts.Results)
+		if err != nil {
+			return err
+		}
+		if len(dirs) == 0 {
+			return Usagef("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
+				strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
+		}
+		opts.Dirs = dirs
+	}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO)}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -51,4 +74,23 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		ro.Reference = opts.Reference
 	}
 	return report.Run(ctx, ro, opts.IO.Out)
+}
+
+// defaultWidth bounds the text report when neither COLUMNS nor a terminal
+// says how wide the output may be (piped to a pager or a file).
+const defaultWidth = 160
+
+// terminalWidth is COLUMNS when set to a positive number (shells export it,
+// and a user can set it), else the width of the terminal stdout is, else
+// defaultWidth.
+func terminalWidth(io *iostreams.IOStreams) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := io.Out.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return defaultWidth
 }

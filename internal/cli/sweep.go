@@ -63,7 +63,7 @@ func newSweepCmd(f *Factory) *cobra.Command {
 
 func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	plan := &rollout.SweepPlan{
-		Agent: rollout.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
+		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
 		FaultRate: opts.FaultRate, FaultSeed: 1, Retries: opts.Retries, OnLoop: opts.OnLoop, Runs: opts.Runs,
 	}
 	config := map[string]any{
@@ -95,19 +95,19 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err := results.Resume(out, man); err != nil {
 		return err
 	}
-	key, err := results.KeyColumns(rollout.SweepHeader, "agent", "fault_rate", "retries", "on_loop", "seed")
+	key, err := results.KeyColumns(results.SweepEpisodes.Header, results.SweepEpisodes.Key...)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(out, rollout.SweepFile)
-	table, err := results.OpenTable(path, rollout.SweepHeader, key)
+	path := filepath.Join(out, results.SweepEpisodes.Name)
+	table, err := results.OpenTable(path, results.SweepEpisodes.Header, key)
 	if err != nil {
 		return err
 	}
 	defer table.Close()
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	sum, err := plan.Play(ctx, table.Done, func(e rollout.SweepEpisode) error { return table.Append(e.Record()) })
+	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
 	if errors.Is(err, rollout.ErrInterrupted) {
 		opts.IO.Statusf("sweep: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
 		return ErrInterrupted
@@ -122,7 +122,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := printSweep(opts, rollout.SweepCells(episodes)); err != nil {
+	if err := printSweep(opts, results.SweepCells(episodes)); err != nil {
 		return err
 	}
 	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
@@ -130,7 +130,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 
 // printSweep is the grid as a table: measured rates beside the predicted
 // ones where the agent has a closed form.
-func printSweep(opts *SweepOptions, cells []rollout.SweepCell) error {
+func printSweep(opts *SweepOptions, cells []results.SweepCell) error {
 	t := tablewriter.NewTable(opts.IO.Out)
 	t.Header("retries", "on loop", "runs", "finished", "predicted", "finished+passed", "predicted", "mean virtual time")
 	pct := func(n, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of)) }

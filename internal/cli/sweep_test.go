@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 func TestSweepWritesResumesAndReports(t *testing.T) {
@@ -24,7 +24,7 @@ func TestSweepWritesResumesAndReports(t *testing.T) {
 		return stdout.String(), stderr.String()
 	}
 	first, _ := run(args...)
-	csvPath := filepath.Join(out, rollout.SweepFile)
+	csvPath := filepath.Join(out, results.SweepEpisodes.Name)
 	data, err := os.ReadFile(csvPath)
 	if err != nil {
 		t.Fatal(err)

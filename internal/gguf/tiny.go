@@ -62,11 +62,59 @@ type TinyOptions struct {
 	HeadCountKV int
 	// ContextLength is the training context length; default 512.
 	ContextLength int
+	// ChatTemplate is tokenizer.chat_template; default TinyChatTemplate.
+	ChatTemplate string
+	// Vocab replaces the control tokens after the 256 byte tokens, to give
+	// the tiny model another family's special tokens; nil keeps
+	// <|endoftext|>, <|im_start|> and <|im_end|> (the TinyToken ids).
+	Vocab *TinyVocab
 	// ZeroAttentionOutput sets every attn_output weight to exactly zero.
 	// Attention then adds nothing to the residual stream, no position sees
 	// another, and the next-token distribution depends only on the current
 	// token: a known answer for tests. The other weights are unchanged.
 	ZeroAttentionOutput bool
+}
+
+// TinyVocab is a model family's special tokens for the tiny model. Token
+// i of Special gets id 256 + i. BOS, EOS and EOT name tokens of Special
+// (BOS may be "" for a family without one); AddBOS says whether tokenizing
+// with special tokens adds BOS, as the family's tokenizer does.
+type TinyVocab struct {
+	Special       []TinyToken
+	BOS, EOS, EOT string
+	Padding       string
+	AddBOS        bool
+}
+
+// TinyToken is one special token. Control tokens are read from text only
+// when special tokens are parsed; user-defined ones always (as llama.cpp
+// treats, e.g., Qwen3's <think>, which its tokenizer does not mark special).
+type TinyToken struct {
+	Text        string
+	UserDefined bool
+}
+
+// defaultTinyVocab is the vocabulary the TinyToken constants describe.
+var defaultTinyVocab = TinyVocab{
+	Special: []TinyToken{{Text: "<|endoftext|>"}, {Text: "<|im_start|>"}, {Text: "<|im_end|>"}},
+	BOS:     "<|im_start|>", EOS: "<|im_end|>", EOT: "<|im_end|>", Padding: "<|endoftext|>",
+}
+
+// id is the token id of a special token's text, or −1.
+func (v TinyVocab) id(text string) int {
+	for i, t := range v.Special {
+		if t.Text == text {
+			return 256 + i
+		}
+	}
+	return -1
+}
+
+func (o TinyOptions) vocab() TinyVocab {
+	if o.Vocab != nil {
+		return *o.Vocab
+	}
+	return defaultTinyVocab
 }
 
 func (o TinyOptions) withDefaults() TinyOptions {
@@ -114,6 +162,15 @@ func (o TinyOptions) check() error {
 	if o.HeadCount%o.HeadCountKV != 0 {
 		return fmt.Errorf("tiny llama: HeadCount %d is not a multiple of HeadCountKV %d", o.HeadCount, o.HeadCountKV)
 	}
+	v := o.vocab()
+	for _, name := range []string{v.EOS, v.EOT, v.Padding} {
+		if v.id(name) < 0 {
+			return fmt.Errorf("tiny llama: special token %q is not in the vocabulary", name)
+		}
+	}
+	if v.BOS != "" && v.id(v.BOS) < 0 || v.AddBOS && v.BOS == "" {
+		return fmt.Errorf("tiny llama: BOS %q is not in the vocabulary", v.BOS)
+	}
 	return nil
 }
 
@@ -154,9 +211,14 @@ func WriteTinyLlama(dir string, opts TinyOptions) (path string, err error) {
 }
 
 func tinyKVs(o TinyOptions) []KV {
-	tokens, types := tinyVocab()
+	v := o.vocab()
+	tokens, types := tinyVocab(v)
 	u32 := func(v int) uint32 { return uint32(v) }
-	return []KV{
+	template := o.ChatTemplate
+	if template == "" {
+		template = TinyChatTemplate
+	}
+	kvs := []KV{
 		{"general.architecture", "llama"},
 		{"general.name", o.Name},
 		{"general.file_type", uint32(0)}, // LLAMA_FTYPE_ALL_F32
@@ -170,7 +232,7 @@ func tinyKVs(o TinyOptions) []KV {
 		{"llama.rope.dimension_count", u32(o.EmbeddingLength / o.HeadCount)},
 		{"llama.attention.layer_norm_rms_epsilon", float32(tinyRMSEpsilon)},
 		{"llama.rope.freq_base", float32(tinyRopeBase)},
-		{"llama.vocab_size", uint32(TinyVocabSize)},
+		{"llama.vocab_size", uint32(len(tokens))},
 		{"tokenizer.ggml.model", "gpt2"},
 		// "smollm" is SmolLM2's own pre-tokenizer. With no merges the
 		// split does not change the tokens, but unlike "default" it turns
@@ -182,33 +244,45 @@ func tinyKVs(o TinyOptions) []KV {
 		// llama.cpp refuses a gpt2 tokenizer without this key; leaving it
 		// empty keeps every byte its own token.
 		{"tokenizer.ggml.merges", []string{}},
-		{"tokenizer.ggml.bos_token_id", uint32(TinyTokenIMStart)},
-		{"tokenizer.ggml.eos_token_id", uint32(TinyTokenIMEnd)},
-		{"tokenizer.ggml.eot_token_id", uint32(TinyTokenIMEnd)},
-		{"tokenizer.ggml.padding_token_id", uint32(TinyTokenEndOfText)},
-		{"tokenizer.ggml.add_bos_token", false},
-		{"tokenizer.ggml.add_eos_token", false},
-		{"tokenizer.chat_template", TinyChatTemplate},
 	}
+	if v.BOS != "" {
+		kvs = append(kvs, KV{"tokenizer.ggml.bos_token_id", u32(v.id(v.BOS))})
+	}
+	return append(kvs,
+		KV{"tokenizer.ggml.eos_token_id", u32(v.id(v.EOS))},
+		KV{"tokenizer.ggml.eot_token_id", u32(v.id(v.EOT))},
+		KV{"tokenizer.ggml.padding_token_id", u32(v.id(v.Padding))},
+		KV{"tokenizer.ggml.add_bos_token", v.AddBOS},
+		KV{"tokenizer.ggml.add_eos_token", false},
+		KV{"tokenizer.chat_template", template},
+	)
 }
 
 // Token types as llama.cpp numbers them (LLAMA_TOKEN_TYPE_*).
 const (
-	tokenTypeNormal  int32 = 1
-	tokenTypeControl int32 = 3
+	tokenTypeNormal      int32 = 1
+	tokenTypeControl     int32 = 3
+	tokenTypeUserDefined int32 = 4
 )
 
 // tinyVocab returns the token texts and types: the 256 bytes spelled as
 // GPT-2's byte-level BPE spells them, then the control tokens.
-func tinyVocab() ([]string, []int32) {
-	tokens := make([]string, 0, TinyVocabSize)
-	types := make([]int32, 0, TinyVocabSize)
+func tinyVocab(v TinyVocab) ([]string, []int32) {
+	n := 256 + len(v.Special)
+	tokens := make([]string, 0, n)
+	types := make([]int32, 0, n)
 	for b := range 256 {
 		tokens = append(tokens, string(byteToUnicode(byte(b))))
 		types = append(types, tokenTypeNormal)
 	}
-	tokens = append(tokens, "<|endoftext|>", "<|im_start|>", "<|im_end|>")
-	types = append(types, tokenTypeControl, tokenTypeControl, tokenTypeControl)
+	for _, t := range v.Special {
+		tokens = append(tokens, t.Text)
+		if t.UserDefined {
+			types = append(types, tokenTypeUserDefined)
+		} else {
+			types = append(types, tokenTypeControl)
+		}
+	}
 	return tokens, types
 }
 
@@ -240,7 +314,7 @@ func tinyTensors(o TinyOptions) []Tensor {
 	nEmbd := uint64(o.EmbeddingLength)
 	nEmbdKV := uint64(o.EmbeddingLength / o.HeadCount * o.HeadCountKV)
 	nFF := uint64(o.FeedForwardLength)
-	nVocab := uint64(TinyVocabSize)
+	nVocab := uint64(256 + len(o.vocab().Special))
 
 	// matrix draws a {in, out} matrix with std scale/sqrt(in), which
 	// keeps each output about scale times the size of the inputs.

@@ -420,3 +420,30 @@ func TestWriteTinyLlama(t *testing.T) {
 		t.Error("writing into a missing directory succeeded")
 	}
 }
+
+func TestTinyLlamaFamilyVocabulary(t *testing.T) {
+	v := TinyVocab{
+		Special: []TinyToken{{Text: "<|begin_of_text|>"}, {Text: "<|eot_id|>"}, {Text: "<think>", UserDefined: true}},
+		BOS:     "<|begin_of_text|>", EOS: "<|eot_id|>", EOT: "<|eot_id|>", Padding: "<|eot_id|>", AddBOS: true,
+	}
+	_, f := tinyFile(t, TinyOptions{Seed: 1, Vocab: &v, ChatTemplate: "{{ x }}"})
+	tokens, _ := f.Value("tokenizer.ggml.tokens")
+	types, _ := f.Value("tokenizer.ggml.token_type")
+	toks, tys := tokens.([]string), types.([]int32)
+	if len(toks) != 259 || toks[256] != "<|begin_of_text|>" || tys[257] != tokenTypeControl || tys[258] != tokenTypeUserDefined {
+		t.Errorf("vocabulary tail %q %v", toks[256:], tys[256:])
+	}
+	for key, want := range map[string]any{
+		"tokenizer.ggml.bos_token_id": uint32(256), "tokenizer.ggml.eos_token_id": uint32(257),
+		"tokenizer.ggml.add_bos_token": true, "tokenizer.chat_template": "{{ x }}", "llama.vocab_size": uint32(259),
+	} {
+		if got, _ := f.Value(key); got != want {
+			t.Errorf("%s = %v, want %v", key, got, want)
+		}
+	}
+	bad := v
+	bad.EOS = "</s>"
+	if _, err := TinyLlama(TinyOptions{Vocab: &bad}); err == nil || !strings.Contains(err.Error(), `"</s>"`) {
+		t.Errorf("an EOS outside the vocabulary gave %v", err)
+	}
+}

@@ -174,6 +174,14 @@ type Model struct {
 	info   lm.Info
 	nVocab int
 	tmpl   *C.char // owned by the model; nil when the GGUF has no template
+	// attention names the attention kernel the context was created with,
+	// for the run's manifest.
+	attention string
+	// path is the model file, for errors that name the model.
+	path string
+	// fixes add what the GGUF's template writes beyond the format
+	// llama.cpp recognises in it (see chatFixes).
+	fixes chatFixes
 
 	// cached holds the tokens whose KV entries sequence 0 keeps, so that
 	// the system prompt and each item's context are evaluated once;
@@ -233,6 +241,7 @@ func Load(path string, opts Options) (*Model, error) {
 		block: min(prefixBlock, opts.Batch),
 	}
 	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
+	m.attention = "flash attention " + C.GoString(C.llama_flash_attn_type_name(cp.flash_attn_type))
 	m.tmpl = C.llama_model_chat_template(model, nil)
 	m.info = lm.Info{
 		Name:          m.meta("general.name"),
@@ -243,8 +252,10 @@ func Load(path string, opts Options) (*Model, error) {
 		VocabSize:     m.nVocab,
 		ContextLength: int(C.llama_model_n_ctx_train(model)),
 	}
+	m.path = path
 	if m.tmpl != nil {
 		m.info.ChatTemplate = C.GoString(m.tmpl)
+		m.fixes = chatFixesFor(m.info.ChatTemplate)
 	} else {
 		m.info.ReplyDelimiter = plainReplyDelimiter
 	}
@@ -278,6 +289,11 @@ func (m *Model) Close() error {
 
 // Info describes the checkpoint from its metadata.
 func (m *Model) Info() lm.Info { return m.info }
+
+// Attention names the attention kernel the context runs, as llama.cpp
+// names the setting ("flash attention enabled"): it changes per-token
+// log-probabilities in the fourth decimal, so runs record it.
+func (m *Model) Attention() string { return m.attention }
 
 func (m *Model) meta(key string) string {
 	ckey := C.CString(key)
@@ -424,6 +440,8 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	if m.tmpl == nil {
 		return RenderPlain(msgs, addGenerationPrompt), nil
 	}
+	given := msgs
+	msgs = m.fixes.messages(msgs)
 	n := len(msgs)
 	roles := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
 	contents := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
@@ -436,7 +454,8 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 		switch msg.Role {
 		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
 		default:
-			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i, msg.Role)
+			// i counts a default system message chatFixes put first.
+			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i-(len(msgs)-len(given)), msg.Role)
 		}
 		rs[i] = C.CString(msg.Role)
 		cs[i] = C.CString(msg.Content)
@@ -458,12 +477,14 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 		got := C.feedrun_chat(m.tmpl, (**C.char)(roles), (**C.char)(contents), C.int(n), add, (*C.char)(buf), C.int(size))
 		if got < 0 {
 			C.free(buf)
-			return "", fmt.Errorf("render chat: llama.cpp does not support this model's chat template (%.40q...)", C.GoString(m.tmpl))
+			// Never a silent fallback to another format: the study's
+			// figures depend on the prompt being the model's own.
+			return "", fmt.Errorf("render chat: model %q (%s): llama.cpp does not recognise its chat template (%.60q...), and feedrun renders chats only through llama.cpp's built-in formats", m.info.Name, m.path, C.GoString(m.tmpl))
 		}
 		if int(got) <= size {
 			s := C.GoStringN((*C.char)(buf), got)
 			C.free(buf)
-			return s, nil
+			return m.fixes.finish(s, given, addGenerationPrompt), nil
 		}
 		C.free(buf)
 		size = int(got) + 1

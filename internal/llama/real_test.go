@@ -61,7 +61,10 @@ func TestSmolLM2ChatTemplate(t *testing.T) {
 
 func TestSmolLM2GreedyReplyIsSensible(t *testing.T) {
 	m := loadReal(t, "smollm2-135m", Options{})
-	text, _ := m.RenderChat([]transcript.Message{{Role: "user", Content: "What is the capital of France?"}}, true)
+	// With no system message SmolLM2's template opens with its default
+	// one, as feedrun now renders it; the study's contexts always have
+	// their own, so this checks generation under one.
+	text, _ := m.RenderChat([]transcript.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "What is the capital of France?"}}, true)
 	prompt, _ := m.Tokenize(text, true, true)
 	g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 32}})
 	if err != nil {

@@ -41,20 +41,30 @@ type Options struct {
 // Row is one item under one harness: the columns of probe_items.csv that
 // depend on the model's computation.
 type Row struct {
-	Harness          harness.Name
-	ItemID           string
-	FailureKind      string
-	NTokens          int
-	LogpPre          float64
-	LogpFail         float64 // −Inf when Banned
-	LogpNeutral      float64
-	Decomposition    stats.Decomposition // zero when Banned
+	Harness     harness.Name
+	ItemID      string
+	FailureKind string
+	NTokens     int
+	LogpPre     float64
+	LogpFail    float64 // −Inf when Banned
+	LogpNeutral float64
+	// LogpQuoteless scores the action after the failure observation with
+	// its quoted source lines removed (see Quoteless); −Inf when Banned.
+	LogpQuoteless float64
+	Decomposition stats.Decomposition // zero when Banned
+	// DQuote and DValence split Decomposition.DSem (see stats.SplitSem);
+	// zero when Banned.
+	DQuote, DValence float64
 	PRepeatPre       float64
 	PRepeatPost      float64
 	GreedyRepeatPre  bool
 	GreedyRepeatPost bool
 	NearRepeatPost   bool
-	Banned           bool
+	// GreedyReplyPre and GreedyReplyPost are the greedy replies the repeat
+	// flags judge, as decoded (the format's reply delimiter included), so
+	// that the rates can be checked from the rows.
+	GreedyReplyPre, GreedyReplyPost string
+	Banned                          bool
 	// SplitConsistent is true when tokenising the rendered header and the
 	// action together gives the header's ids followed by the action's own:
 	// then the scored ids are exactly what the model would emit.
@@ -65,7 +75,7 @@ type Row struct {
 type TokenRow struct {
 	Harness harness.Name
 	ItemID  string
-	Context string // pre, fail or neutral
+	Context string // pre, fail, neutral or quoteless
 	Index   int
 	Token   string
 	Logp    float64 // −Inf when banned
@@ -120,12 +130,15 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 	st.action = st.cands[0]
 
 	contexts := make([]harness.ProbeContexts, len(p.opts.Harnesses))
+	quoteless := make([][]transcript.Message, len(p.opts.Harnesses))
+	qobs := Quoteless(it.Observation)
 	for i, h := range p.opts.Harnesses {
 		pc, err := harness.Probe(h, it)
 		if err != nil {
 			return nil, nil, err
 		}
 		contexts[i] = pc
+		quoteless[i] = quotelessContext(pc, it.Observation, qobs)
 	}
 	var err error
 	if st.consistent, err = p.splitConsistent(contexts[0].Pre, st.action); err != nil {
@@ -133,11 +146,14 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 	}
 
 	// Work goes group by group, instruction (its own system prompt) last,
-	// and within a group pre, post and neutral contexts before greedy
-	// decoding, so each step reuses as much of the cached prefix as it can.
-	// The order is fixed per item, which keeps the figures reproducible.
-	type triple struct{ pre, post, neutral scored }
-	scores := make([]triple, len(contexts))
+	// and within a group pre, post, neutral and quoteless contexts before
+	// greedy decoding, so each step reuses as much of the cached prefix as
+	// it can. The order is fixed per item, which keeps the figures
+	// reproducible. A quoteless context equal to the post-failure one (no
+	// quoted source, or a harness that does not show o×) is one cached
+	// computation, so that L_quoteless = L_fail exactly there.
+	type contextScores struct{ pre, post, neutral, quoteless scored }
+	scores := make([]contextScores, len(contexts))
 	greedy := make([]greedyPair, len(contexts))
 	for _, instructed := range []bool{false, true} {
 		var group []int
@@ -149,7 +165,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		if len(group) == 0 {
 			continue
 		}
-		for _, which := range []string{"pre", "post", "neutral"} {
+		for _, which := range []string{"pre", "post", "neutral", "quoteless"} {
 			for _, i := range group {
 				pc, sc := contexts[i], &scores[i]
 				var err error
@@ -160,6 +176,8 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 					sc.post, err = p.score(st, pc.Post, pc.Banned)
 				case "neutral":
 					sc.neutral, err = p.score(st, pc.Neutral, false)
+				case "quoteless":
+					sc.quoteless, err = p.score(st, quoteless[i], pc.Banned)
 				}
 				if err != nil {
 					return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, p.opts.Harnesses[i], err)
@@ -179,7 +197,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 	var toks []TokenRow
 	for i, h := range p.opts.Harnesses {
 		pc := contexts[i]
-		pre, post, neutral := scores[i].pre, scores[i].post, scores[i].neutral
+		pre, post, neutral, qless := scores[i].pre, scores[i].post, scores[i].neutral, scores[i].quoteless
 		row := Row{
 			Harness:         h,
 			ItemID:          it.ID,
@@ -188,6 +206,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 			LogpPre:         pre.sums[0],
 			LogpFail:        post.sums[0],
 			LogpNeutral:     neutral.sums[0],
+			LogpQuoteless:   qless.sums[0],
 			Banned:          pc.Banned,
 			SplitConsistent: st.consistent,
 		}
@@ -195,6 +214,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 			if row.Decomposition, err = stats.Decompose(row.LogpPre, row.LogpFail, row.LogpNeutral, row.NTokens); err != nil {
 				return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
 			}
+			row.DQuote, row.DValence = stats.SplitSem(row.Decomposition.DSem, row.LogpFail, row.LogpQuoteless)
 		}
 		if row.PRepeatPre, err = stats.RepeatProbability(pre.sums, 0); err != nil {
 			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
@@ -211,12 +231,13 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		// normaliser cannot parse.
 		near := p.opts.NearRepeat(strings.TrimPrefix(g.post.Text, delim), it.FailedAction)
 		row.NearRepeatPost = row.GreedyRepeatPost || near
+		row.GreedyReplyPre, row.GreedyReplyPost = g.pre.Text, g.post.Text
 		rows = append(rows, row)
 		if p.opts.PerToken {
 			for _, c := range []struct {
 				name string
 				s    scored
-			}{{"pre", pre}, {"fail", post}, {"neutral", neutral}} {
+			}{{"pre", pre}, {"fail", post}, {"neutral", neutral}, {"quoteless", qless}} {
 				for j, id := range st.action {
 					lp := math.Inf(-1)
 					if c.s.actionTokens != nil {

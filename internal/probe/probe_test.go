@@ -133,7 +133,7 @@ func TestSameInputGivesByteIdenticalCSV(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	runProbe(t, a, testItems(), results.Shard{}, true)
 	runProbe(t, b, testItems(), results.Shard{}, true)
-	for _, name := range []string{ItemsFile, TokensFile} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
 		x, _ := os.ReadFile(filepath.Join(a, name))
 		y, _ := os.ReadFile(filepath.Join(b, name))
 		if string(x) != string(y) || len(x) == 0 {
@@ -145,8 +145,8 @@ func TestSameInputGivesByteIdenticalCSV(t *testing.T) {
 	if sum.Items != 0 || sum.Skipped != len(testItems()) {
 		t.Errorf("rerun did %+v, want every item skipped", sum)
 	}
-	x, _ := os.ReadFile(filepath.Join(a, ItemsFile))
-	y, _ := os.ReadFile(filepath.Join(b, ItemsFile))
+	x, _ := os.ReadFile(filepath.Join(a, results.ProbeItems.Name))
+	y, _ := os.ReadFile(filepath.Join(b, results.ProbeItems.Name))
 	if string(x) != string(y) {
 		t.Error("rerun changed the file")
 	}
@@ -155,7 +155,7 @@ func TestSameInputGivesByteIdenticalCSV(t *testing.T) {
 func TestShardsCoverTheRun(t *testing.T) {
 	whole := t.TempDir()
 	runProbe(t, whole, testItems(), results.Shard{}, false)
-	_, all, err := results.ReadTable(filepath.Join(whole, ItemsFile))
+	_, all, err := results.ReadTable(filepath.Join(whole, results.ProbeItems.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestShardsCoverTheRun(t *testing.T) {
 	for k := 0; k < 2; k++ {
 		dir := t.TempDir()
 		runProbe(t, dir, testItems(), results.Shard{K: k, N: 2}, false)
-		_, rows, err := results.ReadTable(filepath.Join(dir, ItemsFile))
+		_, rows, err := results.ReadTable(filepath.Join(dir, results.ProbeItems.Name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,24 +12,6 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// File names inside a run folder.
-const (
-	ItemsFile  = "probe_items.csv"
-	TokensFile = "probe_tokens.csv"
-)
-
-// ItemsHeader is probe_items.csv's header; report reads columns by these
-// names.
-var ItemsHeader = []string{
-	"model", "model_sha256", "instruction_tuned", "env", "harness", "item_id", "failure_kind",
-	"n_tokens", "logp_pre", "logp_fail", "logp_neutral", "gain", "gain_per_token", "odds_factor",
-	"d_copy", "d_sem", "p_repeat_pre", "p_repeat_post", "greedy_repeat_pre", "greedy_repeat_post",
-	"near_repeat_post", "banned", "split_consistent",
-}
-
-// TokensHeader is probe_tokens.csv's header.
-var TokensHeader = []string{"model", "env", "harness", "item_id", "context", "index", "token", "logp"}
-
 // ErrInterrupted is returned when the context is cancelled between items.
 var ErrInterrupted = errors.New("interrupted")
 
@@ -64,17 +46,16 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 	if err := results.Resume(r.OutDir, r.Manifest); err != nil {
 		return sum, err
 	}
-	key, _ := results.KeyColumns(ItemsHeader, "model", "env", "harness", "item_id")
-	items, err := results.OpenTable(filepath.Join(r.OutDir, ItemsFile), ItemsHeader, key)
+	key := results.ProbeItems.KeyFunc()
+	items, err := results.OpenTable(filepath.Join(r.OutDir, results.ProbeItems.Name), results.ProbeItems.Header, key)
 	if err != nil {
 		return sum, err
 	}
 	defer items.Close()
 	var tokens *results.Table
-	tkey, _ := results.KeyColumns(TokensHeader, "model", "env", "harness", "item_id", "context", "index")
+	tkey := results.ProbeTokens.KeyFunc()
 	if r.Prober.opts.PerToken {
-		results.KeyColumns(TokensHeader, "model", "env", "harness", "item_id", "context", "index")
-		if tokens, err = results.OpenTable(filepath.Join(r.OutDir, TokensFile), TokensHeader, tkey); err != nil {
+		if tokens, err = results.OpenTable(filepath.Join(r.OutDir, results.ProbeTokens.Name), results.ProbeTokens.Header, tkey); err != nil {
 			return sum, err
 		}
 		defer tokens.Close()
@@ -148,31 +129,24 @@ func (r *Run) itemRecord(row Row) []string {
 	d := row.Decomposition
 	rec := []string{
 		r.Model, r.ModelSHA256, results.FormatBool(r.InstructionTuned), r.Env, string(row.Harness), row.ItemID, row.FailureKind,
-		strconv.Itoa(row.NTokens), f(row.LogpPre), f(row.LogpFail), f(row.LogpNeutral),
-		f(d.Gain), f(d.GainPerToken), f(d.OddsFactor), f(d.DCopy), f(d.DSem),
+		strconv.Itoa(row.NTokens), f(row.LogpPre), f(row.LogpFail), f(row.LogpNeutral), f(row.LogpQuoteless),
+		f(d.Gain), f(d.GainPerToken), f(d.OddsFactor), f(d.DCopy), f(d.DSem), f(row.DQuote), f(row.DValence),
 		f(row.PRepeatPre), f(row.PRepeatPost),
 		results.FormatBool(row.GreedyRepeatPre), results.FormatBool(row.GreedyRepeatPost), results.FormatBool(row.NearRepeatPost),
 		results.FormatBool(row.Banned), results.FormatBool(row.SplitConsistent),
+		row.GreedyReplyPre, row.GreedyReplyPost,
 	}
 	if row.Banned {
-		// L_fail is −∞: no gain and no Δsem, but Δcopy does not involve it.
-		for _, col := range []string{"gain", "gain_per_token", "odds_factor", "d_sem"} {
-			rec[columnIndex(col)] = results.Missing
+		// L_fail and L_quoteless are −∞: no gain and no Δsem or its split,
+		// but Δcopy does not involve them.
+		for _, col := range []string{"gain", "gain_per_token", "odds_factor", "d_sem", "d_quote", "d_valence"} {
+			rec[results.ProbeItems.Column(col)] = results.Missing
 		}
-		rec[columnIndex("d_copy")] = f(row.LogpNeutral - row.LogpPre)
+		rec[results.ProbeItems.Column("d_copy")] = f(row.LogpNeutral - row.LogpPre)
 	}
 	return rec
 }
 
 func (r *Run) tokenRecord(tr TokenRow) []string {
 	return []string{r.Model, r.Env, string(tr.Harness), tr.ItemID, tr.Context, strconv.Itoa(tr.Index), tr.Token, results.FormatFloat(tr.Logp)}
-}
-
-func columnIndex(name string) int {
-	for i, c := range ItemsHeader {
-		if c == name {
-			return i
-		}
-	}
-	panic("probe: no column " + name)
 }

@@ -66,7 +66,7 @@ func TestRealRuntimeKnownAnswersAndResume(t *testing.T) {
 	items := manyItems(6)
 	whole := t.TempDir()
 	tinyRun(t, whole, items, 0)
-	header, rows, err := results.ReadTable(filepath.Join(whole, ItemsFile))
+	header, rows, err := results.ReadTable(filepath.Join(whole, results.ProbeItems.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRealRuntimeKnownAnswersAndResume(t *testing.T) {
 	if sum := tinyRun(t, split, items, 0); sum.Skipped != 2 || sum.Items != 4 {
 		t.Errorf("resume did %+v", sum)
 	}
-	for _, name := range []string{ItemsFile, TokensFile} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
 		a, _ := os.ReadFile(filepath.Join(whole, name))
 		b, _ := os.ReadFile(filepath.Join(split, name))
 		if string(a) != string(b) {
@@ -155,7 +155,7 @@ func TestSIGKILLThenResume(t *testing.T) {
 	if kills == 0 {
 		t.Fatal("the child was never killed: the test proves nothing")
 	}
-	for _, name := range []string{ItemsFile, TokensFile} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
 		a, _ := os.ReadFile(filepath.Join(whole, name))
 		b, _ := os.ReadFile(filepath.Join(killed, name))
 		if string(a) != string(b) {

@@ -9,15 +9,14 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // EpisodesFile is the rollouts' per-episode table inside a run folder.
-const EpisodesFile = rollout.EpisodesFile
+var EpisodesFile = results.RolloutEpisodes.Name
 
 // EpisodesHeader is rollout_episodes.csv's header as the rollout writes it;
 // a file must have exactly these columns in this order.
-var EpisodesHeader = rollout.EpisodesHeader
+var EpisodesHeader = results.RolloutEpisodes.Header
 
 // Episode is one row of rollout_episodes.csv: one task and seed under one
 // harness, with the figures Table 4 uses.
@@ -35,18 +34,24 @@ type Episode struct {
 	Finished     bool
 	Passed       bool // finished and the environment's own check passed: success
 	ExactRepeats int  // steps that repeated an earlier failed call exactly
+	NearRepeats  int  // steps that repeated one after normalisation
 	Looped       bool // the same call three times in a row
+	// Lessons is how many lessons the memory harness showed (0 elsewhere,
+	// and in runs made before the column).
+	Lessons int
+	// Decode is the run's decoding, from its manifest ("free" for runs
+	// made before grammar decoding existed).
+	Decode string
 }
 
 // readEpisodes reads one rollout_episodes.csv and says where each episode
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
 func readEpisodes(path string) ([]Episode, []location, error) {
-	return readRows(path, EpisodesHeader, parseEpisode)
+	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV1Header}, parseEpisode)
 }
 
-func parseEpisode(row []string) (Episode, error) {
-	r := &rowReader{header: EpisodesHeader, row: row}
+func parseEpisode(r *rowReader) (Episode, error) {
 	e := Episode{
 		Model:   r.text("model"),
 		Env:     r.text("env"),
@@ -61,7 +66,11 @@ func parseEpisode(row []string) (Episode, error) {
 	e.Finished = r.bool("finished")
 	e.Passed = r.bool("passed")
 	e.ExactRepeats = int(r.natural("exact_repeats"))
+	e.NearRepeats = int(r.natural("near_repeats"))
 	e.Looped = r.bool("looped")
+	if r.has("lessons") {
+		e.Lessons = int(r.natural("lessons"))
+	}
 	// The rollout counts a repeat per step and passes only finished
 	// episodes; a row that breaks either has its columns mixed up.
 	switch {
@@ -70,6 +79,10 @@ func parseEpisode(row []string) (Episode, error) {
 		r.fail("passed", fmt.Errorf("expected false for an episode that did not finish, got %q", r.cell("passed")))
 	case e.ExactRepeats > e.Steps:
 		r.fail("exact_repeats", fmt.Errorf("expected at most the episode's %d steps, got %d", e.Steps, e.ExactRepeats))
+	case e.NearRepeats < e.ExactRepeats || e.NearRepeats > e.Steps:
+		r.fail("near_repeats", fmt.Errorf("expected from exact_repeats (%d) to the episode's %d steps, got %d", e.ExactRepeats, e.Steps, e.NearRepeats))
+	case e.Lessons > 0 && e.Harness != harness.Memory:
+		r.fail("lessons", fmt.Errorf("expected 0 outside the memory harness, got %d", e.Lessons))
 	}
 	return e, r.err
 }
@@ -83,6 +96,20 @@ func (r *rowReader) natural(name string) uint64 {
 		r.fail(name, fmt.Errorf("expected a whole number ≥ 0, got %q", s))
 	}
 	return n
+}
+
+// manifestDecode is the run's config "decode"; runs made before grammar
+// decoding existed decoded freely.
+func manifestDecode(dir string, m results.Manifest) (string, error) {
+	v, ok := m.Config["decode"]
+	if !ok {
+		return "free", nil
+	}
+	d, ok := v.(string)
+	if !ok || (d != "free" && d != "grammar") {
+		return "", fmt.Errorf("%s: config field decode: expected free or grammar, got %v", filepath.Join(dir, results.ManifestName), v)
+	}
+	return d, nil
 }
 
 // manifestTuned is the run's config "instruction_tuned", which the rollout

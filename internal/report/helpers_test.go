@@ -27,11 +27,15 @@ type probe struct {
 	tokens  int
 	dCopy   float64
 	dSem    float64 // G = −(dCopy + dSem)
+	dQuote  float64 // part of dSem that quoting adds; the rest is valence
 	pPre    float64
 	pPost   float64
 	greedy  [2]bool // before, after
 	near    bool
 	banned  bool
+	// v1 writes the row as runs before the quoteless context did, without
+	// logp_quoteless, d_quote, d_valence and the greedy replies.
+	v1 bool
 }
 
 // inverted is a verbatim ToolShed item of model "m" with the given copy and
@@ -51,20 +55,37 @@ func (p probe) record() []string {
 	pre := -10.0
 	neutral := pre + p.dCopy
 	fail := neutral + p.dSem
-	rec := []string{
-		p.model, "sha-" + p.model, strconv.FormatBool(!p.base), p.env, p.harness, p.id, "wrong_format",
-		strconv.Itoa(p.tokens), f(pre), f(fail), f(neutral),
-		f(gain), f(gain / float64(p.tokens)), f(math.Exp(-gain / float64(p.tokens))), f(p.dCopy), f(p.dSem),
-		f(p.pPre), f(p.pPost), strconv.FormatBool(p.greedy[0]), strconv.FormatBool(p.greedy[1]),
-		strconv.FormatBool(p.near), strconv.FormatBool(p.banned), "true",
+	cells := map[string]string{
+		"model": p.model, "model_sha256": "sha-" + p.model, "instruction_tuned": strconv.FormatBool(!p.base),
+		"env": p.env, "harness": p.harness, "item_id": p.id, "failure_kind": "wrong_format",
+		"n_tokens": strconv.Itoa(p.tokens), "logp_pre": f(pre), "logp_fail": f(fail), "logp_neutral": f(neutral),
+		"logp_quoteless": f(fail - p.dQuote),
+		"gain":           f(gain), "gain_per_token": f(gain / float64(p.tokens)), "odds_factor": f(math.Exp(-gain / float64(p.tokens))),
+		"d_copy": f(p.dCopy), "d_sem": f(p.dSem), "d_quote": f(p.dQuote), "d_valence": f(p.dSem - p.dQuote),
+		"p_repeat_pre": f(p.pPre), "p_repeat_post": f(p.pPost),
+		"greedy_repeat_pre": strconv.FormatBool(p.greedy[0]), "greedy_repeat_post": strconv.FormatBool(p.greedy[1]),
+		"near_repeat_post": strconv.FormatBool(p.near), "banned": strconv.FormatBool(p.banned), "split_consistent": "true",
+		"greedy_reply_pre": "list_files()", "greedy_reply_post": "list_files()",
 	}
 	if p.banned {
-		for _, col := range []string{"logp_fail", "gain", "gain_per_token", "odds_factor", "d_sem"} {
-			rec[indexOf(col)] = results.Missing
+		for _, col := range []string{"logp_fail", "logp_quoteless", "gain", "gain_per_token", "odds_factor", "d_sem", "d_quote", "d_valence"} {
+			cells[col] = results.Missing
 		}
-		rec[indexOf("p_repeat_post")] = "0"
+		cells["p_repeat_post"] = "0"
+	}
+	rec := make([]string, len(p.header()))
+	for i, col := range p.header() {
+		rec[i] = cells[col]
 	}
 	return rec
+}
+
+// header is the probe_items.csv header the row is written for.
+func (p probe) header() []string {
+	if p.v1 {
+		return results.ProbeItemsV1Header
+	}
+	return ItemsHeader
 }
 
 func indexOf(col string) int {
@@ -80,10 +101,12 @@ func indexOf(col string) int {
 func runDir(t *testing.T, rows ...probe) string {
 	t.Helper()
 	recs := make([][]string, len(rows))
+	header := ItemsHeader
 	for i, p := range rows {
 		recs[i] = p.record()
+		header = p.header()
 	}
-	return rawRunDir(t, ItemsHeader, recs)
+	return rawRunDir(t, header, recs)
 }
 
 // rawRunDir writes a run folder with a manifest and a probe_items.csv of

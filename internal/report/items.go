@@ -1,8 +1,6 @@
 package report
 
 import (
-	probecsv "github.com/feedrun/feedrun/internal/probe"
-
 	"cmp"
 	"errors"
 	"fmt"
@@ -16,15 +14,16 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // ItemsFile is the probe's per-item table inside a run folder.
-const ItemsFile = "probe_items.csv"
+var ItemsFile = results.ProbeItems.Name
 
-// ItemsHeader is probe_items.csv's header as the probe writes it; a file
-// must have exactly these columns in this order.
-var ItemsHeader = probecsv.ItemsHeader
+// ItemsHeader is probe_items.csv's header as the probe writes it. A file
+// must have exactly these columns in this order, or those of
+// results.ProbeItemsV1Header (runs made before the quoteless context, whose
+// d_quote and d_valence figures are then n/a).
+var ItemsHeader = results.ProbeItems.Header
 
 // Item is one row of probe_items.csv: one item under one harness, with the
 // figures the tables use. Figures that a banned action does not have (its
@@ -37,10 +36,16 @@ type Item struct {
 	Harness          harness.Name
 	ItemID           string
 
+	NTokens      int     // action tokens scored
 	Gain         float64 // G = L_pre − L_fail, nats
 	GainPerToken float64 // G / n_tokens
 	DCopy        float64 // L_neutral − L_pre
 	DSem         float64 // L_fail − L_neutral
+	// DQuote and DValence split DSem: what quoting the action's source in
+	// the observation adds, and what marking it failed adds. NaN in a row
+	// of a run made before the split (Split false) and for a banned action.
+	DQuote, DValence float64
+	Split            bool
 
 	PRepeatPre, PRepeatPost           float64 // candidate-set repeat probability
 	GreedyRepeatPre, GreedyRepeatPost bool    // greedy decode equals a× token for token
@@ -62,7 +67,7 @@ type RunInfo struct {
 type Data struct {
 	Items    []Item
 	Episodes []Episode
-	Sweep    []rollout.SweepEpisode
+	Sweep    []results.SweepEpisode
 	Runs     []RunInfo
 }
 
@@ -162,12 +167,22 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
+		decode, err := manifestDecode(dir, manifest)
+		if err != nil {
+			return err
+		}
 		from := ""
 		if said {
 			from = filepath.Join(dir, results.ManifestName)
 		}
 		for i := range episodes {
 			episodes[i].InstructionTuned = tuned
+			// A constrained run is another condition than the study's free
+			// decoding: its rows stand apart from free runs of the same
+			// model and env.
+			if episodes[i].Decode = decode; decode != "free" {
+				episodes[i].Env += " (" + decode + ")"
+			}
 			l.tunedFrom = append(l.tunedFrom, from)
 		}
 		run.Episodes = len(episodes)
@@ -203,17 +218,24 @@ func ReadItems(path string) ([]Item, error) {
 
 // readItems is ReadItems that also says where each item came from.
 func readItems(path string) ([]Item, []location, error) {
-	return readRows(path, ItemsHeader, parseItem)
+	return readRows(path, [][]string{ItemsHeader, results.ProbeItemsV1Header}, parseItem)
 }
 
-// readRows reads one result table whose header must be exactly header,
-// parsing each data row with parse, and says where each row came from.
-// Errors name the file, the data row (counted from 1 after the header), and
-// what parse said of it.
-func readRows[T any](path string, header []string, parse func([]string) (T, error)) ([]T, []location, error) {
+// readRows reads one result table whose header must be exactly one of
+// headers (the current one first, then older ones still read), parsing each
+// data row with parse, and says where each row came from. Errors name the
+// file, the data row (counted from 1 after the header), and what parse said
+// of it; a header that is none of them is reported against the current one.
+func readRows[T any](path string, headers [][]string, parse func(r *rowReader) (T, error)) ([]T, []location, error) {
 	got, rows, err := results.ReadTable(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	header := headers[0]
+	for _, h := range headers[1:] {
+		if slices.Equal(got, h) {
+			header = h
+		}
 	}
 	if err := results.CheckHeader(path, got, header); err != nil {
 		return nil, nil, err
@@ -222,7 +244,7 @@ func readRows[T any](path string, header []string, parse func([]string) (T, erro
 	locs := make([]location, len(rows))
 	for i, row := range rows {
 		locs[i] = location{path, i + 1}
-		if out[i], err = parse(row); err != nil {
+		if out[i], err = parse(&rowReader{header: header, row: row}); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
 		}
 	}
@@ -240,6 +262,9 @@ type rowReader struct {
 func (r *rowReader) cell(name string) string {
 	return r.row[slices.Index(r.header, name)]
 }
+
+// has says whether the file's header has the column: older runs lack some.
+func (r *rowReader) has(name string) bool { return slices.Contains(r.header, name) }
 
 func (r *rowReader) fail(name string, err error) {
 	if r.err == nil {
@@ -288,8 +313,7 @@ func (r *rowReader) probability(name string) float64 {
 	return x
 }
 
-func parseItem(row []string) (Item, error) {
-	r := &rowReader{header: ItemsHeader, row: row}
+func parseItem(r *rowReader) (Item, error) {
 	it := Item{
 		Model:            r.text("model"),
 		ModelSHA256:      r.cell("model_sha256"),
@@ -308,6 +332,15 @@ func parseItem(row []string) (Item, error) {
 	it.GainPerToken = r.float("gain_per_token", it.Banned)
 	it.DCopy = r.float("d_copy", false)
 	it.DSem = r.float("d_sem", it.Banned)
+	it.NTokens = int(r.natural("n_tokens"))
+	if r.err == nil && it.NTokens < 1 {
+		r.fail("n_tokens", fmt.Errorf("expected at least 1 action token, got %d", it.NTokens))
+	}
+	it.DQuote, it.DValence = math.NaN(), math.NaN()
+	if it.Split = r.has("d_quote"); it.Split {
+		it.DQuote = r.float("d_quote", it.Banned)
+		it.DValence = r.float("d_valence", it.Banned)
+	}
 	it.PRepeatPre = r.probability("p_repeat_pre")
 	it.PRepeatPost = r.probability("p_repeat_post")
 	it.GreedyRepeatPre = r.bool("greedy_repeat_pre")

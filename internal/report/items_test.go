@@ -72,7 +72,7 @@ func TestReadItemsRejects(t *testing.T) {
 func TestLoadRejects(t *testing.T) {
 	row := inverted("1", 1, 1)
 	renamed := slices.Clone(ItemsHeader)
-	renamed[11] = "G"
+	renamed[12] = "G"
 	tests := []struct {
 		name string
 		dirs func(t *testing.T) []string
@@ -87,10 +87,10 @@ func TestLoadRejects(t *testing.T) {
 		}, []string{"no manifest.json"}},
 		{"header", func(t *testing.T) []string {
 			return []string{rawRunDir(t, renamed, [][]string{row.record()})}
-		}, []string{"header column 12 is \"G\", expected \"gain\""}},
+		}, []string{"header column 13 is \"G\", expected \"gain\""}},
 		{"short header", func(t *testing.T) []string {
 			return []string{rawRunDir(t, ItemsHeader[:22], nil)}
-		}, []string{`header lacks column 23 "split_consistent"`}},
+		}, []string{`header lacks column 23 "greedy_repeat_post"`}},
 		{"no rows", func(t *testing.T) []string { return []string{rawRunDir(t, ItemsHeader, nil)} }, []string{"no probe items"}},
 		{"same item in two folders", func(t *testing.T) []string {
 			return []string{runDir(t, row), runDir(t, inverted("0", 1, 1), row)}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -76,8 +77,8 @@ func (r Reference) check() error {
 			return fmt.Errorf("%s (%s): value, measures and source are all required", at, f.Figure)
 		case f.Scope.Env == "":
 			return fmt.Errorf("%s (%s): scope.env: expected an env name or %q", at, f.Figure, all)
-		case f.Scope.Harness != all && !slices.Contains(harness.ProbeHarnesses, harness.Name(f.Scope.Harness)):
-			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(harness.ProbeHarnesses), all, f.Scope.Harness)
+		case f.Scope.Harness != all && !slices.Contains(harness.RolloutHarnesses, harness.Name(f.Scope.Harness)):
+			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(harness.RolloutHarnesses), all, f.Scope.Harness)
 		}
 		key := StudyFigure{Figure: f.Figure, Scope: f.Scope}
 		if j, ok := seen[key]; ok {
@@ -92,6 +93,7 @@ func (r Reference) check() error {
 // when the study has none. When several entries match, the most specific
 // wins: an exact env and harness, then an exact harness, then an exact env.
 func (r Reference) Lookup(figure, env string, h harness.Name) string {
+	env = ScopeEnv(env)
 	best, bestRank := "", -1
 	for _, f := range r.Figures {
 		envOK := f.Scope.Env == env || f.Scope.Env == all
@@ -111,4 +113,14 @@ func (r Reference) Lookup(figure, env string, h harness.Name) string {
 		}
 	}
 	return best
+}
+
+// ScopeEnv is the environment a table row's env label names: a rollout row
+// of a constrained run reads "toolshed (grammar)", which the study's
+// ToolShed figures still scope.
+func ScopeEnv(label string) string {
+	if i := strings.Index(label, " ("); i >= 0 {
+		return label[:i]
+	}
+	return label
 }

@@ -1,8 +1,11 @@
 package report
 
 import (
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/harness"
@@ -12,7 +15,7 @@ func TestStudyReference(t *testing.T) {
 	ref, err := ReadReference(referencePath)
 	ok(t, err)
 	for _, f := range ref.Figures {
-		if f.Source != "Feedback That Backfires: Why Small Language Model Agents Repeat the Call They Just Watched Fail (as quoted in feedrun docs/methodology.md#study-figures)" {
+		if f.Source != "Feedback That Backfires: Why Small Language Model Agents Repeat the Call They Just Watched Fail" {
 			t.Errorf("%s: source %q", f.Figure, f.Source)
 		}
 	}
@@ -30,6 +33,16 @@ func TestStudyReference(t *testing.T) {
 		{"share_removed", "toolshed", "abstract", "76%"},
 		{"share_removed", "toolshed", "scrub", ""},
 		{"near_repeat_post", "toolshed", "verbatim", ""},
+		// The study measures repeats on its tool-calling environment only.
+		{"p_repeat_pre", "toolshed", "verbatim", "0.06"},
+		{"p_repeat_post", "toolshed", "verbatim", "0.54"},
+		{"p_repeat_post", "coderepair", "verbatim", ""},
+		{"greedy_repeat_post", "toolshed", "verbatim", "19%"},
+		{"greedy_repeat_post", "coderepair", "verbatim", ""},
+		{"greedy_repeat_pre", "coderepair", "verbatim", ""},
+		// ≈83% is the per-item reading of the copy share.
+		{"copy_share_per_item", "toolshed", "verbatim", "≈83%"},
+		{"copy_share", "toolshed", "verbatim", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.figure+"/"+tt.env+"/"+tt.harness, func(t *testing.T) {
@@ -74,5 +87,36 @@ func TestReadReferenceRejects(t *testing.T) {
 			_, err := ReadReference(path)
 			errContains(t, err, path, tt.want)
 		})
+	}
+}
+
+// TestNoStudyFigureOutOfScope reports a CodeRepair run in CSV with the
+// built-in reference: the study's repeat and per-call figures were measured
+// on its tool-calling environment and must not appear beside CodeRepair.
+func TestNoStudyFigureOutOfScope(t *testing.T) {
+	code := func(id string) probe {
+		return inverted(id, 2, 1).with(func(p *probe) { p.env = "coderepair" })
+	}
+	dir := runDir(t, code("1"), code("2"), code("3"))
+	out := report(t, Options{Dirs: []string{dir}, Format: FormatCSV, Reps: 50, Reference: referencePath})
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	ok(t, err)
+	study := slices.Index(recs[0], "study")
+	seen := 0
+	for _, rec := range recs[1:] {
+		fig := rec[slices.Index(recs[0], "figure")]
+		if strings.HasPrefix(fig, "p_repeat_") || strings.HasPrefix(fig, "greedy_repeat_") || fig == "gain_per_action" {
+			seen++
+			if rec[study] != "" {
+				t.Errorf("%s on CodeRepair has the study's %q beside it", fig, rec[study])
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("only %d repeat and per-call figures in the output", seen)
+	}
+	// The same figures on ToolShed do carry the study's.
+	if !strings.Contains(report(t, Options{Dirs: []string{runDir(t, inverted("1", 2, 1))}, Format: FormatCSV, Reps: 50, Reference: referencePath}), "0.54") {
+		t.Error("ToolShed's P(repeat) after has no study figure beside it")
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -22,8 +24,10 @@ const (
 	FormatCSV      = "csv"
 )
 
-// CSVHeader is the long CSV output's header: one line per figure.
-var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "study"}
+// CSVHeader is the long CSV output's header: one line per figure. interval
+// says how lo and hi were made (wilson, bootstrap, paired bootstrap), or
+// "by construction" for a figure the harness fixes, which has none.
+var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study"}
 
 // Report is everything the report prints.
 type Report struct {
@@ -31,6 +35,10 @@ type Report struct {
 	Bootstrap Bootstrap
 	Reference string // the reference file's path, "" when none was read
 	Tables    []Table
+	// Width is the widest line the text format may print (a terminal's
+	// columns); 0 is no limit. Markdown and CSV are for files and are not
+	// wrapped.
+	Width int
 }
 
 // Write prints the report in format (text, markdown or csv).
@@ -63,7 +71,7 @@ func (r Report) preamble() []string {
 		if m.Finished.IsZero() {
 			state = "unfinished"
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, feedrun %s, commit %s, %s", run.Dir, run.Items, run.Episodes, run.Sweep, orUnknown(m.FeedrunVersion), orUnknown(m.Commit), state))
+		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, provenance(m)))
 	}
 	b := r.Bootstrap
 	var units []string
@@ -73,12 +81,57 @@ func (r Report) preamble() []string {
 	if episodes+sweep > 0 {
 		units = append(units, "episodes")
 	}
-	lines = append(lines, fmt.Sprintf("Intervals: %s%% percentile bootstrap, %s resampled (in pairs for differences), %d resamples, seed %d.",
-		strconv.FormatFloat(100*b.Level, 'f', -1, 64), strings.Join(units, " and "), b.Reps, b.Seed))
+	lines = append(lines, fmt.Sprintf("Intervals: %s%%; Wilson score intervals for single proportions (shares of %s), percentile bootstrap for every other figure, %s resampled (in pairs for differences), %d resamples, seed %d. Figures a harness fixes are marked \"by construction\" and have none.",
+		strconv.FormatFloat(100*b.Level, 'f', -1, 64), strings.Join(units, " or "), strings.Join(units, " and "), b.Reps, b.Seed))
 	if r.Reference != "" && items > 0 {
 		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
 	}
 	return lines
+}
+
+// provenance names every build that wrote to a run, the llama.cpp commit
+// and the attention kernel where the manifest records them, and flags a run
+// that more than one build, or a build from a dirty tree, wrote to: its
+// rows may not all come from one version of the code.
+func provenance(m results.Manifest) string {
+	builds := m.Builds()
+	parts := make([]string, len(builds))
+	dirty := false
+	for i, b := range builds {
+		var how []string
+		if b.Started {
+			how = append(how, "started")
+		}
+		switch {
+		case b.Resumed == 1:
+			how = append(how, "resumed")
+		case b.Resumed > 1:
+			how = append(how, fmt.Sprintf("resumed %d times", b.Resumed))
+		}
+		if b.Dirty() {
+			how = append(how, "dirty tree")
+			dirty = true
+		}
+		parts[i] = fmt.Sprintf("feedrun %s (commit %s; %s)", orUnknown(b.Version), orUnknown(b.Commit), strings.Join(how, ", "))
+	}
+	s := "written by " + strings.Join(parts, ", ")
+	if m.LlamaCommit != "" {
+		s += ", llama.cpp " + m.LlamaCommit
+	}
+	if m.Attention != "" {
+		s += ", " + m.Attention
+	}
+	var flags []string
+	if len(builds) > 1 {
+		flags = append(flags, fmt.Sprintf("%d builds wrote to this run", len(builds)))
+	}
+	if dirty {
+		flags = append(flags, "a build from a dirty tree wrote to it")
+	}
+	if len(flags) > 0 {
+		s += " [FLAG: " + strings.Join(flags, "; ") + "]"
+	}
+	return s
 }
 
 func orUnknown(s string) string {
@@ -130,25 +183,99 @@ func groupRows(rows []Row) [][]Row {
 	return out
 }
 
+// writeText prints the compact view for a terminal: the key columns of
+// each table (Markdown and CSV have every column), split into blocks of
+// columns that fit the width, each block led by the row names, and the
+// prose wrapped to the width.
 func (r Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	for _, line := range r.preamble() {
-		b.WriteString(line + "\n")
+		b.WriteString(wrap(line, r.Width, "") + "\n")
 	}
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "\n%s\n", t.Title)
+		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
+		compact := t
+		compact.Columns = slices.DeleteFunc(slices.Clone(t.Columns), func(c Column) bool { return c.Detail })
 		for _, rows := range groupRows(t.Rows) {
 			fmt.Fprintf(&b, "\n%s, %s\n", rows[0].ModelLabel(), rows[0].Env)
-			if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), t, rows, func(s string) string { return s }); err != nil {
-				return err
+			for _, block := range compact.blocks(rows, r.Width) {
+				if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), block, rows, func(s string) string { return s }); err != nil {
+					return err
+				}
 			}
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "  %s\n", n)
+			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// blocks splits t's columns into tables no wider than width (0: one
+// table), in order, each figure with its study column; a single column too
+// wide for the width gets a block of its own.
+func (t Table) blocks(rows []Row, width int) []Table {
+	if width <= 0 {
+		return []Table{t}
+	}
+	// An ASCII table line is "| " + cells joined by " | " + " |".
+	cellWidth := func(cells ...string) int {
+		n := 0
+		for _, c := range cells {
+			n = max(n, utf8.RuneCountInString(c))
+		}
+		return n + 3
+	}
+	first := []string{t.headings()[0]}
+	for _, r := range rows {
+		first = append(first, r.label())
+	}
+	lead := 1 + cellWidth(first...)
+	var out []Table
+	cur, used := t, lead
+	cur.Columns = nil
+	for _, c := range t.Columns {
+		one := t
+		one.Columns = []Column{c}
+		need := 0
+		for i, h := range one.headings()[1:] {
+			cells := []string{h}
+			for _, r := range rows {
+				cells = append(cells, one.cells(r)[i+1])
+			}
+			need += cellWidth(cells...)
+		}
+		if len(cur.Columns) > 0 && used+need > width {
+			out = append(out, cur)
+			cur.Columns, used = nil, lead
+		}
+		cur.Columns = append(cur.Columns, c)
+		used += need
+	}
+	return append(out, cur)
+}
+
+// wrap breaks text into lines of at most width runes at spaces (0: no
+// limit), indenting every line by indent; a word longer than a line is
+// left whole.
+func wrap(text string, width int, indent string) string {
+	if width <= 0 {
+		return indent + text
+	}
+	var lines []string
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			lines = append(lines, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 func (r Report) writeMarkdown(w io.Writer) error {
@@ -229,8 +356,12 @@ func (r Report) writeCSV(w io.Writer) error {
 				if f.Banned {
 					estimate = "banned"
 				}
+				interval := f.Interval
+				if f.ByConstruction {
+					interval = IntervalNone
+				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), f.Study}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study}
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
@@ -255,6 +386,9 @@ func (c Column) format(f Figure, ok bool) string {
 		return strconv.Itoa(int(f.Estimate))
 	}
 	s := c.Kind.number(f.Estimate) + c.Kind.unit()
+	if f.ByConstruction {
+		return s + " by construction"
+	}
 	if !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi) {
 		s += " [" + c.Kind.number(f.Lo) + ", " + c.Kind.number(f.Hi) + "]"
 	}

@@ -3,8 +3,14 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Defaults for zero Options fields.
@@ -25,6 +31,9 @@ type Options struct {
 	// ReferenceData, when set, is the reference file's content and
 	// Reference only names it (the copy built into feedrun).
 	ReferenceData []byte
+	// Width is the widest line of the text format, a terminal's columns;
+	// 0 is no limit.
+	Width int
 }
 
 // Run reads the run folders, writes the tables to out and, when asked,
@@ -60,7 +69,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 	}
 	if len(data.Episodes) > 0 {
-		t, err := Rollouts(ctx, data.Episodes, b)
+		t, err := Rollouts(ctx, data.Episodes, ref, b)
 		if err != nil {
 			return err
 		}
@@ -73,7 +82,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 		tables = append(tables, t)
 	}
-	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables}
+	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width}
 	var buf bytes.Buffer
 	if err := rep.Write(&buf, opts.Format); err != nil {
 		return err
@@ -85,6 +94,33 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	_, err = out.Write(buf.Bytes())
 	return err
+}
+
+// RunFolders lists the run folders directly under root, sorted: the folders
+// with a manifest and at least one of the tables a report reads. A root
+// that does not exist holds none.
+func RunFolders(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() || !present(filepath.Join(dir, results.ManifestName)) {
+			continue
+		}
+		for _, table := range []string{ItemsFile, EpisodesFile, SweepFile} {
+			if present(filepath.Join(dir, table)) {
+				dirs = append(dirs, dir)
+				break
+			}
+		}
+	}
+	return dirs, nil
 }
 
 // resolve fills defaults and rejects settings no report can use, before any

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 const referencePath = "../../configs/study_reference.yaml"
@@ -73,7 +75,7 @@ func TestRunText(t *testing.T) {
 	for _, want := range []string{
 		"Table 1. Feedback inversion", "Table 2.", "Table 3.",
 		"gemma (base), toolshed", "tuned, coderepair",
-		"95% percentile bootstrap", "200 resamples",
+		"Intervals: 95%; Wilson score intervals for single proportions", "percentile bootstrap for every other figure", "200 resamples",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
@@ -82,7 +84,8 @@ func TestRunText(t *testing.T) {
 	if strings.Contains(out, "gemma,") || strings.Contains(out, "gemma ,") {
 		t.Error("base model printed without its label")
 	}
-	banRow := regexp.MustCompile(`(?m)^\| ban +\| +30 \| +30 \| +banned \| +(\| +)?banned `)
+	// The text view leaves out the banned-item count (a detail column).
+	banRow := regexp.MustCompile(`(?m)^\| ban +\| +30 \| +banned \| +(\| +)?banned `)
 	if !banRow.MatchString(out) {
 		t.Error("the ban row of Table 1 does not show banned")
 	}
@@ -184,13 +187,13 @@ func TestRunCSVParses(t *testing.T) {
 		if (lo == "") != (hi == "") || lo != "" && (!number(lo) || !number(hi)) {
 			t.Errorf("row %d: interval %q, %q", i+1, lo, hi)
 		}
-		if r[8] != "" {
+		if r[9] != "" {
 			study++
 		}
 		if strings.HasPrefix(model, "gemma") {
 			base++
-			if model != "gemma (base)" || r[8] != "" {
-				t.Errorf("row %d: base model as %q with study %q", i+1, model, r[8])
+			if model != "gemma (base)" || r[9] != "" {
+				t.Errorf("row %d: base model as %q with study %q", i+1, model, r[9])
 			}
 		}
 	}
@@ -280,5 +283,64 @@ func TestKindNumber(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestProvenanceFlagsManyBuilds(t *testing.T) {
+	dir := runDir(t, inverted("1", 1, 1))
+	m, err := results.ReadManifest(dir)
+	ok(t, err)
+	m.LlamaCommit, m.Attention = "ec98e2002", "flash attention enabled"
+	m.Resumed = []results.Resumption{{FeedrunVersion: "def-dirty", Commit: "def456"}}
+	ok(t, results.WriteManifest(dir, m))
+	single := runDir(t, inverted("1", 1, 1).with(func(p *probe) { p.env = "coderepair" }))
+	out := report(t, Options{Dirs: []string{dir, single}, Reps: 20, Format: FormatMarkdown})
+	for _, want := range []string{
+		"feedrun test (commit abc123; started), feedrun def-dirty (commit def456; resumed, dirty tree), llama.cpp ec98e2002, flash attention enabled",
+		"[FLAG: 2 builds wrote to this run; a build from a dirty tree wrote to it]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "FLAG") != 1 {
+		t.Errorf("want one flagged run, got:\n%s", out)
+	}
+}
+
+// TestTextFitsWidth prints the text report at 80 and 120 columns: no line
+// is wider, every key column is still there, and Markdown keeps the detail
+// columns the text leaves out.
+func TestTextFitsWidth(t *testing.T) {
+	a, b := study(t)
+	for _, width := range []int{80, 120} {
+		data, err := Load([]string{a, b})
+		ok(t, err)
+		ref, err := ReadReference(referencePath)
+		ok(t, err)
+		tables, err := Tables(context.Background(), data.Items, ref, Bootstrap{Reps: 50, Seed: 1, Level: 0.95})
+		ok(t, err)
+		rep := Report{Runs: data.Runs, Bootstrap: Bootstrap{Reps: 50, Seed: 1, Level: 0.95}, Reference: referencePath, Tables: tables, Width: width}
+		var text, md bytes.Buffer
+		ok(t, rep.Write(&text, FormatText))
+		ok(t, rep.Write(&md, FormatMarkdown))
+		for i, line := range strings.Split(text.String(), "\n") {
+			if n := len([]rune(line)); n > width {
+				t.Errorf("width %d: line %d has %d columns: %q", width, i+1, n, line)
+			}
+		}
+		for _, tb := range tables {
+			for _, c := range tb.Columns {
+				inText := strings.Contains(text.String(), "| "+c.Label+" ")
+				// "Δ vs verbatim" heads several columns, some of them detail.
+				shared := slices.ContainsFunc(tb.Columns, func(o Column) bool { return o.Label == c.Label && o.Figure != c.Figure })
+				if c.Detail == inText && !shared {
+					t.Errorf("width %d: %s column %q in text: %v", width, tb.ID, c.Label, inText)
+				}
+				if !strings.Contains(md.String(), "| "+markdownEscape(c.Label)+" ") {
+					t.Errorf("Markdown lacks %s column %q", tb.ID, c.Label)
+				}
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/csv"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // episode is one fixture row of rollout_episodes.csv.
@@ -36,7 +39,7 @@ func (e episode) record() []string {
 	b := strconv.FormatBool
 	return []string{
 		e.model, e.env, e.harness, e.task, "tpl-" + e.task, strconv.FormatUint(e.seed, 10), strconv.Itoa(e.steps),
-		b(e.finished), b(e.passed), strconv.Itoa(e.exact), strconv.Itoa(e.exact), b(e.looped), "false", "0", "0", "100",
+		b(e.finished), b(e.passed), strconv.Itoa(e.exact), strconv.Itoa(e.exact), b(e.looped), "false", "0", "0", "100", "0",
 	}
 }
 
@@ -112,7 +115,7 @@ func rolloutTable(t *testing.T, dirs ...string) []Table {
 	t.Helper()
 	data, err := Load(dirs)
 	ok(t, err)
-	tb, err := Rollouts(context.Background(), data.Episodes, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
 	return []Table{tb}
 }
@@ -410,19 +413,29 @@ func TestRunProbeAndRollouts(t *testing.T) {
 		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 		ok(t, err)
 		seen := map[string]int{}
+		studied := 0
 		for i, r := range recs[1:] {
 			seen[r[0]]++
-			if r[0] == RolloutTable && r[8] != "" {
-				t.Errorf("row %d: Table 4 figure with study %q", i+1, r[8])
+			if r[0] != RolloutTable || r[9] == "" {
+				continue
 			}
+			// The study's rollouts are a tuned model's on its tool-calling
+			// environment: its figures stand beside those rows alone.
+			if r[2] != "toolshed" || strings.Contains(r[1], "(base)") {
+				t.Errorf("row %d: Table 4 figure on %s, %s with study %q", i+1, r[1], r[2], r[9])
+			}
+			studied++
+		}
+		if studied == 0 {
+			t.Error("no Table 4 figure has the study's beside it")
 		}
 		for _, id := range []string{InversionTable, DecompositionTable, HarnessTable, RolloutTable} {
 			if seen[id] == 0 {
 				t.Errorf("no %s rows", id)
 			}
 		}
-		// 2 models × 2 envs, verbatim with 7 figures, two harnesses with 13.
-		if want := 4 * (7 + 2*13); seen[RolloutTable] != want {
+		// 2 models × 2 envs, verbatim with 9 figures, two harnesses with 16.
+		if want := 4 * (9 + 2*16); seen[RolloutTable] != want {
 			t.Errorf("%d rollout rows, want %d", seen[RolloutTable], want)
 		}
 		for _, want := range []string{"rollouts,gemma (base),toolshed,memory,passed_rate,", "rollouts,tuned,coderepair,abstract,loop_rate_diff,"} {
@@ -431,4 +444,45 @@ func TestRunProbeAndRollouts(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A grammar run's rows stand apart from a free run's of the same model and
+// env, a run written before the lessons column still reads, and the
+// study's rollout figures sit beside ToolShed rows only.
+func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
+	free := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.exact = 1 }), ep("ban", "t1", 1))
+	grammarCfg := tuned(true)
+	grammarCfg["decode"] = "grammar"
+	constrained := rolloutDir(t, grammarCfg, ep("verbatim", "t1", 1), ep("ban", "t1", 1))
+	old := newRun(t, tuned(true))
+	rec := ep("verbatim", "t1", 1).record()
+	writeTable(t, old, EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-1]})
+	other := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.env = "coderepair" }))
+	data, err := Load([]string{free, constrained, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load([]string{old}); err != nil {
+		t.Errorf("a run without the lessons column: %v", err)
+	}
+	ref, err := ParseReference("ref.yaml", []byte(`figures:
+  - {figure: exact_repeat_rate, value: "31%", measures: m, scope: {env: toolshed, harness: verbatim}, source: s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Rollouts(context.Background(), data.Episodes, ref, Bootstrap{Reps: 100, Seed: 1, Level: 0.95})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := map[string]string{}
+	for _, r := range tb.Rows {
+		if r.Harness == "verbatim" {
+			envs[r.Env] = r.Figures["exact_repeat_rate"].Study
+		}
+	}
+	want := map[string]string{"toolshed": "31%", "toolshed (grammar)": "31%", "coderepair": ""}
+	if !maps.Equal(envs, want) {
+		t.Errorf("verbatim rows and their study figures: %v, want %v", envs, want)
+	}
 }

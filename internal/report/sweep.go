@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
 // SweepFile is the retry-budget sweep's per-episode table in a run folder.
-const SweepFile = rollout.SweepFile
+var SweepFile = results.SweepEpisodes.Name
 
 // RetryTable is Table 5's id.
 const RetryTable = "retry_budget"
@@ -29,18 +29,17 @@ var retryColumns = []Column{
 
 // ReadSweep reads one sweep_episodes.csv. Errors name the file, the data
 // row (counted from 1 after the header), the column and what was expected.
-func ReadSweep(path string) ([]rollout.SweepEpisode, error) {
+func ReadSweep(path string) ([]results.SweepEpisode, error) {
 	eps, _, err := readSweep(path)
 	return eps, err
 }
 
-func readSweep(path string) ([]rollout.SweepEpisode, []location, error) {
-	return readRows(path, rollout.SweepHeader, parseSweepEpisode)
+func readSweep(path string) ([]results.SweepEpisode, []location, error) {
+	return readRows(path, [][]string{results.SweepEpisodes.Header}, parseSweepEpisode)
 }
 
-func parseSweepEpisode(row []string) (rollout.SweepEpisode, error) {
-	r := &rowReader{header: rollout.SweepHeader, row: row}
-	e := rollout.SweepEpisode{Agent: r.text("agent"), OnLoop: r.text("on_loop")}
+func parseSweepEpisode(r *rowReader) (results.SweepEpisode, error) {
+	e := results.SweepEpisode{Agent: r.text("agent"), OnLoop: r.text("on_loop")}
 	e.FaultRate = r.probability("fault_rate")
 	e.Retries = int(r.natural("retries"))
 	if r.err == nil && e.OnLoop != "stop" && e.OnLoop != "nudge" {
@@ -60,11 +59,11 @@ func parseSweepEpisode(row []string) (rollout.SweepEpisode, error) {
 
 // sweepKey is the row's identity: two rows with one key would count an
 // episode twice.
-func sweepKey(e rollout.SweepEpisode) string {
-	return rollout.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)
+func sweepKey(e results.SweepEpisode) string {
+	return results.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)
 }
 
-func checkSweep(eps []rollout.SweepEpisode, locs []location) error {
+func checkSweep(eps []results.SweepEpisode, locs []location) error {
 	seen := map[string]location{}
 	for i, e := range eps {
 		k := sweepKey(e)
@@ -76,7 +75,7 @@ func checkSweep(eps []rollout.SweepEpisode, locs []location) error {
 	return nil
 }
 
-func compareSweep(a, b rollout.SweepEpisode) int {
+func compareSweep(a, b results.SweepEpisode) int {
 	return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.FaultRate, b.FaultRate),
 		cmp.Compare(onLoopRank(a.OnLoop), onLoopRank(b.OnLoop)), cmp.Compare(a.Retries, b.Retries), cmp.Compare(a.Seed, b.Seed))
 }
@@ -98,7 +97,7 @@ func sweepEnv(faultRate float64) string {
 // them): per agent × fault rate × loop policy × retry budget, the finished
 // and passed rates with intervals over episodes, the closed-form prediction
 // where the agent has one (the scripted agent), and the mean back-off time.
-func RetryBudget(eps []rollout.SweepEpisode, b Bootstrap) (Table, error) {
+func RetryBudget(eps []results.SweepEpisode, b Bootstrap) (Table, error) {
 	t := Table{
 		ID:         RetryTable,
 		Title:      "Table 5. Success against the retry budget (fix-the-failing-test task, transient faults)",
@@ -111,18 +110,18 @@ func RetryBudget(eps []rollout.SweepEpisode, b Bootstrap) (Table, error) {
 	}
 	f := &figurer{b: b}
 	// One pass groups the episodes by cell; a seed is left out of the key.
-	byCell := map[string][]rollout.SweepEpisode{}
+	byCell := map[string][]results.SweepEpisode{}
 	for _, e := range eps {
-		k := rollout.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, 0)
+		k := results.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, 0)
 		byCell[k] = append(byCell[k], e)
 	}
-	for _, c := range rollout.SweepCells(eps) {
-		cell := byCell[rollout.SweepKey(c.Agent, c.FaultRate, c.Retries, c.OnLoop, 0)]
+	for _, c := range results.SweepCells(eps) {
+		cell := byCell[results.SweepKey(c.Agent, c.FaultRate, c.Retries, c.OnLoop, 0)]
 		figs := map[string]Figure{
 			"runs":           count(c.Runs),
-			"finished_rate":  f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return indicator(e.Finished) }), false, stats.Mean),
-			"passed_rate":    f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return indicator(e.Passed) }), false, stats.Mean),
-			"virtual_time_s": f.sample(column(cell, func(e rollout.SweepEpisode) float64 { return e.VirtualTime.Seconds() }), false, stats.Mean),
+			"finished_rate":  f.proportion(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Finished) }), false),
+			"passed_rate":    f.proportion(column(cell, func(e results.SweepEpisode) float64 { return indicator(e.Passed) }), false),
+			"virtual_time_s": f.sample(column(cell, func(e results.SweepEpisode) float64 { return e.VirtualTime.Seconds() }), false, stats.Mean),
 		}
 		if !math.IsNaN(c.PredictedPassed) {
 			figs["predicted_finished"] = exact(c.PredictedFinished)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
@@ -13,17 +14,17 @@ import (
 func sweepDir(t *testing.T, runs int) (string, [][]string) {
 	t.Helper()
 	plan := &rollout.SweepPlan{
-		Agent: rollout.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
+		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
 		FaultRate: 0.5, FaultSeed: 1, Retries: []int{0, 1, 2}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
 	}
 	var recs [][]string
-	_, err := plan.Play(context.Background(), nil, func(e rollout.SweepEpisode) error {
+	_, err := plan.Play(context.Background(), nil, func(e results.SweepEpisode) error {
 		recs = append(recs, e.Record())
 		return nil
 	})
 	ok(t, err)
 	dir := newRun(t, map[string]any{"agent": "scripted"})
-	writeTable(t, dir, SweepFile, rollout.SweepHeader, recs)
+	writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, recs)
 	return dir, recs
 }
 
@@ -57,7 +58,7 @@ func TestRetryBudgetTable(t *testing.T) {
 		if !near(got.Estimate, float64(passed)/runs) || !(got.Lo <= got.Estimate && got.Estimate <= got.Hi) || got.Lo == got.Hi {
 			t.Errorf("%s: passed %v [%v, %v], want %d/%d inside a real interval", r.Setting, got.Estimate, got.Lo, got.Hi, passed, runs)
 		}
-		wf, wp := rollout.Predict(0.5, retries, policy)
+		wf, wp := results.Predict(0.5, retries, policy)
 		if pf, pp := r.Figures["predicted_finished"], r.Figures["predicted_passed"]; !near(pf.Estimate, wf) || !near(pp.Estimate, wp) || !math.IsNaN(pp.Lo) {
 			t.Errorf("%s: predicted %v/%v, want %v/%v without interval", r.Setting, pf.Estimate, pp.Estimate, wf, wp)
 		}
@@ -84,7 +85,7 @@ func TestReadSweepRejects(t *testing.T) {
 	good := recs[0]
 	with := func(col, value string) []string {
 		r := append([]string(nil), good...)
-		for i, h := range rollout.SweepHeader {
+		for i, h := range results.SweepEpisodes.Header {
 			if h == col {
 				r[i] = value
 			}
@@ -94,7 +95,7 @@ func TestReadSweepRejects(t *testing.T) {
 	notFinished := with("finished", "false")
 	notFinished = func() []string {
 		r := append([]string(nil), notFinished...)
-		for i, h := range rollout.SweepHeader {
+		for i, h := range results.SweepEpisodes.Header {
 			if h == "passed" {
 				r[i] = "true"
 			}
@@ -114,7 +115,7 @@ func TestReadSweepRejects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := newRun(t, nil)
-			writeTable(t, dir, SweepFile, rollout.SweepHeader, [][]string{c.rec})
+			writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, [][]string{c.rec})
 			_, err := Load([]string{dir})
 			errContains(t, err, SweepFile+": row 1")
 			errContains(t, err, c.want)
@@ -122,8 +123,8 @@ func TestReadSweepRejects(t *testing.T) {
 	}
 	t.Run("twice", func(t *testing.T) {
 		a, b := newRun(t, nil), newRun(t, nil)
-		writeTable(t, a, SweepFile, rollout.SweepHeader, [][]string{good})
-		writeTable(t, b, SweepFile, rollout.SweepHeader, [][]string{good})
+		writeTable(t, a, SweepFile, results.SweepEpisodes.Header, [][]string{good})
+		writeTable(t, b, SweepFile, results.SweepEpisodes.Header, [][]string{good})
 		_, err := Load([]string{a, b})
 		errContains(t, err, "may appear once")
 	})

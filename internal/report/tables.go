@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -37,6 +39,9 @@ type Column struct {
 	Figure string // id, as in the CSV output and the reference file
 	Label  string // heading in text and Markdown tables
 	Kind   Kind
+	// Detail columns are left out of the compact text view, which must fit
+	// a terminal; Markdown and CSV have every column.
+	Detail bool
 	// Study is true when some row has the study's figure for this column, so
 	// that a reference column is printed beside it.
 	Study bool
@@ -99,16 +104,32 @@ func (r Row) label() string {
 	return string(r.Harness)
 }
 
-// Figure is one number of ours with its bootstrap interval.
+// Figure is one number of ours with its interval.
 type Figure struct {
 	Estimate float64 // NaN when undefined (no items, or a ratio over zero)
-	Lo, Hi   float64 // NaN when there is no interval (counts, or some resamples left the figure undefined)
+	Lo, Hi   float64 // NaN when there is no interval (counts, figures fixed by construction, or some resamples left the figure undefined)
+	// Interval says how Lo and Hi were made (IntervalWilson,
+	// IntervalBootstrap, IntervalPaired); "" when there is none.
+	Interval string
+	// ByConstruction is true when the harness's definition fixes the
+	// figure (drop's G = 0, P(repeat) = 0 under a ban): it was not
+	// measured, has no interval, and every format says so.
+	ByConstruction bool
 	// Banned is true when the figure needs L_fail and every item's action
 	// was banned (L_fail = −∞): the figure does not exist, and is printed as
 	// "banned" rather than as a number.
 	Banned bool
 	Study  string // the study's published figure for this row, "" when it has none
 }
+
+// How a figure's interval was made: the CSV output's interval column.
+const (
+	IntervalWilson    = "wilson"
+	IntervalBootstrap = "bootstrap"
+	IntervalPaired    = "paired bootstrap"
+	// IntervalNone marks, in the CSV output, a figure fixed by construction.
+	IntervalNone = "by construction"
+)
 
 // Bootstrap sets the intervals: Reps resamples of items, seeded, percentile
 // intervals at Level (see stats.BootstrapIndices).
@@ -121,33 +142,39 @@ type Bootstrap struct {
 var (
 	inversionColumns = []Column{
 		{Figure: "items", Label: "items", Kind: Count},
-		{Figure: "banned_items", Label: "banned", Kind: Count},
+		{Figure: "banned_items", Label: "banned", Kind: Count, Detail: true},
 		{Figure: "gain_per_token", Label: "gain/token (nats)", Kind: Nats},
-		{Figure: "gain_per_action", Label: "gain/action (nats)", Kind: Nats},
 		{Figure: "odds_factor", Label: "odds factor", Kind: Factor},
+		{Figure: "gain_per_token_pooled", Label: "pooled gain/token (nats)", Kind: Nats},
+		{Figure: "odds_factor_pooled", Label: "pooled odds factor", Kind: Factor, Detail: true},
+		{Figure: "gain_per_action", Label: "gain/action (nats)", Kind: Nats},
 		{Figure: "share_inverted", Label: "G < 0", Kind: Share},
 	}
 	decompositionColumns = []Column{
 		{Figure: "items", Label: "items", Kind: Count},
-		{Figure: "banned_items", Label: "banned", Kind: Count},
+		{Figure: "banned_items", Label: "banned", Kind: Count, Detail: true},
 		{Figure: "d_copy", Label: "Δcopy (nats)", Kind: Nats},
 		{Figure: "d_sem", Label: "Δsem (nats)", Kind: Nats},
-		{Figure: "copy_share", Label: "copy share", Kind: Share},
-		{Figure: "median_copy_sem_ratio", Label: "median abs Δcopy/Δsem", Kind: Ratio},
-		{Figure: "ratio_excluded_items", Label: "Δsem = 0 (excluded)", Kind: Count},
+		{Figure: "d_quote", Label: "Δquote (nats)", Kind: Nats},
+		{Figure: "d_valence", Label: "Δvalence (nats)", Kind: Nats},
+		{Figure: "copy_share", Label: "copy share (of means)", Kind: Share},
+		{Figure: "copy_share_per_item", Label: "copy share (per item)", Kind: Share},
+		{Figure: "share_excluded_items", Label: "G = 0 (excluded)", Kind: Count, Detail: true},
+		{Figure: "median_copy_sem_ratio", Label: "median abs Δcopy/Δsem", Kind: Ratio, Detail: true},
+		{Figure: "ratio_excluded_items", Label: "Δsem = 0 (excluded)", Kind: Count, Detail: true},
 	}
 	harnessColumns = []Column{
 		{Figure: "paired_items", Label: "paired", Kind: Count},
-		{Figure: "unpaired_items", Label: "unpaired", Kind: Count},
+		{Figure: "unpaired_items", Label: "unpaired", Kind: Count, Detail: true},
 		{Figure: "share_removed", Label: "inversion removed", Kind: Share},
 		{Figure: "p_repeat_pre", Label: "P(repeat) before", Kind: Prob},
 		{Figure: "p_repeat_post", Label: "P(repeat) after", Kind: Prob},
 		{Figure: "p_repeat_post_diff", Label: "Δ vs verbatim", Kind: ProbDiff},
 		{Figure: "greedy_repeat_pre", Label: "greedy repeat before", Kind: Share},
 		{Figure: "greedy_repeat_post", Label: "greedy repeat after", Kind: Share},
-		{Figure: "greedy_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
+		{Figure: "greedy_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff, Detail: true},
 		{Figure: "near_repeat_post", Label: "near repeat after", Kind: Share},
-		{Figure: "near_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
+		{Figure: "near_repeat_post_diff", Label: "Δ vs verbatim", Kind: ShareDiff, Detail: true},
 	}
 )
 
@@ -157,7 +184,7 @@ var (
 // for the models reported here.
 func referableFigures() []string {
 	var ids []string
-	for _, cols := range [][]Column{inversionColumns, decompositionColumns, harnessColumns} {
+	for _, cols := range [][]Column{inversionColumns, decompositionColumns, harnessColumns, rolloutColumns} {
 		for _, c := range cols {
 			if c.Kind != Count {
 				ids = append(ids, c.Figure)
@@ -252,8 +279,9 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Title:   "Table 1. Feedback inversion",
 			Columns: slices.Clone(inversionColumns),
 			Notes: []string{
-				"gain G = L_pre − L_fail (nats; G < 0: showing the failure made the failed action more likely, a feedback inversion); gain/token is the mean over items of G / n_tokens.",
-				"odds factor = exp(−mean gain/token): how much each action token's odds grow after the failure is shown. G < 0: share of items inverted.",
+				"gain G = L_pre − L_fail (nats; G < 0: showing the failure made the failed action more likely, a feedback inversion); gain/token is the mean over items of G / n_tokens, pooled gain/token is ΣG / Σn_tokens (long actions weigh more).",
+				"odds factor = exp(−gain/token) for each: how much each action token's odds grow after the failure is shown. G < 0: share of items inverted.",
+				"drop shows C again, so its G is 0 by construction: those figures are not measured and have no interval.",
 			},
 		},
 		{
@@ -261,8 +289,9 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Title:   "Table 2. Copy and semantic terms (−G = Δcopy + Δsem)",
 			Columns: slices.Clone(decompositionColumns),
 			Notes: []string{
-				"Δcopy = L_neutral − L_pre: what the failed call's surface form in the transcript does alone; Δsem = L_fail − L_neutral: what marking it failed adds.",
-				"copy share = mean Δcopy / (mean Δcopy + mean Δsem), a ratio of means over banned-free items, defined (and resampled) only where both means are ≥ 0 and one is > 0: where a harness makes Δsem negative there is no share to give (n/a), read Δcopy and Δsem instead. The median ratio leaves out items with Δsem = 0.",
+				"Δcopy = L_neutral − L_pre: what the failed call's surface form in the transcript does alone; Δsem = L_fail − L_neutral: what showing the failure observation adds.",
+				"Δsem = Δquote + Δvalence on every item: Δquote = L_fail − L_quoteless is what the source lines the observation quotes (tracebacks) add, Δvalence = L_quoteless − L_neutral what marking the action failed adds without them. Δquote is 0 by construction where the observation quotes nothing (ToolShed) or is not shown; n/a for runs made before the quoteless context.",
+				"copy share (of means) = mean Δcopy / (mean Δcopy + mean Δsem), defined (and resampled) only where both means are ≥ 0 and one is > 0; copy share (per item) = mean over items of Δcopy / (Δcopy + Δsem) = Δcopy / −G, items with G = 0 left out, defined whatever the signs. The median ratio leaves out items with Δsem = 0.",
 			},
 		},
 		{
@@ -272,6 +301,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Notes: []string{
 				"Rows are paired with verbatim by item id within model × env; items without a partner are left out (unpaired) and every figure uses the paired items only.",
 				"inversion removed = 1 − mean G(harness) / mean G(verbatim); differences are harness − verbatim with paired intervals; near repeat ignores keyword order, whitespace and comments.",
+				"By construction: drop removes 100% of the inversion (its G is 0), and under ban and abstract+ban the failed action has P(repeat) 0 and is never the greedy reply; these are not measured and have no interval.",
 			},
 		},
 	}
@@ -305,9 +335,69 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 		}
 	}
 	for i := range tables {
+		markByConstruction(&tables[i])
 		addStudy(&tables[i], ref)
 	}
 	return tables, nil
+}
+
+// forced is the value a harness fixes a figure to by its definition, for
+// the figures it fixes.
+type forced struct {
+	table   string
+	harness []harness.Name
+	figure  string
+	value   float64
+}
+
+var byConstruction = []forced{
+	// drop's post-failure context is C itself: L_fail = L_pre.
+	{InversionTable, []harness.Name{harness.Drop}, "gain_per_token", 0},
+	{InversionTable, []harness.Name{harness.Drop}, "gain_per_token_pooled", 0},
+	{InversionTable, []harness.Name{harness.Drop}, "gain_per_action", 0},
+	{InversionTable, []harness.Name{harness.Drop}, "odds_factor", 1},
+	{InversionTable, []harness.Name{harness.Drop}, "odds_factor_pooled", 1},
+	{InversionTable, []harness.Name{harness.Drop}, "share_inverted", 0},
+	{HarnessTable, []harness.Name{harness.Drop}, "share_removed", 1},
+	// Harnesses that do not show o× have nothing quoted to remove.
+	{DecompositionTable, []harness.Name{harness.Abstract, harness.AbstractBan, harness.Drop, harness.Scrub}, "d_quote", 0},
+	// The decoder masks the failed action: probability 0, never greedy.
+	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "p_repeat_post", 0},
+	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "greedy_repeat_post", 0},
+	// In rollouts the ban blocks a failed action from being played again.
+	{RolloutTable, []harness.Name{harness.Ban, harness.AbstractBan}, "exact_repeat_rate", 0},
+	{RolloutTable, []harness.Name{harness.Ban, harness.AbstractBan}, "exact_repeats", 0},
+}
+
+// markByConstruction labels the figures a row's harness fixes, dropping
+// their intervals: a zero-width interval around a value no sample could
+// have changed would pass a definition off as a measurement. A figure that
+// does not come out at its forced value stays as measured, so that a bug
+// in a harness shows rather than hides. Δquote is also fixed where every
+// item's is exactly 0: the probe scores a quoteless context that equals the
+// failure context once, so only an observation that quotes nothing gives
+// exactly 0 on every item.
+func markByConstruction(t *Table) {
+	for _, r := range t.Rows {
+		for _, fc := range byConstruction {
+			if fc.table == t.ID && slices.Contains(fc.harness, r.Harness) {
+				fixFigure(r.Figures, fc.figure, fc.value)
+			}
+		}
+		if t.ID == DecompositionTable {
+			if f, ok := r.Figures["d_quote"]; ok && f.Estimate == 0 && f.Lo == 0 && f.Hi == 0 {
+				fixFigure(r.Figures, "d_quote", 0)
+			}
+		}
+	}
+}
+
+func fixFigure(figs map[string]Figure, figure string, value float64) {
+	f, ok := figs[figure]
+	if !ok || f.Banned || math.IsNaN(f.Estimate) || math.Abs(f.Estimate-value) > 1e-12 {
+		return
+	}
+	figs[figure] = Figure{Estimate: value, Lo: math.NaN(), Hi: math.NaN(), ByConstruction: true, Study: f.Study}
 }
 
 // addStudy puts the study's figures beside ours. Base checkpoints get none:
@@ -334,15 +424,22 @@ func inversion(f *figurer, items []Item) map[string]Figure {
 	ok := notBanned(items)
 	banned := len(items) > 0 && len(ok) == 0
 	perToken := column(ok, func(it Item) float64 { return it.GainPerToken })
+	gains := column(ok, func(it Item) float64 { return it.Gain })
+	tokens := column(ok, func(it Item) float64 { return float64(it.NTokens) })
+	pooled := func(g, n []float64) float64 { return floats.Sum(g) / floats.Sum(n) }
 	return map[string]Figure{
 		"items":           count(len(items)),
 		"banned_items":    count(len(items) - len(ok)),
 		"gain_per_token":  f.sample(perToken, banned, stats.Mean),
-		"gain_per_action": f.sample(column(ok, func(it Item) float64 { return it.Gain }), banned, stats.Mean),
+		"gain_per_action": f.sample(gains, banned, stats.Mean),
 		// The odds factor of the mean per-token gain, bootstrapped as such
 		// (not exp of the bounds, which shifts them by one order statistic).
-		"odds_factor":    f.sample(perToken, banned, func(g []float64) float64 { return math.Exp(-stats.Mean(g)) }),
-		"share_inverted": f.sample(column(ok, func(it Item) float64 { return indicator(it.Gain < 0) }), banned, stats.Mean),
+		"odds_factor": f.sample(perToken, banned, func(g []float64) float64 { return math.Exp(-stats.Mean(g)) }),
+		// Pooled over tokens, items resampled with their token counts: the
+		// study's "per action token" may be either, so both are given.
+		"gain_per_token_pooled": f.paired(gains, tokens, banned, pooled),
+		"odds_factor_pooled":    f.paired(gains, tokens, banned, func(g, n []float64) float64 { return math.Exp(-pooled(g, n)) }),
+		"share_inverted":        f.proportion(column(ok, func(it Item) float64 { return indicator(it.Gain < 0) }), banned),
 	}
 }
 
@@ -354,11 +451,23 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 	banned := len(items) > 0 && len(ok) == 0
 	dCopy := column(ok, func(it Item) float64 { return it.DCopy })
 	dSem := column(ok, func(it Item) float64 { return it.DSem })
-	var ratios []float64
+	var ratios, shares []float64
 	for i := range dSem {
 		if dSem[i] != 0 {
 			ratios = append(ratios, math.Abs(dCopy[i])/math.Abs(dSem[i]))
 		}
+		// Δcopy + Δsem = −G: an item with G = 0 has no inversion to share.
+		if total := dCopy[i] + dSem[i]; total != 0 {
+			shares = append(shares, dCopy[i]/total)
+		}
+	}
+	// Runs made before the quoteless context have no split: Δquote and
+	// Δvalence are then undefined for the whole row, not for some items.
+	split := !slices.ContainsFunc(ok, func(it Item) bool { return !it.Split })
+	var dQuote, dValence []float64
+	if split {
+		dQuote = column(ok, func(it Item) float64 { return it.DQuote })
+		dValence = column(ok, func(it Item) float64 { return it.DValence })
 	}
 	scratch := make([]float64, len(ratios))
 	return map[string]Figure{
@@ -366,6 +475,13 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		"banned_items": count(len(items) - len(ok)),
 		"d_copy":       f.sample(dCopy, banned, stats.Mean),
 		"d_sem":        f.sample(dSem, banned, stats.Mean),
+		"d_quote":      f.sample(dQuote, banned && split, stats.Mean),
+		"d_valence":    f.sample(dValence, banned && split, stats.Mean),
+		// The mean of per-item shares, the other reading of the study's
+		// "share of the inversion": defined whatever the signs of the
+		// means, but items with G near 0 weigh heavily.
+		"copy_share_per_item":  f.sample(shares, banned, stats.Mean),
+		"share_excluded_items": count(len(dSem) - len(shares)),
 		// A ratio of means, resampled jointly: a mean of per-item shares
 		// would be dominated by items whose G is near 0. It is a share of
 		// the inversion only when both terms push the same way; where the
@@ -409,9 +525,9 @@ func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[s
 		"unpaired_items":     count(len(items) + len(verbatim) - 2*len(hs)),
 		"p_repeat_pre":       f.sample(column(hs, pPre), false, stats.Mean),
 		"p_repeat_post":      f.sample(column(hs, pPost), false, stats.Mean),
-		"greedy_repeat_pre":  f.sample(column(hs, greedyPre), false, stats.Mean),
-		"greedy_repeat_post": f.sample(column(hs, greedyPost), false, stats.Mean),
-		"near_repeat_post":   f.sample(column(hs, nearPost), false, stats.Mean),
+		"greedy_repeat_pre":  f.proportion(column(hs, greedyPre), false),
+		"greedy_repeat_post": f.proportion(column(hs, greedyPost), false),
+		"near_repeat_post":   f.proportion(column(hs, nearPost), false),
 	}
 	if h == harness.Verbatim {
 		return figs
@@ -481,17 +597,45 @@ type figurer struct {
 // sample is statistic over values with its interval, items resampled. With
 // no values the figure is undefined, or banned when banned is true.
 func (f *figurer) sample(values []float64, banned bool, statistic func([]float64) float64) Figure {
-	return f.interval(len(values), banned, func(note func(float64) float64) (stats.Interval, error) {
+	fig := f.interval(len(values), banned, func(note func(float64) float64) (stats.Interval, error) {
 		return stats.Bootstrap(values, func(s []float64) float64 { return note(statistic(s)) }, f.b.Reps, f.b.Seed, f.b.Level)
 	})
+	return withInterval(fig, IntervalBootstrap)
 }
 
 // paired is statistic over two figures of the same items, resampled
 // together.
 func (f *figurer) paired(a, b []float64, banned bool, statistic func(a, b []float64) float64) Figure {
-	return f.interval(len(a), banned, func(note func(float64) float64) (stats.Interval, error) {
+	fig := f.interval(len(a), banned, func(note func(float64) float64) (stats.Interval, error) {
 		return stats.PairedBootstrap(a, b, func(x, y []float64) float64 { return note(statistic(x, y)) }, f.b.Reps, f.b.Seed, f.b.Level)
 	})
+	return withInterval(fig, IntervalPaired)
+}
+
+// proportion is the share of 1s among 0/1 values with its Wilson score
+// interval: a bootstrap of an all-0 or all-1 sample resamples only that
+// value and reports a zero-width interval, as if 200 of 200 could not have
+// been 199.
+func (f *figurer) proportion(values []float64, banned bool) Figure {
+	if len(values) == 0 {
+		return Figure{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Banned: banned}
+	}
+	iv, err := stats.Wilson(int(floats.Sum(values)), len(values), f.b.Level)
+	if err != nil {
+		if f.err == nil {
+			f.err = err
+		}
+		return Figure{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return Figure{Estimate: iv.Estimate, Lo: iv.Lo, Hi: iv.Hi, Interval: IntervalWilson}
+}
+
+// withInterval names how a figure's interval was made, when it has one.
+func withInterval(f Figure, how string) Figure {
+	if !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi) {
+		f.Interval = how
+	}
+	return f
 }
 
 // interval runs one bootstrap over n items. A statistic can be undefined

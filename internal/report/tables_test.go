@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,10 @@ func TestInversionAndDecomposition(t *testing.T) {
 		{DecompositionTable, "d_copy", 1},
 		{DecompositionTable, "d_sem", 0.75},
 		{DecompositionTable, "copy_share", 1 / 1.75},
+		// (3/4 + 1/2 + 2/2 + −2/−1) / 4: item 4's share is 2 though its
+		// Δcopy is negative, which is why the ratio of means is given too.
+		{DecompositionTable, "copy_share_per_item", 1.0625},
+		{InversionTable, "gain_per_token_pooled", -7.0 / 8},
 		{DecompositionTable, "median_copy_sem_ratio", 2},
 		{DecompositionTable, "ratio_excluded_items", 1},
 	}
@@ -203,5 +208,105 @@ func TestTablesCancelled(t *testing.T) {
 	cancel()
 	if _, err := Tables(ctx, data.Items, Reference{}, Bootstrap{Reps: 10, Seed: 1, Level: 0.95}); err == nil {
 		t.Error("no error from a cancelled context")
+	}
+}
+
+// TestPooledAndPerItemReadings checks the two readings of the study's
+// ambiguous figures on items of unequal length: 2 and 6 tokens.
+func TestPooledAndPerItemReadings(t *testing.T) {
+	long := inverted("2", 1, 1).with(func(p *probe) { p.tokens = 6 })
+	tables := tablesOf(t, Reference{}, runDir(t, inverted("1", 3, 1), long))
+	for _, tt := range []struct {
+		table, figure string
+		want          float64
+	}{
+		// G = −4 over 2 tokens and −2 over 6.
+		{InversionTable, "gain_per_token", (-2 - 1.0/3) / 2},
+		{InversionTable, "gain_per_token_pooled", -6.0 / 8},
+		{InversionTable, "odds_factor_pooled", math.Exp(6.0 / 8)},
+		{DecompositionTable, "copy_share", 2.0 / 3},
+		{DecompositionTable, "copy_share_per_item", (0.75 + 0.5) / 2},
+	} {
+		if f := figure(t, tables, tt.table, "m", "toolshed", "verbatim", tt.figure); !near(f.Estimate, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.figure, f.Estimate, tt.want)
+		}
+	}
+	// Where mean Δsem < 0 the ratio of means has no share to give, the
+	// per-item mean still has one.
+	neg := tablesOf(t, Reference{}, runDir(t, inverted("1", 3, -1), inverted("2", 2, -1)))
+	if f := figure(t, neg, DecompositionTable, "m", "toolshed", "verbatim", "copy_share"); !math.IsNaN(f.Estimate) {
+		t.Errorf("copy share of means with Δsem < 0: %v, want n/a", f.Estimate)
+	}
+	if f := figure(t, neg, DecompositionTable, "m", "toolshed", "verbatim", "copy_share_per_item"); !near(f.Estimate, (1.5+2)/2) {
+		t.Errorf("copy share per item with Δsem < 0: %v, want 1.75", f.Estimate)
+	}
+}
+
+func TestQuoteAndValence(t *testing.T) {
+	quoted := func(id string, dQuote float64) probe {
+		return inverted(id, 2, 1).with(func(p *probe) { p.env, p.dQuote = "coderepair", dQuote })
+	}
+	tables := tablesOf(t, Reference{}, runDir(t, quoted("1", 3), quoted("2", 1), inverted("1", 2, 1)))
+	dq := figure(t, tables, DecompositionTable, "m", "coderepair", "verbatim", "d_quote")
+	dv := figure(t, tables, DecompositionTable, "m", "coderepair", "verbatim", "d_valence")
+	if !near(dq.Estimate, 2) || !near(dv.Estimate, -1) || dq.ByConstruction {
+		t.Errorf("CodeRepair Δquote %+v, Δvalence %+v; want 2 and −1, measured", dq, dv)
+	}
+	// Nothing quoted: Δquote is 0 on every item, which the probe gives
+	// only where the quoteless context is the failure context.
+	if f := figure(t, tables, DecompositionTable, "m", "toolshed", "verbatim", "d_quote"); f.Estimate != 0 || !f.ByConstruction || !math.IsNaN(f.Lo) {
+		t.Errorf("ToolShed Δquote %+v, want 0 by construction", f)
+	}
+	// A run made before the split still reports, without the split.
+	old := tablesOf(t, Reference{}, runDir(t, inverted("1", 2, 1).with(func(p *probe) { p.v1 = true })))
+	if f := figure(t, old, DecompositionTable, "m", "toolshed", "verbatim", "d_quote"); !math.IsNaN(f.Estimate) {
+		t.Errorf("Δquote of an old run: %+v, want n/a", f)
+	}
+	if f := figure(t, old, DecompositionTable, "m", "toolshed", "verbatim", "d_sem"); !near(f.Estimate, 1) {
+		t.Errorf("Δsem of an old run: %v, want 1", f.Estimate)
+	}
+}
+
+func TestByConstructionAndWilson(t *testing.T) {
+	var rows []probe
+	for i := range 20 {
+		id := string(rune('a' + i))
+		rows = append(rows, inverted(id, 2, 1),
+			inverted(id, 0, 0).with(func(p *probe) { p.harness = "drop" }),
+			inverted(id, 2, 1).with(func(p *probe) { p.harness, p.banned, p.pPost = "ban", true, 0 }))
+	}
+	tables := tablesOf(t, Reference{}, runDir(t, rows...))
+	// Every verbatim item is inverted: 20 of 20, and still an interval.
+	inv := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "share_inverted")
+	if inv.Estimate != 1 || !(inv.Lo < 1) || inv.Hi != 1 || inv.Interval != IntervalWilson {
+		t.Errorf("20 of 20 inverted: %+v, want 100%% with a Wilson lower bound below it", inv)
+	}
+	for _, tt := range []struct{ table, harness, figure string }{
+		{InversionTable, "drop", "gain_per_token"},
+		{InversionTable, "drop", "gain_per_action"},
+		{InversionTable, "drop", "odds_factor"},
+		{InversionTable, "drop", "share_inverted"},
+		{HarnessTable, "drop", "share_removed"},
+		{HarnessTable, "ban", "p_repeat_post"},
+		{HarnessTable, "ban", "greedy_repeat_post"},
+	} {
+		f := figure(t, tables, tt.table, "m", "toolshed", tt.harness, tt.figure)
+		if !f.ByConstruction || !math.IsNaN(f.Lo) || !math.IsNaN(f.Hi) {
+			t.Errorf("%s %s: %+v, want by construction without an interval", tt.harness, tt.figure, f)
+		}
+	}
+	// Measured figures of the same rows keep their intervals.
+	if f := figure(t, tables, HarnessTable, "m", "toolshed", "ban", "greedy_repeat_pre"); f.ByConstruction || f.Interval != IntervalWilson {
+		t.Errorf("ban's greedy repeat before: %+v, want measured", f)
+	}
+	var text, csv strings.Builder
+	rep := Report{Bootstrap: Bootstrap{Reps: 10, Level: 0.95}, Tables: tables}
+	ok(t, rep.Write(&text, FormatMarkdown))
+	ok(t, rep.Write(&csv, FormatCSV))
+	if !strings.Contains(text.String(), "0.0% by construction") || !strings.Contains(text.String(), "100.0% by construction") {
+		t.Errorf("Markdown does not label drop's and ban's figures by construction:\n%s", text.String())
+	}
+	if !strings.Contains(csv.String(), "harnesses,m,toolshed,drop,share_removed,1,,,by construction,") {
+		t.Errorf("CSV does not label drop's inversion removed by construction:\n%s", csv.String())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,19 +20,25 @@ const ManifestName = "manifest.json"
 // to rerun it and to
 // tell whether two shards belong to the same run.
 type Manifest struct {
-	Command        []string          `json:"command"`
-	Config         map[string]any    `json:"config"` // resolved: flags, environment, file and defaults merged
-	FeedrunVersion string            `json:"feedrun_version"`
-	Commit         string            `json:"commit"`
-	ModelSHA256    string            `json:"model_sha256"`
-	LlamaBuild     string            `json:"llama_build"`
-	Threads        int               `json:"threads"`
-	Seeds          map[string]uint64 `json:"seeds"`
-	DatasetSHA256  string            `json:"dataset_sha256"`
-	Started        time.Time         `json:"started"`
-	Finished       time.Time         `json:"finished,omitzero"` // zero until the run completes
-	Shard          Shard             `json:"shard"`
-	MergedFrom     []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
+	Command        []string       `json:"command"`
+	Config         map[string]any `json:"config"` // resolved: flags, environment, file and defaults merged
+	FeedrunVersion string         `json:"feedrun_version"`
+	Commit         string         `json:"commit"`
+	ModelSHA256    string         `json:"model_sha256"`
+	LlamaBuild     string         `json:"llama_build"`
+	// LlamaCommit is the upstream llama.cpp commit compiled in, and
+	// Attention the attention kernel its context ran (flash attention on
+	// or off changes log-probabilities in the fourth decimal): both are
+	// part of a figure's provenance. Empty in older manifests.
+	LlamaCommit   string            `json:"llama_commit,omitempty"`
+	Attention     string            `json:"attention,omitempty"`
+	Threads       int               `json:"threads"`
+	Seeds         map[string]uint64 `json:"seeds"`
+	DatasetSHA256 string            `json:"dataset_sha256"`
+	Started       time.Time         `json:"started"`
+	Finished      time.Time         `json:"finished,omitzero"` // zero until the run completes
+	Shard         Shard             `json:"shard"`
+	MergedFrom    []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
 	// Resumed logs every later run that added rows to the folder: the fields
 	// above describe only the run that created it, and a folder may be
 	// finished by another build or with another thread count.
@@ -44,7 +52,43 @@ type Resumption struct {
 	Command        []string  `json:"command"`
 	FeedrunVersion string    `json:"feedrun_version"`
 	Commit         string    `json:"commit"`
+	LlamaCommit    string    `json:"llama_commit,omitempty"`
+	Attention      string    `json:"attention,omitempty"`
 	Threads        int       `json:"threads"`
+}
+
+// DirtySuffix ends the version of a build made from a working tree with
+// uncommitted changes (git describe --dirty).
+const DirtySuffix = "-dirty"
+
+// Build is one feedrun build that wrote to a run folder.
+type Build struct {
+	Version, Commit string
+	// Started is true for the build that created the folder; Resumed
+	// counts the times the build resumed it.
+	Started bool
+	Resumed int
+}
+
+// Dirty is true for a build made from a tree with uncommitted changes:
+// its commit does not say exactly what code wrote the rows.
+func (b Build) Dirty() bool { return strings.HasSuffix(b.Version, DirtySuffix) }
+
+// Builds lists every build that wrote to the run: the one that started it,
+// then each that resumed it, in the order they first did, each once. (A
+// resume that found nothing left to do is logged too: the manifest cannot
+// tell it from one that added rows.)
+func (m Manifest) Builds() []Build {
+	out := []Build{{Version: m.FeedrunVersion, Commit: m.Commit, Started: true}}
+	for _, r := range m.Resumed {
+		i := slices.IndexFunc(out, func(b Build) bool { return b.Version == r.FeedrunVersion && b.Commit == r.Commit })
+		if i < 0 {
+			out = append(out, Build{Version: r.FeedrunVersion, Commit: r.Commit})
+			i = len(out) - 1
+		}
+		out[i].Resumed++
+	}
+	return out
 }
 
 // WriteManifest writes dir/manifest.json atomically, so a reader sees the old
@@ -101,6 +145,9 @@ func Resume(dir string, m Manifest) error {
 	if string(a) != string(b) || old.ModelSHA256 != m.ModelSHA256 || old.Shard.whole() != m.Shard.whole() {
 		return fmt.Errorf("%s holds a run with another configuration (see its %s); use a new --out folder", dir, ManifestName)
 	}
-	old.Resumed = append(old.Resumed, Resumption{At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit, Threads: m.Threads})
+	old.Resumed = append(old.Resumed, Resumption{
+		At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
+		LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads,
+	})
 	return WriteManifest(dir, old)
 }

@@ -15,11 +15,13 @@ import (
 	"strings"
 )
 
-// TableSpec names a CSV table of a run folder and the columns that key its
-// rows (e.g. probe_items.csv by model, env, harness, item_id).
+// TableSpec names a CSV table of a run folder, its header and the columns
+// that key its rows (e.g. probe_items.csv by model, env, harness, item_id);
+// schema.go holds every table's.
 type TableSpec struct {
-	Name string
-	Key  []string
+	Name   string
+	Header []string
+	Key    []string
 }
 
 // Merge combines the folders of a sharded run into outDir and returns the

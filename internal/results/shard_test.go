@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -74,4 +75,21 @@ func TestShardJSON(t *testing.T) {
 		t.Errorf("read back %+v", s)
 	}
 	errContains(t, json.Unmarshal([]byte(`"5/2"`), &s), "shard: expected k/n")
+}
+
+func TestManifestBuilds(t *testing.T) {
+	m := Manifest{FeedrunVersion: "a1", Commit: "a1full", Resumed: []Resumption{
+		{FeedrunVersion: "b2-dirty", Commit: "b2full"}, {FeedrunVersion: "a1", Commit: "a1full"}, {FeedrunVersion: "b2-dirty", Commit: "b2full"},
+	}}
+	got := m.Builds()
+	want := []Build{{Version: "a1", Commit: "a1full", Started: true, Resumed: 1}, {Version: "b2-dirty", Commit: "b2full", Resumed: 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("builds %+v, want %+v", got, want)
+	}
+	if got[0].Dirty() || !got[1].Dirty() {
+		t.Errorf("dirty flags %v, %v; want false, true", got[0].Dirty(), got[1].Dirty())
+	}
+	if one := (Manifest{FeedrunVersion: "a1", Commit: "c"}).Builds(); len(one) != 1 || !one[0].Started || one[0].Resumed != 0 {
+		t.Errorf("a run never resumed: %+v", one)
+	}
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -187,4 +188,32 @@ func TestKey(t *testing.T) {
 	errContains(t, err, `"item"`)
 	_, err = KeyColumns(probeHeader)
 	errContains(t, err, "no key columns")
+}
+
+// TestSchemas checks every table spec against its own header: a key column
+// the header lacks would make KeyFunc panic in a run.
+func TestSchemas(t *testing.T) {
+	for _, s := range append(slices.Clone(RunTables), SweepEpisodes) {
+		if _, err := KeyColumns(s.Header, s.Key...); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		seen := map[string]bool{}
+		for _, c := range s.Header {
+			if seen[c] {
+				t.Errorf("%s: column %q twice", s.Name, c)
+			}
+			seen[c] = true
+		}
+	}
+	// The older probe header is the current one without the added columns,
+	// in the same order, so that a reader can take either by name.
+	var kept []string
+	for _, c := range ProbeItems.Header {
+		if slices.Contains(ProbeItemsV1Header, c) {
+			kept = append(kept, c)
+		}
+	}
+	if !slices.Equal(kept, ProbeItemsV1Header) {
+		t.Errorf("ProbeItemsV1Header %v is not the current header's columns in order: %v", ProbeItemsV1Header, kept)
+	}
 }

@@ -64,7 +64,7 @@ func testPlan(m lm.Model, dir string, agent func(Agent) Agent, shard results.Sha
 func readFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range []string{EpisodesFile, StepsFile} {
+	for _, name := range []string{results.RolloutEpisodes.Name, results.RolloutSteps.Name} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +98,7 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 		t.Fatalf("stopped plan returned %v, want ErrInterrupted", err)
 	}
 	partial := readFiles(t, resumed)
-	if n := bytes.Count(partial[EpisodesFile], []byte("\n")) - 1; n < 1 || n >= 20 {
+	if n := bytes.Count(partial[results.RolloutEpisodes.Name], []byte("\n")) - 1; n < 1 || n >= 20 {
 		t.Fatalf("the stop left %d episodes, want some but not all", n)
 	}
 	sum, err = testPlan(tinyModel(t), resumed, nil, results.Shard{}).Execute(ctx)
@@ -120,7 +120,7 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 		if _, err := testPlan(tinyModel(t), dir, nil, results.Shard{K: k, N: 2}).Execute(ctx); err != nil {
 			t.Fatal(err)
 		}
-		_, rows, err := results.ReadTable(filepath.Join(dir, EpisodesFile))
+		_, rows, err := results.ReadTable(filepath.Join(dir, results.RolloutEpisodes.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 			}
 		}
 	}
-	_, rows, err := results.ReadTable(filepath.Join(whole, EpisodesFile))
+	_, rows, err := results.ReadTable(filepath.Join(whole, results.RolloutEpisodes.Name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -174,7 +175,7 @@ func TestRetriesAddTheBackoffToTheVirtualClock(t *testing.T) {
 func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
 	const runs = 3000
 	cells, err := Sweep(context.Background(), &SweepPlan{
-		Agent: ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.3, FaultSeed: 1,
+		Agent: results.ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.3, FaultSeed: 1,
 		Retries: []int{0, 1, 2, 3, 4}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
 	})
 	if err != nil {
@@ -203,12 +204,12 @@ func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
 func TestSweepResumesWithTheSameRows(t *testing.T) {
 	plan := func() *SweepPlan {
 		return &SweepPlan{
-			Agent: ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.4, FaultSeed: 1,
+			Agent: results.ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.4, FaultSeed: 1,
 			Retries: []int{0, 2}, OnLoop: []string{"stop", "nudge"}, Runs: 25,
 		}
 	}
 	var whole [][]string
-	if _, err := plan().Play(context.Background(), nil, func(e SweepEpisode) error {
+	if _, err := plan().Play(context.Background(), nil, func(e results.SweepEpisode) error {
 		whole = append(whole, e.Record())
 		return nil
 	}); err != nil {
@@ -221,9 +222,9 @@ func TestSweepResumesWithTheSameRows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var got [][]string
 	done := map[string]bool{}
-	_, err := plan().Play(ctx, nil, func(e SweepEpisode) error {
+	_, err := plan().Play(ctx, nil, func(e results.SweepEpisode) error {
 		got = append(got, e.Record())
-		done[SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)] = true
+		done[results.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, e.Seed)] = true
 		if len(got) == 37 {
 			cancel()
 		}
@@ -232,7 +233,7 @@ func TestSweepResumesWithTheSameRows(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("interrupted sweep returned %v, want ErrInterrupted", err)
 	}
-	sum, err := plan().Play(context.Background(), func(k string) bool { return done[k] }, func(e SweepEpisode) error {
+	sum, err := plan().Play(context.Background(), func(k string) bool { return done[k] }, func(e results.SweepEpisode) error {
 		got = append(got, e.Record())
 		return nil
 	})

@@ -13,24 +13,6 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// File names inside a run folder.
-const (
-	EpisodesFile = "rollout_episodes.csv"
-	StepsFile    = "rollout_steps.csv"
-)
-
-// EpisodesHeader is rollout_episodes.csv's header.
-var EpisodesHeader = []string{
-	"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
-	"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens", "lessons",
-}
-
-// StepsHeader is rollout_steps.csv's header.
-var StepsHeader = []string{
-	"model", "env", "harness", "task", "seed", "step", "reply", "action", "observation", "failed", "transient",
-	"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
-}
-
 // ErrInterrupted is returned when the context is cancelled between
 // episodes.
 var ErrInterrupted = errors.New("interrupted")
@@ -72,14 +54,13 @@ func (p *Plan) Size() int {
 // flight and a rerun resumes with identical rows.
 func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	var sum Summary
-	ekey, _ := results.KeyColumns(EpisodesHeader, "model", "env", "harness", "task", "seed")
-	skey, _ := results.KeyColumns(StepsHeader, "model", "env", "harness", "task", "seed", "step")
-	episodes, err := results.OpenTable(filepath.Join(p.OutDir, EpisodesFile), EpisodesHeader, ekey)
+	ekey, skey := results.RolloutEpisodes.KeyFunc(), results.RolloutSteps.KeyFunc()
+	episodes, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutEpisodes.Name), results.RolloutEpisodes.Header, ekey)
 	if err != nil {
 		return sum, err
 	}
 	defer episodes.Close()
-	steps, err := results.OpenTable(filepath.Join(p.OutDir, StepsFile), StepsHeader, skey)
+	steps, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutSteps.Name), results.RolloutSteps.Header, skey)
 	if err != nil {
 		return sum, err
 	}

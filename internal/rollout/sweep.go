@@ -3,10 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
@@ -121,47 +118,6 @@ func (ScriptedAgent) Act(_ context.Context, msgs []transcript.Message, _ []strin
 	return RunTests(step), 0, nil
 }
 
-// ScriptedAgentName is the agent column of a sweep played by ScriptedAgent,
-// the one whose rates have a closed form (Predict).
-const ScriptedAgentName = "scripted"
-
-// SweepFile is the sweep's per-episode table inside its run folder.
-const SweepFile = "sweep_episodes.csv"
-
-// SweepHeader is sweep_episodes.csv's header.
-var SweepHeader = []string{
-	"agent", "fault_rate", "retries", "on_loop", "seed", "steps", "finished", "passed", "retried_calls", "virtual_time_ms",
-}
-
-// SweepEpisode is one episode of the retry-budget grid.
-type SweepEpisode struct {
-	Agent     string // ScriptedAgentName or the model's name
-	FaultRate float64
-	Retries   int
-	OnLoop    string
-	Seed      uint64
-	Steps     int
-	Finished  bool
-	Passed    bool
-	// RetriedCalls is the number of retries spent, over every call.
-	RetriedCalls int
-	VirtualTime  time.Duration
-}
-
-// Record is the episode's row of sweep_episodes.csv.
-func (e SweepEpisode) Record() []string {
-	b := results.FormatBool
-	return []string{
-		e.Agent, results.FormatFloat(e.FaultRate), strconv.Itoa(e.Retries), e.OnLoop, strconv.FormatUint(e.Seed, 10),
-		strconv.Itoa(e.Steps), b(e.Finished), b(e.Passed), strconv.Itoa(e.RetriedCalls), strconv.FormatInt(e.VirtualTime.Milliseconds(), 10),
-	}
-}
-
-// SweepKey identifies an episode's row, for resuming.
-func SweepKey(agent string, faultRate float64, retries int, onLoop string, seed uint64) string {
-	return results.Key(agent, results.FormatFloat(faultRate), strconv.Itoa(retries), onLoop, strconv.FormatUint(seed, 10))
-}
-
 // SweepPlan is the retry-budget grid: every retry budget × loop policy ×
 // seed 1..Runs, in that order, on one task of Env played by Player.
 type SweepPlan struct {
@@ -187,7 +143,7 @@ func (p *SweepPlan) Size() int { return len(p.Retries) * len(p.OnLoop) * p.Runs 
 // and hands each, in grid order, to emit. An episode's faults depend on its
 // seed alone, so a resumed grid plays exactly the episodes an uninterrupted
 // one would have.
-func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit func(SweepEpisode) error) (Summary, error) {
+func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit func(results.SweepEpisode) error) (Summary, error) {
 	var sum Summary
 	progress := p.Progress
 	if progress == nil {
@@ -203,7 +159,7 @@ func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit f
 				Retry:  Retry{Retries: r, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor},
 			}
 			for s := uint64(1); s <= uint64(p.Runs); s++ {
-				if done != nil && done(SweepKey(p.Agent, p.FaultRate, r, ol, s)) {
+				if done != nil && done(results.SweepKey(p.Agent, p.FaultRate, r, ol, s)) {
 					sum.Skipped++
 					progress.Add(1)
 					continue
@@ -215,7 +171,7 @@ func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit f
 				if err != nil {
 					return sum, err
 				}
-				err = emit(SweepEpisode{
+				err = emit(results.SweepEpisode{
 					Agent: p.Agent, FaultRate: p.FaultRate, Retries: r, OnLoop: ol, Seed: s, Steps: len(res.Steps),
 					Finished: res.Finished, Passed: res.Passed, RetriedCalls: res.Retries, VirtualTime: res.VirtualTime,
 				})
@@ -230,88 +186,17 @@ func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit f
 	return sum, nil
 }
 
-// SweepCell is one point of the retry-budget grid.
-type SweepCell struct {
-	Agent     string
-	FaultRate float64
-	Retries   int
-	OnLoop    string
-	Runs      int
-	Finished  int // episodes that finished
-	Passed    int // episodes that finished with both suites passing
-	// VirtualTime is the mean back-off time per episode.
-	VirtualTime time.Duration
-	// Predicted rates for the scripted agent (NaN for a model).
-	PredictedFinished, PredictedPassed float64
-}
-
-// Predict is the analysis the scripted sweep checks: a call fails with
-// q = p^(r+1) after r retries; a step is lost when a call and its repeat
-// both fail (q²), since a third identical call trips the loop detector;
-// both steps must hold, so P(passed) = (1 − q²)². Under "stop" a lost step
-// also ends the episode unfinished; under "nudge" the agent moves on and
-// always finishes.
-func Predict(p float64, retries int, onLoop string) (finished, passed float64) {
-	q := math.Pow(p, float64(retries+1))
-	passed = math.Pow(1-q*q, 2)
-	if onLoop == "nudge" {
-		return 1, passed
-	}
-	return passed, passed
-}
-
-// SweepCells pools episodes into cells, one per agent × fault rate ×
-// retry budget × loop policy, in the order each cell first appears; the
-// scripted agent's cells carry Predict's rates.
-func SweepCells(episodes []SweepEpisode) []SweepCell {
-	type key struct {
-		agent     string
-		faultRate float64
-		retries   int
-		onLoop    string
-	}
-	var cells []SweepCell
-	index := map[key]int{}
-	total := map[key]time.Duration{}
-	for _, e := range episodes {
-		k := key{e.Agent, e.FaultRate, e.Retries, e.OnLoop}
-		i, ok := index[k]
-		if !ok {
-			i = len(cells)
-			index[k] = i
-			c := SweepCell{Agent: e.Agent, FaultRate: e.FaultRate, Retries: e.Retries, OnLoop: e.OnLoop, PredictedFinished: math.NaN(), PredictedPassed: math.NaN()}
-			if e.Agent == ScriptedAgentName {
-				c.PredictedFinished, c.PredictedPassed = Predict(e.FaultRate, e.Retries, e.OnLoop)
-			}
-			cells = append(cells, c)
-		}
-		c := &cells[i]
-		c.Runs++
-		if e.Finished {
-			c.Finished++
-		}
-		if e.Passed {
-			c.Passed++
-		}
-		total[k] += e.VirtualTime
-	}
-	for k, i := range index {
-		cells[i].VirtualTime = total[k] / time.Duration(cells[i].Runs)
-	}
-	return cells
-}
-
 // Sweep plays the whole grid in memory and pools it into cells.
-func Sweep(ctx context.Context, p *SweepPlan) ([]SweepCell, error) {
-	var episodes []SweepEpisode
-	_, err := p.Play(ctx, nil, func(e SweepEpisode) error {
+func Sweep(ctx context.Context, p *SweepPlan) ([]results.SweepCell, error) {
+	var episodes []results.SweepEpisode
+	_, err := p.Play(ctx, nil, func(e results.SweepEpisode) error {
 		episodes = append(episodes, e)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return SweepCells(episodes), nil
+	return results.SweepCells(episodes), nil
 }
 
 // Pattern and TaskTools: FixTest has nothing for memory to learn.

@@ -102,3 +102,51 @@ func RepeatProbability(logps []float64, idx int) (float64, error) {
 	}
 	return math.Exp(logps[idx] - floats.LogSumExp(logps)), nil
 }
+
+// SplitSem splits one item's Δsem = L_fail − L_neutral into what quoting the
+// failed action's source in the observation adds, dQuote = L_fail −
+// L_quoteless, and what marking the action failed adds without any quoted
+// source, dValence = L_quoteless − L_neutral. L_quoteless scores the action
+// after the failure observation with its quoted source lines removed.
+//
+// dValence is taken as dSem − dQuote, so that the split adds up to the Δsem
+// that Decompose gave (itself computed so that −G = Δcopy + Δsem). Where one
+// rounding would leave dQuote + dValence a unit in the last place off dSem,
+// the two move to the nearest floats (at most a few units in the last place
+// away) whose float sum is dSem, so that a reader who adds the two CSV
+// columns gets the d_sem column back bit for bit. No such pair exists only
+// where the two terms nearly cancel and are much larger than dSem (their
+// sums are then coarser than dSem's last digit); the sum is then as close as
+// floats allow, within a unit in the last place of the larger term. Where
+// nothing is quoted the quoteless
+// context is the failure context, L_quoteless = L_fail, and dQuote is
+// exactly 0.
+func SplitSem(dSem, logpFail, logpQuoteless float64) (dQuote, dValence float64) {
+	dQuote = logpFail - logpQuoteless
+	dValence = dSem - dQuote
+	if dQuote+dValence == dSem {
+		return dQuote, dValence
+	}
+	// Nudging dValence alone can step over dSem when its unit in the last
+	// place is coarser than dSem's; nudging dQuote as well reaches it.
+	for _, q := range ulpsAround(dQuote) {
+		for _, v := range ulpsAround(dValence) {
+			if q+v == dSem {
+				return q, v
+			}
+		}
+	}
+	return dQuote, dValence
+}
+
+// ulpsAround is x and its floats up to 4 units in the last place away,
+// nearest first.
+func ulpsAround(x float64) []float64 {
+	out := []float64{x}
+	lo, hi := x, x
+	for range 4 {
+		lo, hi = math.Nextafter(lo, math.Inf(-1)), math.Nextafter(hi, math.Inf(1))
+		out = append(out, lo, hi)
+	}
+	return out
+}

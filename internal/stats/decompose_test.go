@@ -167,3 +167,58 @@ func TestRepeatProbabilityRejects(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitSem(t *testing.T) {
+	t.Run("nothing quoted", func(t *testing.T) {
+		// L_quoteless = L_fail: all of Δsem is valence.
+		d, err := Decompose(-20.25, -3.5, -4.75, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, v := SplitSem(d.DSem, -3.5, -3.5)
+		if q != 0 || v != d.DSem {
+			t.Errorf("got d_quote %v, d_valence %v; want 0 and %v", q, v, d.DSem)
+		}
+	})
+	t.Run("known answer", func(t *testing.T) {
+		// L_fail −3, L_quoteless −5, L_neutral −6: quoting adds 2, the
+		// failure mark 1, Δsem 3.
+		d, err := Decompose(-10, -3, -6, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, v := SplitSem(d.DSem, -3, -5)
+		if q != 2 || v != 1 || d.DSem != 3 {
+			t.Errorf("got Δsem %v = %v + %v, want 3 = 2 + 1", d.DSem, q, v)
+		}
+	})
+	t.Run("adds up exactly", func(t *testing.T) {
+		// Log-probabilities like the probe's (sums of a few dozen token
+		// log-probabilities): the split gives d_sem back bit for bit, except
+		// where the terms cancel at a coarser float spacing than d_sem's,
+		// and there within one unit in the last place of the larger term.
+		rng := rand.New(rand.NewPCG(5, 6))
+		exact := 0
+		for range 20000 {
+			pre, fail, neutral, quoteless := -60*rng.Float64(), -60*rng.Float64(), -60*rng.Float64(), -60*rng.Float64()
+			d, err := Decompose(pre, fail, neutral, 1+rng.IntN(80))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, v := SplitSem(d.DSem, fail, quoteless)
+			if q+v == d.DSem {
+				exact++
+			}
+			big := math.Max(math.Abs(q), math.Abs(v))
+			if math.Abs(q+v-d.DSem) > math.Nextafter(big, math.Inf(1))-big {
+				t.Fatalf("L_fail %v, L_quoteless %v, L_neutral %v: %v + %v = %v, want Δsem %v", fail, quoteless, neutral, q, v, q+v, d.DSem)
+			}
+			if math.Abs(v-(quoteless-neutral)) > 1e-9 {
+				t.Fatalf("d_valence %v, want L_quoteless − L_neutral = %v", v, quoteless-neutral)
+			}
+		}
+		if exact < 19000 {
+			t.Errorf("the split added up bit for bit on %d of 20000 items, want at least 19000", exact)
+		}
+	})
+}

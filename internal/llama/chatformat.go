@@ -1,0 +1,107 @@
+package llama
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// llama_chat_apply_template does not run a checkpoint's Jinja template: it
+// recognises the template by its markers (<|im_start|> is ChatML,
+// <|start_header_id|> is Llama 3) and writes that format. For the study's
+// families its output is the template's own, except where a template
+// writes text of its own beyond the turns. chatFixes adds that text back,
+// so that each family's prompt is the one its template renders, as
+// transformers' apply_chat_template writes it:
+//
+//   - Qwen2.5 and SmolLM2 open a chat that has no system message with
+//     their default one;
+//   - Llama 3.x always opens with a system header whose first lines give
+//     the knowledge cut-off and a date (the template's default date, since
+//     a run must not depend on the day it ran);
+//   - Qwen3 is run non-thinking: with enable_thinking false its template
+//     writes an empty think block after the generation prompt, or before a
+//     final assistant reply that follows the last user turn.
+type chatFixes struct {
+	defaultSystem string // "" when the template has none
+	llama3Header  string // "" unless the template is Llama 3.x's
+	emptyThink    bool
+}
+
+// Default system messages, as the templates spell them.
+var defaultSystems = []string{
+	"You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
+	"You are a helpful AI assistant named SmolLM, trained by Hugging Face",
+}
+
+// llama3Date finds the date a Llama 3.x template falls back to.
+var llama3Date = regexp.MustCompile(`set date_string = "([^"]+)"`)
+
+// qwen3EmptyThink is what Qwen3's template writes with thinking disabled.
+const qwen3EmptyThink = "<think>\n\n</think>\n\n"
+
+func chatFixesFor(tmpl string) chatFixes {
+	var f chatFixes
+	for _, s := range defaultSystems {
+		if strings.Contains(tmpl, s) {
+			f.defaultSystem = s
+		}
+	}
+	if strings.Contains(tmpl, "<|start_header_id|>") && strings.Contains(tmpl, "Cutting Knowledge Date: December 2023") {
+		date := "26 Jul 2024"
+		if m := llama3Date.FindStringSubmatch(tmpl); m != nil {
+			date = m[1]
+		}
+		f.llama3Header = "Cutting Knowledge Date: December 2023\nToday Date: " + date + "\n\n"
+	}
+	f.emptyThink = strings.Contains(tmpl, "enable_thinking") && strings.Contains(tmpl, "<think>")
+	return f
+}
+
+// messages is msgs as llama.cpp should render them.
+func (f chatFixes) messages(msgs []transcript.Message) []transcript.Message {
+	if f.defaultSystem == "" || len(msgs) > 0 && msgs[0].Role == transcript.RoleSystem {
+		return msgs
+	}
+	return append([]transcript.Message{{Role: transcript.RoleSystem, Content: f.defaultSystem}}, msgs...)
+}
+
+// llama3System is how Llama 3 opens a system turn, in llama.cpp's output
+// and the template's alike.
+const llama3System = "<|start_header_id|>system<|end_header_id|>\n\n"
+
+// finish adds to llama.cpp's rendering what the template writes beyond it.
+func (f chatFixes) finish(text string, msgs []transcript.Message, addGenerationPrompt bool) string {
+	if f.llama3Header != "" {
+		if rest, ok := strings.CutPrefix(text, llama3System); ok && len(msgs) > 0 && msgs[0].Role == transcript.RoleSystem {
+			text = llama3System + f.llama3Header + rest
+		} else {
+			text = llama3System + f.llama3Header + "<|eot_id|>" + text
+		}
+	}
+	if f.emptyThink {
+		const opener = "<|im_start|>assistant\n"
+		switch {
+		case addGenerationPrompt:
+			text += qwen3EmptyThink
+		case len(msgs) > 0 && msgs[len(msgs)-1].Role == transcript.RoleAssistant && afterLastUser(msgs):
+			if i := strings.LastIndex(text, opener); i >= 0 {
+				text = text[:i+len(opener)] + qwen3EmptyThink + text[i+len(opener):]
+			}
+		}
+	}
+	return text
+}
+
+// afterLastUser is true when the final message comes after the last user
+// turn, where Qwen3's template writes the think block of a final reply.
+func afterLastUser(msgs []transcript.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == transcript.RoleUser {
+			return i < len(msgs)-1
+		}
+	}
+	// With no user turn the template takes the last message as the query.
+	return false
+}

@@ -1,0 +1,111 @@
+package results
+
+import "fmt"
+
+// The run folder's tables, in one place: each table's file name, header and
+// key columns. The runners that write a table (probe, rollout, sweep), merge
+// and report all read them from here, so that a column is named once and the
+// package that analyses results never imports one that produces them.
+
+// ProbeItems is probe_items.csv: one row per model × env × harness × item,
+// with every figure of the measurement. logp_quoteless, d_quote, d_valence
+// and the greedy replies came later; ProbeItemsV1Header is the header of the
+// runs written before them, which report still reads.
+var ProbeItems = TableSpec{
+	Name: "probe_items.csv",
+	Header: []string{
+		"model", "model_sha256", "instruction_tuned", "env", "harness", "item_id", "failure_kind",
+		"n_tokens", "logp_pre", "logp_fail", "logp_neutral", "logp_quoteless", "gain", "gain_per_token", "odds_factor",
+		"d_copy", "d_sem", "d_quote", "d_valence", "p_repeat_pre", "p_repeat_post", "greedy_repeat_pre", "greedy_repeat_post",
+		"near_repeat_post", "banned", "split_consistent", "greedy_reply_pre", "greedy_reply_post",
+	},
+	Key: []string{"model", "env", "harness", "item_id"},
+}
+
+// ProbeItemsV1Header is probe_items.csv's header before the quoteless
+// context and the kept greedy replies.
+var ProbeItemsV1Header = []string{
+	"model", "model_sha256", "instruction_tuned", "env", "harness", "item_id", "failure_kind",
+	"n_tokens", "logp_pre", "logp_fail", "logp_neutral", "gain", "gain_per_token", "odds_factor",
+	"d_copy", "d_sem", "p_repeat_pre", "p_repeat_post", "greedy_repeat_pre", "greedy_repeat_post",
+	"near_repeat_post", "banned", "split_consistent",
+}
+
+// ProbeTokens is probe_tokens.csv: every action token's log-probability
+// per context (pre, fail, neutral, quoteless), when asked for.
+var ProbeTokens = TableSpec{
+	Name:   "probe_tokens.csv",
+	Header: []string{"model", "env", "harness", "item_id", "context", "index", "token", "logp"},
+	Key:    []string{"model", "env", "harness", "item_id", "context", "index"},
+}
+
+// RolloutEpisodes is rollout_episodes.csv: one row per model × env ×
+// harness × task × seed. lessons (how many lessons the memory harness
+// showed) came later; RolloutEpisodesV1Header is the header of the runs
+// written before it, which report still reads.
+var RolloutEpisodes = TableSpec{
+	Name: "rollout_episodes.csv",
+	Header: []string{
+		"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
+		"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens", "lessons",
+	},
+	Key: []string{"model", "env", "harness", "task", "seed"},
+}
+
+// RolloutEpisodesV1Header is rollout_episodes.csv's header before lessons.
+var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-1]
+
+// RolloutSteps is rollout_steps.csv: one row per step of an episode. reply
+// is what the model wrote, action what the environment executed of it (the
+// call, the program); runs before the two were told apart wrote the reply
+// as action (RolloutStepsV1Header).
+var RolloutSteps = TableSpec{
+	Name: "rollout_steps.csv",
+	Header: []string{
+		"model", "env", "harness", "task", "seed", "step", "reply", "action", "observation", "failed", "transient",
+		"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
+	},
+	Key: []string{"model", "env", "harness", "task", "seed", "step"},
+}
+
+// RolloutStepsV1Header is rollout_steps.csv's header before reply.
+var RolloutStepsV1Header = []string{
+	"model", "env", "harness", "task", "seed", "step", "action", "observation", "failed", "transient",
+	"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
+}
+
+// SweepEpisodes is sweep_episodes.csv: one row per episode of the
+// retry-budget grid (see SweepEpisode).
+var SweepEpisodes = TableSpec{
+	Name: "sweep_episodes.csv",
+	Header: []string{
+		"agent", "fault_rate", "retries", "on_loop", "seed", "steps", "finished", "passed", "retried_calls", "virtual_time_ms",
+	},
+	Key: []string{"agent", "fault_rate", "retries", "on_loop", "seed"},
+}
+
+// RunTables are the tables a probe or rollout run folder may hold, the ones
+// merge joins.
+var RunTables = []TableSpec{ProbeItems, ProbeTokens, RolloutEpisodes, RolloutSteps}
+
+// KeyFunc is the table's key over its own header. The specs above are
+// checked by a test, so a key column missing from the header is a
+// programming error and panics.
+func (s TableSpec) KeyFunc() KeyFunc {
+	key, err := KeyColumns(s.Header, s.Key...)
+	if err != nil {
+		panic(fmt.Sprintf("results: %s: %v", s.Name, err))
+	}
+	return key
+}
+
+// Column is the position of the named column in the table's header; a
+// name that is not there is a programming error and panics.
+func (s TableSpec) Column(name string) int {
+	for i, c := range s.Header {
+		if c == name {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("results: %s has no column %q", s.Name, name))
+}
