@@ -449,7 +449,8 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	defer C.free(contents)
 	rs := unsafe.Slice((**C.char)(roles), max(n, 1))
 	cs := unsafe.Slice((**C.char)(contents), max(n, 1))
-	total := 0
+	// Roles are checked before any C string is made, so that an invalid
+	// one returns without leaving strings behind.
 	for i, msg := range msgs {
 		switch msg.Role {
 		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
@@ -457,6 +458,9 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 			// i counts a default system message chatFixes put first.
 			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i-(len(msgs)-len(given)), msg.Role)
 		}
+	}
+	total := 0
+	for i, msg := range msgs {
 		rs[i] = C.CString(msg.Role)
 		cs[i] = C.CString(msg.Content)
 		total += len(msg.Role) + len(msg.Content)
