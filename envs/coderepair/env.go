@@ -119,15 +119,18 @@ func (*Environment) TaskTools(env.Task) []string           { return nil }
 
 // Grammar is a reply that is one Python function definition, optionally
 // after import lines: `def name(...):` and an indented body, with blank
-// lines inside it and at its end. It does not parse Python; it keeps the
-// reply to code alone, which the sandbox then judges. One optional leading
+// lines inside it and at its end, each body line indented by pairs of
+// spaces or by tabs (a small model's stray one-space indent after a blank
+// line is an IndentationError that says nothing about its fix). It does
+// not parse Python; it keeps the reply to code alone, which the sandbox
+// then judges. One optional leading
 // space lets a plain-format reply keep its delimiter.
 func (*Environment) Grammar() string {
 	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n"+ body
 header ::= ("import " | "from ") [^\n]+ "\n"+
 name ::= [A-Za-z_] [A-Za-z0-9_]*
 body ::= line ("\n"+ line)* "\n"*
-line ::= [ \t]+ [^ \t\n] [^\n]*
+line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*
 `
 }
 

@@ -365,8 +365,10 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 			t.Errorf("the CodeRepair grammar rejects %q (%v)", code, err)
 		}
 	}
-	if ok, _ := m.Accepts(cr.Grammar(), "Here is the code:\ndef f(x):\n    return x"); ok {
-		t.Error("the CodeRepair grammar accepts prose before the function")
+	for _, bad := range []string{"Here is the code:\ndef f(x):\n    return x", "def f(x):\n  y = x\n\n def g():\n    return y"} {
+		if ok, _ := m.Accepts(cr.Grammar(), bad); ok {
+			t.Errorf("the CodeRepair grammar accepts %q", bad)
+		}
 	}
 	t.Logf("%d correct calls accepted", n)
 }
