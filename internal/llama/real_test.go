@@ -175,17 +175,7 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 		var got []result
 		for _, threads := range []int{1, 2} {
 			m := loadReal(t, name, Options{Threads: threads})
-			text, err := m.RenderChat([]transcript.Message{
-				{Role: "system", Content: "You fix Python functions."},
-				{Role: "user", Content: "Write a function is_even(n) that returns True when n is even."},
-			}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prompt, err := m.Tokenize(text, true, true)
-			if err != nil {
-				t.Fatal(err)
-			}
+			prompt := chatPrompt(t, m, "You fix Python functions.", "Write a function is_even(n) that returns True when n is even.")
 			var conts []lm.Continuation
 			for _, c := range []string{"def is_even(n):\n    return n % 2 == 0", "def is_even(n):\n    return n % 2 == 1", "return True"} {
 				toks, err := m.Tokenize(m.Info().ReplyDelimiter+c, false, false)
@@ -249,11 +239,13 @@ call ::= "read_file(path=" str ")" | "list_files(" ("directory=" str)? ")" | "fi
 str ::= "\"" [^"\n]{0,40} "\""
 `
 
-func grammarPrompt(t *testing.T, m *Model) []lm.Token {
+// chatPrompt renders a system and a user message with the generation
+// prompt and tokenises them as a run does.
+func chatPrompt(t *testing.T, m *Model, system, user string) []lm.Token {
 	t.Helper()
 	text, err := m.RenderChat([]transcript.Message{
-		{Role: transcript.RoleSystem, Content: "You are a helpful assistant with file tools."},
-		{Role: transcript.RoleUser, Content: "What is in the file /notes/todo.txt?"},
+		{Role: transcript.RoleSystem, Content: system},
+		{Role: transcript.RoleUser, Content: user},
 	}, true)
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +255,10 @@ func grammarPrompt(t *testing.T, m *Model) []lm.Token {
 		t.Fatal(err)
 	}
 	return prompt
+}
+
+func grammarPrompt(t *testing.T, m *Model) []lm.Token {
+	return chatPrompt(t, m, "You are a helpful assistant with file tools.", "What is in the file /notes/todo.txt?")
 }
 
 // Testing the chosen token first and masking the vocabulary only when the

@@ -77,28 +77,9 @@ func TestPullDatasetResumes(t *testing.T) {
 	srv := newHFServer(t, content)
 	f, _ := newTestFetcher(t)
 	d := testDataset(srv, content)
-	part := f.Cache.DatasetPath(d) + ".part"
-
-	srv.setMode("cut")
-	_, err := f.PullDataset(context.Background(), d)
-	errContains(t, err, "pull tiny-data: download interrupted after")
-	if _, cached := f.Cache.CachedDataset(d); cached {
-		t.Fatal("an interrupted download is in the cache")
-	}
-	st, err := os.Stat(part)
-	ok(t, err)
-	if st.Size() == 0 || st.Size() >= int64(len(content)) {
-		t.Fatalf("part holds %d bytes after a cut at %d of %d", st.Size(), len(content)/2, len(content))
-	}
-
-	srv.setMode("ok")
-	_, err = f.PullDataset(context.Background(), d)
-	ok(t, err)
-	equalFile(t, f.Cache.DatasetPath(d), content)
-	ranges, _ := srv.requests()
-	if want := []string{"", "bytes=" + strconv.FormatInt(st.Size(), 10) + "-"}; !slices.Equal(ranges, want) {
-		t.Fatalf("Range headers %q, want %q", ranges, want)
-	}
+	checkResume(t, srv, content, f.Cache.DatasetPath(d), "pull tiny-data: download interrupted after",
+		func() error { _, err := f.PullDataset(context.Background(), d); return err },
+		func() bool { _, cached := f.Cache.CachedDataset(d); return cached })
 }
 
 func TestPullDatasetChecks(t *testing.T) {

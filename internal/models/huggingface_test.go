@@ -133,28 +133,9 @@ func TestPullHuggingFaceResumes(t *testing.T) {
 	f, _ := newTestFetcher(t)
 	f.HFEndpoint = srv.URL
 	m := testModel(content, hfSource("owner/repo"))
-	part := f.Cache.Path(m) + ".part"
-
-	srv.setMode("cut")
-	_, err := f.Pull(context.Background(), m)
-	errContains(t, err, "download interrupted after")
-	if f.Cache.InCache(m) {
-		t.Fatal("an interrupted download is in the cache")
-	}
-	st, err := os.Stat(part)
-	ok(t, err)
-	if st.Size() == 0 || st.Size() >= int64(len(content)) {
-		t.Fatalf("part holds %d bytes after a cut at %d of %d", st.Size(), len(content)/2, len(content))
-	}
-
-	srv.setMode("ok")
-	_, err = f.Pull(context.Background(), m)
-	ok(t, err)
-	equalFile(t, f.Cache.Path(m), content)
-	ranges, _ := srv.requests()
-	if want := []string{"", "bytes=" + strconv.FormatInt(st.Size(), 10) + "-"}; !slices.Equal(ranges, want) {
-		t.Fatalf("Range headers %q, want %q", ranges, want)
-	}
+	checkResume(t, srv, content, f.Cache.Path(m), "download interrupted after",
+		func() error { _, err := f.Pull(context.Background(), m); return err },
+		func() bool { return f.Cache.InCache(m) })
 	if files := cacheFiles(t, f.Cache); !slices.Equal(files, []string{"tiny.gguf"}) {
 		t.Fatalf("cache holds %v, want only tiny.gguf", files)
 	}
@@ -429,4 +410,31 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// checkResume cuts a download half-way, checks that nothing reached the
+// cache and the part file holds what came, then pulls again and checks
+// that the second request asked for the rest with a Range header and the
+// cached file is whole. Models and datasets share the download code, so
+// they share this check.
+func checkResume(t *testing.T, srv *hfServer, content []byte, path, cutMessage string, pull func() error, cached func() bool) {
+	t.Helper()
+	part := path + ".part"
+	srv.setMode("cut")
+	errContains(t, pull(), cutMessage)
+	if cached() {
+		t.Fatal("an interrupted download is in the cache")
+	}
+	st, err := os.Stat(part)
+	ok(t, err)
+	if st.Size() == 0 || st.Size() >= int64(len(content)) {
+		t.Fatalf("part holds %d bytes after a cut at %d of %d", st.Size(), len(content)/2, len(content))
+	}
+	srv.setMode("ok")
+	ok(t, pull())
+	equalFile(t, path, content)
+	ranges, _ := srv.requests()
+	if want := []string{"", "bytes=" + strconv.FormatInt(st.Size(), 10) + "-"}; !slices.Equal(ranges, want) {
+		t.Fatalf("Range headers %q, want %q", ranges, want)
+	}
 }
