@@ -10,6 +10,7 @@ import (
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
@@ -106,7 +107,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		for _, task := range train {
 			for seed := 1; seed <= opts.Seeds; seed++ {
 				if ctx.Err() != nil {
-					return ErrInterrupted
+					return results.ErrInterrupted
 				}
 				// Demonstrations come from other training templates than
 				// the one being played, so no episode is shown its answer.

@@ -131,15 +131,23 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
+	run.Cut = tornRow(opts.IO)
 	sum, err := run.Execute(ctx)
-	if errors.Is(err, probe.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err
 	}
 	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
+}
+
+// tornRow says on stderr that resuming cut a torn last row (what a crash
+// mid-write leaves) off a table; the unit it belonged to is measured again.
+func tornRow(io *iostreams.IOStreams) results.CutFunc {
+	return func(path string, bytes int64) {
+		io.Statusf("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
+	}
 }
 
 // finishManifest stamps the finish time once every item of the run is in.

@@ -217,10 +217,10 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
+	plan.Cut = tornRow(opts.IO)
 	sum, err := plan.Execute(ctx)
-	if errors.Is(err, rollout.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err

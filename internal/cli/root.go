@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Exit codes, documented in the root command's help.
@@ -39,9 +40,6 @@ func (e UsageError) Unwrap() error { return e.Err }
 func Usagef(format string, args ...any) error {
 	return UsageError{fmt.Errorf(format, args...)}
 }
-
-// ErrInterrupted is returned by commands stopped by a signal.
-var ErrInterrupted = errors.New("interrupted")
 
 // Factory carries what every command needs.
 type Factory struct {
@@ -213,7 +211,7 @@ func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
 	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
 	var usage UsageError
 	switch {
-	case errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled):
+	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &usage) || isCobraUsage(err):
 		return ExitUsage

@@ -95,22 +95,18 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err := results.Resume(out, man); err != nil {
 		return err
 	}
-	key, err := results.KeyColumns(results.SweepEpisodes.Header, results.SweepEpisodes.Key...)
-	if err != nil {
-		return err
-	}
 	path := filepath.Join(out, results.SweepEpisodes.Name)
-	table, err := results.OpenTable(path, results.SweepEpisodes.Header, key)
+	table, err := results.OpenTable(path, results.SweepEpisodes.Header, results.SweepEpisodes.KeyFunc())
 	if err != nil {
 		return err
 	}
 	defer table.Close()
+	table.TellCut(tornRow(opts.IO))
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
-	if errors.Is(err, rollout.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("sweep: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err
