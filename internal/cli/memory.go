@@ -17,6 +17,7 @@ import (
 // MemoryOptions are the settings of `feedrun memory`.
 type MemoryOptions struct {
 	IO          *iostreams.IOStreams
+	OpenModel   modelOpener // loads the model; the Factory's
 	Model       modelFlags
 	Env         string
 	DB          string
@@ -28,7 +29,7 @@ type MemoryOptions struct {
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
-	opts := &MemoryOptions{IO: f.IO}
+	opts := &MemoryOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Build, show or clear the memory harness's experience store (SQLite)",
@@ -87,7 +88,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
 	}
 	env := toolshed.Environment{}
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -21,6 +22,7 @@ import (
 // ProbeOptions are the settings of `feedrun probe`.
 type ProbeOptions struct {
 	IO        *iostreams.IOStreams
+	OpenModel modelOpener // loads the model; the Factory's
 	Model     modelFlags
 	Env       string
 	MBPP      string
@@ -35,7 +37,7 @@ type ProbeOptions struct {
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO}
+	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
@@ -84,7 +86,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -190,7 +192,7 @@ func harnessNames(hs []harness.Name) []any {
 
 func chatTemplateName(tmpl string) string {
 	if tmpl == "" {
-		return "feedrun-plain (the GGUF has no chat template)"
+		return llama.PlainTemplate + " (the GGUF has no chat template)"
 	}
 	return "gguf"
 }

@@ -44,6 +44,17 @@ func Usagef(format string, args ...any) error {
 // Factory carries what every command needs.
 type Factory struct {
 	IO *iostreams.IOStreams
+	// openModel loads the model of a command that needs one; nil means
+	// openLlama, the real one. Tests give a fake (see modelOpener).
+	openModel modelOpener
+}
+
+// modelOpener is the factory's model opener.
+func (f *Factory) modelOpener() modelOpener {
+	if f.openModel == nil {
+		return openLlama
+	}
+	return f.openModel
 }
 
 const rootHelp = `feedrun measures whether recording a failed tool call in a small language
@@ -200,7 +211,13 @@ func orDefault(s, d string) string {
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
-	root := NewRootCmd(&Factory{IO: io})
+	return execute(ctx, &Factory{IO: io, openModel: openLlama}, args)
+}
+
+// execute runs feedrun with the factory's streams and model opener.
+func execute(ctx context.Context, f *Factory, args []string) int {
+	io := f.IO
+	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)

@@ -22,6 +22,7 @@ import (
 // SweepOptions are the settings of `feedrun sweep`.
 type SweepOptions struct {
 	IO        *iostreams.IOStreams
+	OpenModel modelOpener // loads the model; the Factory's
 	Model     modelFlags
 	Scripted  bool
 	Retries   []int
@@ -32,7 +33,7 @@ type SweepOptions struct {
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {
-	opts := &SweepOptions{IO: f.IO}
+	opts := &SweepOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Success against the retry budget on the fix-the-failing-test task (scripted agent or a model)",
@@ -75,7 +76,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Seeds: map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, Started: time.Now().UTC(),
 	}
 	if !opts.Scripted {
-		m, err := openModel(ctx, opts.Model)
+		m, err := opts.OpenModel(ctx, opts.Model)
 		if err != nil {
 			return err
 		}
