@@ -176,8 +176,8 @@ type CutFunc func(path string, bytes int64)
 // TellCut calls cut (when not nil) if OpenTable cut a torn last row off the
 // table.
 func (t *Table) TellCut(cut CutFunc) {
-	if cut != nil && t.droppedTail > 0 {
-		cut(t.path, t.droppedTail)
+	if n := t.DroppedTail(); cut != nil && n > 0 {
+		cut(t.path, n)
 	}
 }
 
