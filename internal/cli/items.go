@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -107,7 +109,7 @@ func readItemsFile(path string) ([]transcript.Item, error) {
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&it); err != nil {
-			return nil, Usagef("%s:%d: not an item: %v", path, line, err)
+			return nil, Usagef("%s:%d: %s", path, line, decodeItemError(err))
 		}
 		if err := checkItem(it); err != nil {
 			return nil, Usagef("%s:%d: %v", path, line, err)
@@ -125,6 +127,23 @@ func readItemsFile(path string) ([]transcript.Item, error) {
 		return nil, Usagef("%s: no items", path)
 	}
 	return items, nil
+}
+
+// decodeItemError names the field a JSON line got wrong, where the
+// decoder says which.
+func decodeItemError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Slice: "a list", reflect.Struct: "an object", reflect.Bool: "true or false"}[te.Type.Kind()]
+		if want == "" {
+			want = te.Type.String()
+		}
+		return fmt.Sprintf("field %s: expected %s, got a JSON %s", te.Field, want, te.Value)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Sprintf("unknown field %s: expected only the fields `feedrun items` writes", field)
+	}
+	return "not an item: " + err.Error()
 }
 
 func checkItem(it transcript.Item) error {

@@ -10,12 +10,14 @@ import (
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
 type MemoryOptions struct {
 	IO          *iostreams.IOStreams
+	OpenModel   modelOpener // loads the model; the Factory's
 	Model       modelFlags
 	Env         string
 	DB          string
@@ -27,7 +29,7 @@ type MemoryOptions struct {
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
-	opts := &MemoryOptions{IO: f.IO}
+	opts := &MemoryOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "memory",
 		Short: "Build, show or clear the memory harness's experience store (SQLite)",
@@ -86,7 +88,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
 	}
 	env := toolshed.Environment{}
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		for _, task := range train {
 			for seed := 1; seed <= opts.Seeds; seed++ {
 				if ctx.Err() != nil {
-					return ErrInterrupted
+					return results.ErrInterrupted
 				}
 				// Demonstrations come from other training templates than
 				// the one being played, so no episode is shown its answer.

@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/gguf"
 	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -45,17 +46,23 @@ func loadRegistry(path string) (*models.Registry, error) {
 	return reg, nil
 }
 
-// openedModel is a loaded checkpoint and what the manifest says about it.
+// openedModel is a loaded model and what the manifest says about it.
 type openedModel struct {
-	*llama.Model
-	Entry  models.Model
-	Path   string
-	SHA256 string
+	lm.Model
+	Entry     models.Model
+	Path      string
+	SHA256    string
+	Attention string // the runtime's attention kernel, for the manifest
 }
 
-// openModel resolves a model name to its cached file, checks the file
-// (GGUF header, recorded sha256) and loads it.
-func openModel(ctx context.Context, mf modelFlags) (*openedModel, error) {
+// modelOpener loads the model a command's model flags name. The Factory
+// supplies it: openLlama in feedrun, a fake in tests, so that every command
+// that loads a model can run against lm.Fake.
+type modelOpener func(ctx context.Context, mf modelFlags) (*openedModel, error)
+
+// openLlama resolves a model name to its cached file, checks the file
+// (GGUF header, recorded sha256) and loads it with llama.cpp.
+func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	reg, err := loadRegistry(mf.ModelsFile)
 	if err != nil {
 		return nil, err
@@ -85,7 +92,7 @@ func openModel(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got}, nil
+	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got, Attention: m.Attention()}, nil
 }
 
 func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
@@ -98,7 +105,7 @@ func (o *openedModel) manifest(mf modelFlags, config map[string]any, seeds map[s
 	}
 	return results.Manifest{
 		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), LlamaCommit: buildinfo.LlamaCommit, Attention: o.Attention(), Threads: threads,
+		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), LlamaCommit: buildinfo.LlamaCommit, Attention: o.Attention, Threads: threads,
 		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -21,6 +22,7 @@ import (
 // ProbeOptions are the settings of `feedrun probe`.
 type ProbeOptions struct {
 	IO        *iostreams.IOStreams
+	OpenModel modelOpener // loads the model; the Factory's
 	Model     modelFlags
 	Env       string
 	MBPP      string
@@ -35,7 +37,7 @@ type ProbeOptions struct {
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO}
+	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
@@ -84,7 +86,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -131,15 +133,23 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
+	run.Cut = tornRow(opts.IO)
 	sum, err := run.Execute(ctx)
-	if errors.Is(err, probe.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err
 	}
 	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
+}
+
+// tornRow says on stderr that resuming cut a torn last row (what a crash
+// mid-write leaves) off a table; the unit it belonged to is measured again.
+func tornRow(io *iostreams.IOStreams) results.CutFunc {
+	return func(path string, bytes int64) {
+		io.Statusf("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
+	}
 }
 
 // finishManifest stamps the finish time once every item of the run is in.
@@ -182,7 +192,7 @@ func harnessNames(hs []harness.Name) []any {
 
 func chatTemplateName(tmpl string) string {
 	if tmpl == "" {
-		return "feedrun-plain (the GGUF has no chat template)"
+		return llama.PlainTemplate + " (the GGUF has no chat template)"
 	}
 	return "gguf"
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
@@ -23,6 +23,7 @@ import (
 // RolloutOptions are the settings of `feedrun rollout`.
 type RolloutOptions struct {
 	IO            *iostreams.IOStreams
+	OpenModel     modelOpener // loads the model; the Factory's
 	Model         modelFlags
 	Env           string
 	MBPP          string
@@ -86,7 +87,7 @@ func splitFilter(s string) string {
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{IO: f.IO}
+	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",
@@ -155,7 +156,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
@@ -217,10 +218,10 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
+	plan.Cut = tornRow(opts.IO)
 	sum, err := plan.Execute(ctx)
-	if errors.Is(err, rollout.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err
@@ -247,17 +248,28 @@ func demoIDs(demos []env.Demonstration) []any {
 	return out
 }
 
+// grammarChecker is a model that can say whether a grammar, as its
+// vocabulary spells it, accepts a text: the llama.cpp model can.
+type grammarChecker interface {
+	Accepts(gbnf, text string) (bool, error)
+}
+
 // checkGrammar makes sure the environment's grammar, as the model's
 // vocabulary spells it, accepts the solved demonstrations' actions: a
 // grammar that forbade a right answer would handicap every episode
-// silently.
-func checkGrammar(m *llama.Model, e env.Env, demos []env.Demonstration) error {
+// silently. A model with no grammar engine of its own to ask (lm.Fake) is
+// not checked: its Generate refuses a grammar it cannot apply.
+func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
+	gc, ok := m.(grammarChecker)
+	if !ok {
+		return nil
+	}
 	for _, d := range demos {
 		for _, msg := range d.Messages {
 			if msg.Role != transcript.RoleAssistant {
 				continue
 			}
-			ok, err := m.Accepts(e.Grammar(), msg.Content)
+			ok, err := gc.Accepts(e.Grammar(), msg.Content)
 			if err != nil {
 				return fmt.Errorf("%s grammar: %w", e.Name(), err)
 			}

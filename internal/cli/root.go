@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Exit codes, documented in the root command's help.
@@ -40,12 +41,20 @@ func Usagef(format string, args ...any) error {
 	return UsageError{fmt.Errorf(format, args...)}
 }
 
-// ErrInterrupted is returned by commands stopped by a signal.
-var ErrInterrupted = errors.New("interrupted")
-
 // Factory carries what every command needs.
 type Factory struct {
 	IO *iostreams.IOStreams
+	// openModel loads the model of a command that needs one; nil means
+	// openLlama, the real one. Tests give a fake (see modelOpener).
+	openModel modelOpener
+}
+
+// modelOpener is the factory's model opener.
+func (f *Factory) modelOpener() modelOpener {
+	if f.openModel == nil {
+		return openLlama
+	}
+	return f.openModel
 }
 
 const rootHelp = `feedrun measures whether recording a failed tool call in a small language
@@ -202,7 +211,13 @@ func orDefault(s, d string) string {
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
-	root := NewRootCmd(&Factory{IO: io})
+	return execute(ctx, &Factory{IO: io, openModel: openLlama}, args)
+}
+
+// execute runs feedrun with the factory's streams and model opener.
+func execute(ctx context.Context, f *Factory, args []string) int {
+	io := f.IO
+	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
@@ -213,7 +228,7 @@ func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
 	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
 	var usage UsageError
 	switch {
-	case errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled):
+	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &usage) || isCobraUsage(err):
 		return ExitUsage

@@ -14,6 +14,7 @@ import (
 // ScoreOptions are the settings of `feedrun score`.
 type ScoreOptions struct {
 	IO           *iostreams.IOStreams
+	OpenModel    modelOpener // loads the model; the Factory's
 	Model        modelFlags
 	RawPrompt    string
 	Continuation string
@@ -30,7 +31,7 @@ type ScoreResult struct {
 }
 
 func newScoreCmd(f *Factory) *cobra.Command {
-	opts := &ScoreOptions{IO: f.IO}
+	opts := &ScoreOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "score",
 		Short: "Log-probability of a continuation after a raw prompt (no chat template)",
@@ -50,7 +51,7 @@ func newScoreCmd(f *Factory) *cobra.Command {
 }
 
 func scoreRun(ctx context.Context, opts *ScoreOptions) error {
-	m, err := openModel(ctx, opts.Model)
+	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 // SweepOptions are the settings of `feedrun sweep`.
 type SweepOptions struct {
 	IO        *iostreams.IOStreams
+	OpenModel modelOpener // loads the model; the Factory's
 	Model     modelFlags
 	Scripted  bool
 	Retries   []int
@@ -32,7 +33,7 @@ type SweepOptions struct {
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {
-	opts := &SweepOptions{IO: f.IO}
+	opts := &SweepOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Success against the retry budget on the fix-the-failing-test task (scripted agent or a model)",
@@ -75,7 +76,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Seeds: map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, Started: time.Now().UTC(),
 	}
 	if !opts.Scripted {
-		m, err := openModel(ctx, opts.Model)
+		m, err := opts.OpenModel(ctx, opts.Model)
 		if err != nil {
 			return err
 		}
@@ -95,22 +96,18 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err := results.Resume(out, man); err != nil {
 		return err
 	}
-	key, err := results.KeyColumns(results.SweepEpisodes.Header, results.SweepEpisodes.Key...)
-	if err != nil {
-		return err
-	}
 	path := filepath.Join(out, results.SweepEpisodes.Name)
-	table, err := results.OpenTable(path, results.SweepEpisodes.Header, key)
+	table, err := results.OpenTable(path, results.SweepEpisodes.Header, results.SweepEpisodes.KeyFunc())
 	if err != nil {
 		return err
 	}
 	defer table.Close()
+	table.TellCut(tornRow(opts.IO))
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
-	if errors.Is(err, rollout.ErrInterrupted) {
+	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("sweep: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-		return ErrInterrupted
 	}
 	if err != nil {
 		return err

@@ -61,3 +61,27 @@ func TestSweepWritesResumesAndReports(t *testing.T) {
 		t.Errorf("stderr %q does not say the folder holds another configuration", stderr.String())
 	}
 }
+
+func TestSweepSaysWhenAResumeCutsATornRow(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "--scripted", "--runs", "3", "--retries", "0", "--out", out}
+	io, _, stderr := iostreams.Test(false)
+	if code := Execute(context.Background(), io, args); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	path := filepath.Join(out, results.SweepEpisodes.Name)
+	whole, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(bytes.Clone(whole), "scripted,0.3,0"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	io, _, stderr = iostreams.Test(false)
+	if code := Execute(context.Background(), io, args); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if want := "resume: cut a torn last row (14 bytes) off " + path; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, whole) {
+		t.Error("resuming after a torn row changed the table")
+	}
+}

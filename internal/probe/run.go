@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,9 +10,6 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
-
-// ErrInterrupted is returned when the context is cancelled between items.
-var ErrInterrupted = errors.New("interrupted")
 
 // Run is one probe run over a model, an environment and its items.
 type Run struct {
@@ -27,6 +23,8 @@ type Run struct {
 	OutDir           string
 	Manifest         results.Manifest
 	Progress         iostreams.Progress
+	// Cut is told when resuming cuts a torn last row off a table.
+	Cut results.CutFunc
 }
 
 // Summary says what a run did.
@@ -37,7 +35,8 @@ type Summary struct {
 // Execute measures every item of the shard not already in the output
 // folder, appending its rows as it finishes. Rows of an item are computed
 // from that item alone, so resuming gives the rows an uninterrupted run
-// would have written. Cancelling ctx stops after the item in flight.
+// would have written. Cancelling ctx stops after the item in flight, with
+// results.ErrInterrupted.
 func (r *Run) Execute(ctx context.Context) (Summary, error) {
 	var sum Summary
 	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
@@ -52,6 +51,7 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 		return sum, err
 	}
 	defer items.Close()
+	items.TellCut(r.Cut)
 	var tokens *results.Table
 	tkey := results.ProbeTokens.KeyFunc()
 	if r.Prober.opts.PerToken {
@@ -59,27 +59,19 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 			return sum, err
 		}
 		defer tokens.Close()
+		tokens.TellCut(r.Cut)
 	}
-	progress := r.Progress
-	if progress == nil {
-		progress = nopProgress{}
-	}
-	defer progress.Finish()
+	var units []transcript.Item
 	for i, it := range r.Items {
-		if !r.Shard.Has(i) {
-			continue
+		if r.Shard.Has(i) {
+			units = append(units, it)
 		}
-		if r.itemDone(items, it) {
-			sum.Skipped++
-			progress.Add(1)
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return sum, ErrInterrupted
-		}
+	}
+	done := func(it transcript.Item) bool { return r.itemDone(items, it) }
+	n, err := results.Loop(ctx, units, r.Progress, done, func(it transcript.Item) error {
 		rows, toks, err := r.Prober.Item(it)
 		if err != nil {
-			return sum, err
+			return err
 		}
 		// Token rows first: an item counts as done once its item rows are
 		// all there, so a crash in between redoes the item and appends only
@@ -89,7 +81,7 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 				rec := r.tokenRecord(tr)
 				if !tokens.Done(tkey(rec)) {
 					if err := tokens.Append(rec); err != nil {
-						return sum, err
+						return err
 					}
 				}
 			}
@@ -100,20 +92,15 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 				continue
 			}
 			if err := items.Append(rec); err != nil {
-				return sum, err
+				return err
 			}
 			sum.Rows++
 		}
-		sum.Items++
-		progress.Add(1)
-	}
-	return sum, nil
+		return nil
+	})
+	sum.Items, sum.Skipped = n.Ran, n.Skipped
+	return sum, err
 }
-
-type nopProgress struct{}
-
-func (nopProgress) Add(int) {}
-func (nopProgress) Finish() {}
 
 func (r *Run) itemDone(t *results.Table, it transcript.Item) bool {
 	for _, h := range r.Prober.opts.Harnesses {

@@ -169,6 +169,18 @@ func (t *Table) DroppedTail() int64 {
 	return t.droppedTail
 }
 
+// CutFunc is told the file and the number of bytes when resuming cut a torn
+// last row off a table, so that a command can tell the user.
+type CutFunc func(path string, bytes int64)
+
+// TellCut calls cut (when not nil) if OpenTable cut a torn last row off the
+// table.
+func (t *Table) TellCut(cut CutFunc) {
+	if n := t.DroppedTail(); cut != nil && n > 0 {
+		cut(t.path, n)
+	}
+}
+
 // Append writes row durably: one write of the encoded line, then fsync. It
 // refuses a row whose key is already done, so a resumed run cannot record
 // the same work twice. After a failed write the Table refuses further rows;

@@ -94,7 +94,7 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 	stopCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	_, err = testPlan(tinyModel(t), resumed, func(a Agent) Agent { return &cancelAfter{Agent: a, n: 20, cancel: cancel} }, results.Shard{}).Execute(stopCtx)
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, results.ErrInterrupted) {
 		t.Fatalf("stopped plan returned %v, want ErrInterrupted", err)
 	}
 	partial := readFiles(t, resumed)

@@ -174,13 +174,18 @@ func TestRetriesAddTheBackoffToTheVirtualClock(t *testing.T) {
 
 func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
 	const runs = 3000
-	cells, err := Sweep(context.Background(), &SweepPlan{
+	var episodes []results.SweepEpisode
+	_, err := (&SweepPlan{
 		Agent: results.ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.3, FaultSeed: 1,
 		Retries: []int{0, 1, 2, 3, 4}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
+	}).Play(context.Background(), nil, func(e results.SweepEpisode) error {
+		episodes = append(episodes, e)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cells := results.SweepCells(episodes)
 	for _, c := range cells {
 		for _, x := range []struct {
 			name      string
@@ -230,7 +235,7 @@ func TestSweepResumesWithTheSameRows(t *testing.T) {
 		}
 		return nil
 	})
-	if !errors.Is(err, ErrInterrupted) {
+	if !errors.Is(err, results.ErrInterrupted) {
 		t.Fatalf("interrupted sweep returned %v, want ErrInterrupted", err)
 	}
 	sum, err := plan().Play(context.Background(), func(k string) bool { return done[k] }, func(e results.SweepEpisode) error {

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,10 +11,6 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 )
-
-// ErrInterrupted is returned when the context is cancelled between
-// episodes.
-var ErrInterrupted = errors.New("interrupted")
 
 // Plan is a set of episodes: every task × seed × harness, in that order.
 type Plan struct {
@@ -32,6 +27,8 @@ type Plan struct {
 	Shard    results.Shard
 	OutDir   string
 	Progress iostreams.Progress
+	// Cut is told when resuming cuts a torn last row off a table.
+	Cut results.CutFunc
 }
 
 // Summary says what Execute did.
@@ -48,32 +45,37 @@ func (p *Plan) Size() int {
 	return n
 }
 
+// episodeUnit is one episode of a plan: a harness on a task and seed.
+type episodeUnit struct {
+	task Task
+	seed uint64
+	h    harness.Name
+}
+
 // Execute runs the plan's episodes that are not in the output folder yet.
 // Each episode's rows are written when it ends (steps first, then the
 // episode row that marks it done), so a crash loses at most the episode in
-// flight and a rerun resumes with identical rows.
+// flight and a rerun resumes with identical rows. Cancelling ctx stops
+// after the episode in flight, with results.ErrInterrupted.
 func (p *Plan) Execute(ctx context.Context) (Summary, error) {
-	var sum Summary
 	ekey, skey := results.RolloutEpisodes.KeyFunc(), results.RolloutSteps.KeyFunc()
 	episodes, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutEpisodes.Name), results.RolloutEpisodes.Header, ekey)
 	if err != nil {
-		return sum, err
+		return Summary{}, err
 	}
 	defer episodes.Close()
+	episodes.TellCut(p.Cut)
 	steps, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutSteps.Name), results.RolloutSteps.Header, skey)
 	if err != nil {
-		return sum, err
+		return Summary{}, err
 	}
 	defer steps.Close()
-	progress := p.Progress
-	if progress == nil {
-		progress = nopProgress{}
-	}
-	defer progress.Finish()
+	steps.TellCut(p.Cut)
 	// Task-major order: every harness of a task and seed runs before the
 	// next task, and shards split (task, seed) pairs, never the harnesses of
 	// one: a run stopped part-way, or one shard, already holds complete
 	// harness comparisons on the tasks it reached.
+	var units []episodeUnit
 	i := -1
 	for _, task := range p.Tasks {
 		for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
@@ -82,47 +84,36 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 				continue
 			}
 			for _, h := range p.Harnesses {
-				if episodes.Done(results.Key(p.Model, p.Env.Name(), string(h), task.ID, strconv.FormatUint(seed, 10))) {
-					sum.Skipped++
-					progress.Add(1)
-					continue
-				}
-				if ctx.Err() != nil {
-					return sum, ErrInterrupted
-				}
-				cfg := p.Config
-				cfg.Harness = h
-				if h == harness.Memory {
-					cfg.Guidance = p.Guidance
-				}
-				res, err := Run(ctx, p.Env, p.Agent, cfg, task, seed)
-				if err != nil {
-					return sum, err
-				}
-				for _, st := range res.Steps {
-					rec := p.stepRecord(h, res, st)
-					if steps.Done(skey(rec)) {
-						continue
-					}
-					if err := steps.Append(rec); err != nil {
-						return sum, err
-					}
-				}
-				if err := episodes.Append(p.episodeRecord(h, res)); err != nil {
-					return sum, err
-				}
-				sum.Episodes++
-				progress.Add(1)
+				units = append(units, episodeUnit{task, seed, h})
 			}
 		}
 	}
-	return sum, nil
+	done := func(u episodeUnit) bool {
+		return episodes.Done(results.Key(p.Model, p.Env.Name(), string(u.h), u.task.ID, strconv.FormatUint(u.seed, 10)))
+	}
+	n, err := results.Loop(ctx, units, p.Progress, done, func(u episodeUnit) error {
+		cfg := p.Config
+		cfg.Harness = u.h
+		if u.h == harness.Memory {
+			cfg.Guidance = p.Guidance
+		}
+		res, err := Run(ctx, p.Env, p.Agent, cfg, u.task, u.seed)
+		if err != nil {
+			return err
+		}
+		for _, st := range res.Steps {
+			rec := p.stepRecord(u.h, res, st)
+			if steps.Done(skey(rec)) {
+				continue
+			}
+			if err := steps.Append(rec); err != nil {
+				return err
+			}
+		}
+		return episodes.Append(p.episodeRecord(u.h, res))
+	})
+	return Summary{Episodes: n.Ran, Skipped: n.Skipped}, err
 }
-
-type nopProgress struct{}
-
-func (nopProgress) Add(int) {}
-func (nopProgress) Finish() {}
 
 func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
 	b := results.FormatBool

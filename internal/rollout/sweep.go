@@ -139,64 +139,50 @@ const sweepMaxSteps = 12
 // Size is the number of episodes in the grid.
 func (p *SweepPlan) Size() int { return len(p.Retries) * len(p.OnLoop) * p.Runs }
 
+// sweepUnit is one episode of the grid.
+type sweepUnit struct {
+	retries int
+	onLoop  string
+	seed    uint64
+}
+
 // Play runs the grid's episodes that done (nil: none) does not know yet
 // and hands each, in grid order, to emit. An episode's faults depend on its
 // seed alone, so a resumed grid plays exactly the episodes an uninterrupted
-// one would have.
+// one would have. Cancelling ctx stops after the episode in flight, with
+// results.ErrInterrupted.
 func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit func(results.SweepEpisode) error) (Summary, error) {
-	var sum Summary
-	progress := p.Progress
-	if progress == nil {
-		progress = nopProgress{}
-	}
-	defer progress.Finish()
 	task := p.Env.Tasks()[0]
+	var units []sweepUnit
 	for _, r := range p.Retries {
 		for _, ol := range p.OnLoop {
-			cfg := Config{
-				Harness: harness.Verbatim, MaxSteps: sweepMaxSteps, OnLoop: ol,
-				Faults: Faults{Rate: p.FaultRate, Seed: p.FaultSeed},
-				Retry:  Retry{Retries: r, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor},
-			}
 			for s := uint64(1); s <= uint64(p.Runs); s++ {
-				if done != nil && done(results.SweepKey(p.Agent, p.FaultRate, r, ol, s)) {
-					sum.Skipped++
-					progress.Add(1)
-					continue
-				}
-				if ctx.Err() != nil {
-					return sum, ErrInterrupted
-				}
-				res, err := Run(ctx, p.Env, p.Player, cfg, task, s)
-				if err != nil {
-					return sum, err
-				}
-				err = emit(results.SweepEpisode{
-					Agent: p.Agent, FaultRate: p.FaultRate, Retries: r, OnLoop: ol, Seed: s, Steps: len(res.Steps),
-					Finished: res.Finished, Passed: res.Passed, RetriedCalls: res.Retries, VirtualTime: res.VirtualTime,
-				})
-				if err != nil {
-					return sum, err
-				}
-				sum.Episodes++
-				progress.Add(1)
+				units = append(units, sweepUnit{r, ol, s})
 			}
 		}
 	}
-	return sum, nil
-}
-
-// Sweep plays the whole grid in memory and pools it into cells.
-func Sweep(ctx context.Context, p *SweepPlan) ([]results.SweepCell, error) {
-	var episodes []results.SweepEpisode
-	_, err := p.Play(ctx, nil, func(e results.SweepEpisode) error {
-		episodes = append(episodes, e)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	var known func(sweepUnit) bool
+	if done != nil {
+		known = func(u sweepUnit) bool {
+			return done(results.SweepKey(p.Agent, p.FaultRate, u.retries, u.onLoop, u.seed))
+		}
 	}
-	return results.SweepCells(episodes), nil
+	n, err := results.Loop(ctx, units, p.Progress, known, func(u sweepUnit) error {
+		cfg := Config{
+			Harness: harness.Verbatim, MaxSteps: sweepMaxSteps, OnLoop: u.onLoop,
+			Faults: Faults{Rate: p.FaultRate, Seed: p.FaultSeed},
+			Retry:  Retry{Retries: u.retries, Backoff: DefaultRetry.Backoff, Factor: DefaultRetry.Factor},
+		}
+		res, err := Run(ctx, p.Env, p.Player, cfg, task, u.seed)
+		if err != nil {
+			return err
+		}
+		return emit(results.SweepEpisode{
+			Agent: p.Agent, FaultRate: p.FaultRate, Retries: u.retries, OnLoop: u.onLoop, Seed: u.seed, Steps: len(res.Steps),
+			Finished: res.Finished, Passed: res.Passed, RetriedCalls: res.Retries, VirtualTime: res.VirtualTime,
+		})
+	})
+	return Summary{Episodes: n.Ran, Skipped: n.Skipped}, err
 }
 
 // Pattern and TaskTools: FixTest has nothing for memory to learn.

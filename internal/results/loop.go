@@ -1,0 +1,58 @@
+package results
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrInterrupted is returned by Loop when its context is cancelled between
+// units: the unit in flight finished and its rows are whole, and running
+// the same command again resumes after it.
+var ErrInterrupted = errors.New("interrupted")
+
+// Progress counts units as a loop finishes or skips them; the iostreams
+// bars are one. A nil Progress counts nothing.
+type Progress interface {
+	Add(n int)
+	Finish()
+}
+
+// Tally says what a loop did: the units it ran and those it skipped because
+// their rows were already in the run folder.
+type Tally struct{ Ran, Skipped int }
+
+// Loop is the run loop of every runner (probe items, rollout episodes, the
+// retry sweep's episodes): for each unit in order, skip it when done (nil:
+// nothing is done) says its rows are already written, else run it, which
+// measures the unit and appends its rows. Cancelling ctx stops before the
+// next unit to run, with ErrInterrupted; skipping goes on regardless, since
+// it costs nothing. The tally counts what happened up to the return, error
+// or not.
+func Loop[U any](ctx context.Context, units []U, progress Progress, done func(U) bool, run func(U) error) (Tally, error) {
+	var n Tally
+	if progress == nil {
+		progress = silent{}
+	}
+	defer progress.Finish()
+	for _, u := range units {
+		if done != nil && done(u) {
+			n.Skipped++
+			progress.Add(1)
+			continue
+		}
+		if ctx.Err() != nil {
+			return n, ErrInterrupted
+		}
+		if err := run(u); err != nil {
+			return n, err
+		}
+		n.Ran++
+		progress.Add(1)
+	}
+	return n, nil
+}
+
+type silent struct{}
+
+func (silent) Add(int) {}
+func (silent) Finish() {}
