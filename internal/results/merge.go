@@ -26,8 +26,9 @@ type TableSpec struct {
 
 // Merge combines the folders of a sharded run into outDir and returns the
 // merged manifest. It checks that every shard has finished, that all come
-// from the same run (manifests equal except for shard, times and the --shard
-// argument; the error names the first differing field) and that together
+// from the same run (manifests equal except for shard, times, threads and the
+// --shard, --threads and --out arguments; the error names the first
+// differing field) and that together
 // they are exactly shards 0..n−1 of n. Each table's rows are concatenated;
 // exact duplicate rows are kept once, and two different rows with the same
 // key are an error. A table absent from every shard is skipped (optional
@@ -96,7 +97,10 @@ func checkSameRun(dirs []string, manifests []Manifest) error {
 // lets the error name the field as it appears in manifest.json, down to a key
 // inside config.
 func runIdentity(m Manifest) (map[string]any, error) {
-	m.Command = withoutFlags(m.Command, "--shard", "--threads")
+	// The folder a shard writes to changes no row either: shards given
+	// their own --out by hand, or the lanes of `--lanes` (one folder
+	// each), are one run.
+	m.Command = withoutFlags(m.Command, "--shard", "--threads", "--out")
 	m.Config = withoutShardKey(m.Config)
 	data, err := json.Marshal(m)
 	if err != nil {

@@ -271,13 +271,13 @@ func TestResumeLogsEachRerunAndRefusesAnotherRun(t *testing.T) {
 	}
 }
 
-// Shards run with other thread counts are one run (the thread count changes
-// no number); the merged manifest keeps every shard's resumption log.
+// Shards run with other thread counts or into other folders are one run
+// (neither changes a number); the merged manifest keeps every shard's resumption log.
 func TestMergeAcceptsOtherThreadsAndKeepsResumptions(t *testing.T) {
 	root := t.TempDir()
 	m0, m1 := shardManifest(0, 2), shardManifest(1, 2)
 	m1.Threads = 1
-	m1.Command = append(m1.Command, "--threads=1")
+	m1.Command = append(m1.Command, "--threads=1", "--out", "elsewhere")
 	m0.Resumed = []Resumption{{At: t0.Add(3 * time.Hour), FeedrunVersion: "0.1.1", Threads: 1}}
 	m1.Resumed = []Resumption{{At: t0.Add(2 * time.Hour), FeedrunVersion: "0.1.1", Threads: 2}}
 	a := writeShard(t, root, m0, probeRow("1", "-1", "x"))
