@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -22,11 +23,19 @@ var fakeEntry = models.Model{Name: "fake-1m", Family: "fake", InstructionTuned: 
 
 // fakeCLI runs feedrun's commands with a model opener that gives a fresh
 // model from newModel (lm.Fake by default) under fakeEntry; opened counts
-// the models it gave.
+// the models it gave, threads the --threads each was opened with. It is
+// also the commands' lane launcher (lanes_test.go): lane workers run as
+// commands of this test process, with laneModel, when set, wrapping the
+// model of the lane with the given --shard.
 type fakeCLI struct {
-	t        *testing.T
-	newModel func() lm.Model
+	t         *testing.T
+	newModel  func() lm.Model
+	laneModel func(shard string, m lm.Model) lm.Model
+
+	mu       sync.Mutex // lanes open models at once
 	opened   int
+	threads  []int
+	laneArgs [][]string
 }
 
 func newFakeCLI(t *testing.T) *fakeCLI {
@@ -36,15 +45,24 @@ func newFakeCLI(t *testing.T) *fakeCLI {
 }
 
 func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*openedModel, error) {
+	c.mu.Lock()
 	c.opened++
+	c.threads = append(c.threads, mf.Threads)
+	c.mu.Unlock()
 	return &openedModel{Model: c.newModel(), Entry: fakeEntry, Path: "/cache/fake.gguf", SHA256: fakeEntry.SHA256, Attention: "fake"}, nil
 }
 
 // run executes args and returns the exit code, stdout and stderr.
 func (c *fakeCLI) run(args ...string) (int, string, string) {
 	c.t.Helper()
+	return c.runCtx(context.Background(), args...)
+}
+
+// runCtx is run under ctx, whose end is what Ctrl-C does to feedrun.
+func (c *fakeCLI) runCtx(ctx context.Context, args ...string) (int, string, string) {
+	c.t.Helper()
 	io, stdout, stderr := iostreams.Test(false)
-	code := execute(context.Background(), &Factory{IO: io, openModel: c.open}, args)
+	code := execute(ctx, &Factory{IO: io, openModel: c.open, lanes: c}, args)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -34,10 +34,13 @@ type ProbeOptions struct {
 	PerToken  bool
 	Shard     string
 	Out       string
+	Lanes     int
+	Launch    laneLauncher // starts lane workers; the Factory's
+	Args      []string     // the command line, for lane workers
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener()}
+	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Args: f.args}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
@@ -48,7 +51,8 @@ Running the same command again resumes; --shard k/n runs every n-th item from
 k (0-based), and 'feedrun merge' joins the shards. In a Slurm job array or a
 Kubernetes Indexed Job, --shard auto takes k/n from the array and writes to
 OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
-(docs/cluster.md).`,
+(docs/cluster.md).
+` + lanesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return probeRun(cmd.Context(), opts)
@@ -65,7 +69,9 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
 	cmd.Flags().StringVar(&opts.Shard, "shard", "", shardFlagHelp)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
+	cmd.Flags().IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(cmd.Flags(), "items", 0, unbounded)
+	bound(cmd.Flags(), "lanes", 1, maxLanes)
 	return cmd
 }
 
@@ -73,6 +79,9 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	harnesses, err := harness.Parse(opts.Harness, harness.ProbeHarnesses)
 	if err != nil {
 		return Usagef("--harness: %v", err)
+	}
+	if opts.Lanes > 1 {
+		return probeLanes(ctx, opts)
 	}
 	shard, auto, err := runShard(opts.Shard, os.Getenv)
 	if err != nil {
@@ -105,11 +114,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	out := opts.Out
 	if out == "" {
-		policy := ""
-		if opts.OnPolicy {
-			policy = "-onpolicy"
-		}
-		out = filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", m.Entry.Name, env.Name(), policy, opts.Seed))
+		out = probeFolder(m.Entry.Name, env.Name(), opts)
 	}
 	if auto {
 		out = shardFolder(out, shard)
@@ -142,6 +147,37 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
+}
+
+// probeFolder is the default run folder of a probe.
+func probeFolder(model, env string, opts *ProbeOptions) string {
+	policy := ""
+	if opts.OnPolicy {
+		policy = "-onpolicy"
+	}
+	return filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", model, env, policy, opts.Seed))
+}
+
+// probeLanes runs the probe as opts.Lanes lane workers and merges them.
+func probeLanes(ctx context.Context, opts *ProbeOptions) error {
+	if opts.Shard != "" {
+		return lanesWithShard(opts.Lanes, opts.Shard)
+	}
+	env, err := openEnv(opts.Env, opts.MBPP)
+	if err != nil {
+		return err
+	}
+	out := opts.Out
+	if out == "" {
+		model, err := modelName(opts.Model)
+		if err != nil {
+			return err
+		}
+		out = probeFolder(model, env.Name(), opts)
+	}
+	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
+	opts.IO.Statusf("probe: %d lanes of %d threads → %s", run.Lanes, run.laneThreads(), out)
+	return run.execute(ctx)
 }
 
 // tornRow says on stderr that resuming cut a torn last row (what a crash

@@ -43,6 +43,9 @@ type RolloutOptions struct {
 	Split         string
 	Shard         string
 	Out           string
+	Lanes         int
+	Launch        laneLauncher // starts lane workers; the Factory's
+	Args          []string     // the command line, for lane workers
 }
 
 func (o *RolloutOptions) check() error {
@@ -87,7 +90,7 @@ func splitFilter(s string) string {
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener()}
+	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Args: f.args}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",
@@ -96,7 +99,9 @@ OUT/rollout_episodes.csv and OUT/rollout_steps.csv as episodes end; running
 the same command again resumes. The memory harness reads the store given by
 --memory (build it with 'feedrun memory build'). --shard auto takes k/n from
 a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
-(docs/cluster.md).`,
+(docs/cluster.md).
+` + lanesHelp + `
+Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.check(); err != nil {
@@ -130,7 +135,9 @@ a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
 	bound(fl, "seeds", 1, unbounded)
 	bound(fl, "max-steps", 1, unbounded)
 	bound(fl, "retries", 0, unbounded)
+	fl.IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(fl, "backoff-ms", 0, unbounded)
+	bound(fl, "lanes", 1, maxLanes)
 	return cmd
 }
 
@@ -138,6 +145,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	harnesses, err := harness.Parse(opts.Harness, harness.RolloutHarnesses)
 	if err != nil {
 		return Usagef("--harness: %v", err)
+	}
+	if opts.Lanes > 1 {
+		return rolloutLanes(ctx, opts)
 	}
 	shard, auto, err := runShard(opts.Shard, os.Getenv)
 	if err != nil {
@@ -168,7 +178,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	out := opts.Out
 	if out == "" {
-		out = filepath.Join("results", fmt.Sprintf("rollout-%s-%s", m.Entry.Name, env.Name()))
+		out = rolloutFolder(m.Entry.Name, env.Name())
 	}
 	// The memory store is the run's, read by every shard.
 	runDir := out
@@ -227,6 +237,37 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
+}
+
+// rolloutFolder is the default run folder of a rollout.
+func rolloutFolder(model, env string) string {
+	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
+}
+
+// rolloutLanes runs the rollout as opts.Lanes lane workers and merges them.
+// Every lane reads the run's memory store, as every shard does.
+func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
+	if opts.Shard != "" {
+		return lanesWithShard(opts.Lanes, opts.Shard)
+	}
+	env, err := openEnv(opts.Env, opts.MBPP)
+	if err != nil {
+		return err
+	}
+	out := opts.Out
+	if out == "" {
+		model, err := modelName(opts.Model)
+		if err != nil {
+			return err
+		}
+		out = rolloutFolder(model, env.Name())
+	}
+	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
+	if opts.Memory == "" {
+		run.Extra = []string{"--memory", filepath.Join(out, "memory.db")}
+	}
+	opts.IO.Statusf("rollout: %d lanes of %d threads → %s", run.Lanes, run.laneThreads(), out)
+	return run.execute(ctx)
 }
 
 // demoMessages flattens demonstrations into the messages shown before a

@@ -47,6 +47,20 @@ type Factory struct {
 	// openModel loads the model of a command that needs one; nil means
 	// openLlama, the real one. Tests give a fake (see modelOpener).
 	openModel modelOpener
+	// lanes starts the lane workers of --lanes; nil means execLauncher,
+	// child processes of this binary. Tests run them in-process.
+	lanes laneLauncher
+	// args is the command line being run, without the program name: what
+	// each lane worker runs, with its own shard.
+	args []string
+}
+
+// laneLauncher is the factory's lane launcher.
+func (f *Factory) laneLauncher() laneLauncher {
+	if f.lanes == nil {
+		return execLauncher{}
+	}
+	return f.lanes
 }
 
 // modelOpener is the factory's model opener.
@@ -66,7 +80,8 @@ defaults. A config file key is a flag name, either at the top level or under
 the command's name (e.g. "probe: {items: 200}").
 
 Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
-input file; 130 interrupted.`
+input file; 130 interrupted. A command run in --lanes exits with the code of
+the lane that failed first.`
 
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
@@ -217,6 +232,7 @@ func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
 // execute runs feedrun with the factory's streams and model opener.
 func execute(ctx context.Context, f *Factory, args []string) int {
 	io := f.IO
+	f.args = args
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(io.Out)
@@ -227,7 +243,10 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	}
 	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
 	var usage UsageError
+	var coded interface{ ExitCode() int }
 	switch {
+	case errors.As(err, &coded):
+		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &usage) || isCobraUsage(err):

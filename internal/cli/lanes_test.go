@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// Launch runs a lane worker as a command of this test process, in the
+// calling goroutine, against the fake: what execLauncher does with a child
+// process of feedrun, with the test's model opener.
+func (c *fakeCLI) Launch(ctx context.Context, args []string, out io.Writer) (int, error) {
+	c.mu.Lock()
+	c.laneArgs = append(c.laneArgs, args)
+	c.mu.Unlock()
+	shard := ""
+	for i, a := range args[:len(args)-1] {
+		if a == "--shard" {
+			shard = args[i+1]
+		}
+	}
+	open := func(ctx context.Context, mf modelFlags) (*openedModel, error) {
+		om, err := c.open(ctx, mf)
+		if err == nil && c.laneModel != nil {
+			om.Model = c.laneModel(shard, om.Model)
+		}
+		return om, err
+	}
+	streams := &iostreams.IOStreams{Out: out, ErrOut: out}
+	return execute(ctx, &Factory{IO: streams, openModel: open, lanes: c}, args), nil
+}
+
+// onFirstCall runs then at the model's first Score or Generate call, before
+// the call itself.
+type onFirstCall struct {
+	lm.Model
+	then   func()
+	called bool
+}
+
+func (m *onFirstCall) first() {
+	if !m.called {
+		m.called = true
+		m.then()
+	}
+}
+
+func (m *onFirstCall) Score(p []lm.Token, c []lm.Continuation) ([][]float64, error) {
+	m.first()
+	return m.Model.Score(p, c)
+}
+
+func (m *onFirstCall) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	m.first()
+	return m.Model.Generate(reqs)
+}
+
+// brokenModel fails every Score and Generate.
+type brokenModel struct{ lm.Model }
+
+var errBroken = errors.New("fake: the model broke")
+
+func (brokenModel) Score([]lm.Token, []lm.Continuation) ([][]float64, error) { return nil, errBroken }
+func (brokenModel) Generate([]lm.GenerateRequest) ([]lm.Generation, error)   { return nil, errBroken }
+
+// sortedRows is a run folder's table as sorted lines, header first.
+func sortedRows(t *testing.T, dir string, spec results.TableSpec) []string {
+	t.Helper()
+	header, rows, err := results.ReadTable(filepath.Join(dir, spec.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		lines[i] = strings.Join(r, "\x1f")
+	}
+	slices.Sort(lines)
+	return append([]string{strings.Join(header, ",")}, lines...)
+}
+
+func readBytes(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestLanesWriteTheRowsOfOneProcess: --lanes 2 writes, after sorting,
+// exactly the rows of --lanes 1, for a probe and a rollout; each lane ran
+// its shard with half the threads; a rerun resumes the lanes and leaves the
+// merged folder as it is.
+func TestLanesWriteTheRowsOfOneProcess(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		tables []results.TableSpec
+		rows   int // rows of the first table
+		unit   string
+	}{
+		{"probe", []string{"probe", "--items", "3", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 6, "items"},
+		{"rollout", []string{"rollout", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3"}, []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps}, 4, "episodes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeCLI(t)
+			dir := t.TempDir()
+			one, two := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+			c.ok(append(tc.args, "--out", one)...)
+			if len(c.laneArgs) != 0 {
+				t.Fatalf("--lanes 1 started lane workers: %v", c.laneArgs)
+			}
+			args := append(slices.Clone(tc.args), "--lanes", "2", "--threads", "4", "--out", two)
+			_, status := c.ok(args...)
+			for _, spec := range tc.tables {
+				want, got := sortedRows(t, one, spec), sortedRows(t, two, spec)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: --lanes 2 wrote\n%s\n--lanes 1 wrote\n%s", spec.Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}
+			if n := len(sortedRows(t, two, tc.tables[0])) - 1; n != tc.rows {
+				t.Errorf("%d rows in %s, want %d", n, tc.tables[0].Name, tc.rows)
+			}
+			if len(c.laneArgs) != 2 || !slices.Equal(c.threads[1:], []int{2, 2}) {
+				t.Errorf("lanes %v opened models with threads %v, want two lanes of 2 threads", c.laneArgs, c.threads[1:])
+			}
+			for k, lane := range []string{"0/2", "1/2"} {
+				dir := filepath.Join(two, "lanes", strings.ReplaceAll(lane, "/", "-of-"))
+				if m, err := results.ReadManifest(dir); err != nil || m.Shard.String() != lane || m.Finished.IsZero() {
+					t.Errorf("lane %d folder %s: manifest shard %v, finished %v, %v", k, dir, m.Shard, m.Finished, err)
+				}
+				if !strings.Contains(status, "lane "+lane+": done: ") {
+					t.Errorf("stderr has no prefixed status line of lane %s:\n%s", lane, status)
+				}
+			}
+			m, err := results.ReadManifest(two)
+			if err != nil || len(m.MergedFrom) != 2 || m.Shard.String() != "0/1" || m.Finished.IsZero() || !slices.Equal(m.Command, os.Args) {
+				t.Errorf("merged manifest %+v, %v: want merged from 2 lanes, whole, finished, with this command line", m, err)
+			}
+			checkManifest(t, two, "model")
+			if !strings.Contains(status, "merged 2 lanes into "+two) {
+				t.Errorf("status %q does not say it merged", status)
+			}
+
+			before := map[string]string{}
+			for _, name := range []string{tc.tables[0].Name, results.ManifestName} {
+				before[name] = readBytes(t, filepath.Join(two, name))
+			}
+			_, status = c.ok(args...)
+			for _, want := range []string{"lane 0/2: done: 0 " + tc.unit + " measured", "nothing to merge: " + two + " already holds the rows of its 2 lanes"} {
+				if !strings.Contains(status, want) {
+					t.Errorf("rerun status lacks %q:\n%s", want, status)
+				}
+			}
+			for name, data := range before {
+				if readBytes(t, filepath.Join(two, name)) != data {
+					t.Errorf("a rerun with nothing to do changed %s", name)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(two, "lanes", "remerge")); !os.IsNotExist(err) {
+				t.Errorf("the comparison merge was left behind: %v", err)
+			}
+		})
+	}
+}
+
+// TestAnInterruptedLaneResumes: Ctrl-C (the context's end) during lane 0's
+// first item stops the lanes after their rows in flight with exit 130 and
+// no merge; the same command then resumes lane 0 from its second item and
+// merges the rows one process writes.
+func TestAnInterruptedLaneResumes(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	probe := []string{"probe", "--items", "3", "--harness", "verbatim,ban"}
+	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "lanes")
+	c.ok(append(probe, "--out", one)...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.laneModel = func(shard string, m lm.Model) lm.Model {
+		if shard == "0/2" {
+			return &onFirstCall{Model: m, then: cancel}
+		}
+		return m
+	}
+	args := append(slices.Clone(probe), "--lanes", "2", "--out", out)
+	code, _, stderr := c.runCtx(ctx, args...)
+	if code != ExitInterrupted || !strings.Contains(stderr, "was interrupted") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant %d and a lane that says it was interrupted", code, stderr, ExitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join(out, results.ManifestName)); !os.IsNotExist(err) {
+		t.Errorf("an interrupted run was merged: %v", err)
+	}
+	lane0 := filepath.Join(out, "lanes", "0-of-2")
+	if n := len(sortedRows(t, lane0, results.ProbeItems)) - 1; n != 2 {
+		t.Errorf("lane 0 holds %d rows, want its first item's 2 (finished after the interrupt)", n)
+	}
+
+	c.laneModel = nil
+	_, status := c.ok(args...)
+	if !strings.Contains(status, "lane 0/2: done: 1 items measured, 1 already there") {
+		t.Errorf("lane 0 did not resume from its second item:\n%s", status)
+	}
+	if got, want := sortedRows(t, out, results.ProbeItems), sortedRows(t, one, results.ProbeItems); !slices.Equal(got, want) {
+		t.Errorf("resumed lanes wrote\n%s\none process wrote\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAFailingLaneFailsTheCommand: the command exits with the failing
+// lane's code, names its folder, shows its error prefixed, and merges
+// nothing.
+func TestAFailingLaneFailsTheCommand(t *testing.T) {
+	c := newFakeCLI(t)
+	c.laneModel = func(shard string, m lm.Model) lm.Model {
+		if shard == "1/2" {
+			return brokenModel{m}
+		}
+		return m
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := c.run("rollout", "--tasks", "2", "--lanes", "2", "--out", out)
+	lane1 := filepath.Join(out, "lanes", "1-of-2")
+	for _, want := range []string{"lane 1/2: feedrun: ", errBroken.Error(), "feedrun: lane 1/2 (" + lane1 + ") failed with exit code 1"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != ExitError {
+		t.Errorf("exit %d, want the lane's %d", code, ExitError)
+	}
+	if _, err := os.Stat(filepath.Join(out, results.ManifestName)); !os.IsNotExist(err) {
+		t.Errorf("a failed run was merged: %v", err)
+	}
+}
+
+// TestLanesRefuse: what --lanes cannot do is a usage error that writes
+// nothing and starts no lane.
+func TestLanesRefuse(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	single := filepath.Join(dir, "single")
+	c.ok("probe", "--items", "1", "--harness", "verbatim", "--out", single)
+	stale := filepath.Join(dir, "stale")
+	if err := os.MkdirAll(filepath.Join(stale, "lanes", "2-of-3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"with --shard", []string{"--lanes", "2", "--shard", "0/2", "--out", filepath.Join(dir, "new")}, "--lanes 2 with --shard 0/2"},
+		{"with --shard auto", []string{"--lanes", "2", "--shard", "auto", "--out", filepath.Join(dir, "new")}, "--lanes 2 with --shard auto"},
+		{"too many", []string{"--lanes", "65", "--out", filepath.Join(dir, "new")}, "--lanes: expected a whole number from 1 to 64, got 65"},
+		{"a single process's run", []string{"--lanes", "2", "--out", single}, "not made with --lanes 2"},
+		{"lanes of another count", []string{"--lanes", "2", "--out", stale}, "rerun with --lanes 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c.laneArgs = nil
+			code, _, stderr := c.run(append([]string{"probe", "--items", "1", "--harness", "verbatim"}, tc.args...)...)
+			if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, ExitUsage, tc.want)
+			}
+			if len(c.laneArgs) != 0 {
+				t.Errorf("lanes started: %v", c.laneArgs)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+				t.Errorf("a refused command wrote its folder: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(single, "lanes")); !os.IsNotExist(err) {
+				t.Errorf("a refused command wrote lanes into a single process's run: %v", err)
+			}
+		})
+	}
+}
+
+// TestOneProcessResumesAMergedLanesRun: a folder merged from lanes is an
+// ordinary run folder, which --lanes 1 resumes with nothing left to do.
+func TestOneProcessResumesAMergedLanesRun(t *testing.T) {
+	c := newFakeCLI(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"probe", "--items", "3", "--harness", "verbatim", "--out", out}
+	c.ok(append(args, "--lanes", "2")...)
+	before := readBytes(t, filepath.Join(out, results.ProbeItems.Name))
+	_, status := c.ok(args...)
+	if !strings.Contains(status, "done: 0 items measured, 3 already there") || readBytes(t, filepath.Join(out, results.ProbeItems.Name)) != before {
+		t.Errorf("one process did not resume the merged run as finished:\n%s", status)
+	}
+}
+
+// TestRolloutLanesShareTheMemoryStore: every lane reads OUT/memory.db, as
+// a single process does, so their manifests agree and merge.
+func TestRolloutLanesShareTheMemoryStore(t *testing.T) {
+	c := newFakeCLI(t)
+	out := filepath.Join(t.TempDir(), "run")
+	db := filepath.Join(out, "memory.db")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("memory", "build", "--db", db, "--max-steps", "1")
+	c.ok("rollout", "--tasks", "2", "--harness", "memory", "--max-steps", "2", "--lanes", "2", "--out", out)
+	m, err := results.ReadManifest(out)
+	if err != nil || m.Config["memory"] != db {
+		t.Errorf("merged manifest's memory %v (%v), want %s", m.Config["memory"], err, db)
+	}
+	if n := len(sortedRows(t, out, results.RolloutEpisodes)) - 1; n != 2 {
+		t.Errorf("%d episodes, want 2", n)
+	}
+}
+
+func TestLaneWorkerArgs(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		threads int
+		lanes   int
+		k       int
+		want    []string
+	}{
+		{"threads shared", []string{"probe", "--threads", "5", "--out", "o"}, 5, 2, 1,
+			[]string{"probe", "--threads", "5", "--out", "o", "--shard", "1/2", "--threads", "2", "--lanes", "1", "--out", "o/lanes/1-of-2", "--memory", "m"}},
+		{"at least one thread", []string{"--config", "c.yaml", "rollout"}, 2, 4, 3,
+			[]string{"--config", "c.yaml", "rollout", "--shard", "3/4", "--threads", "1", "--lanes", "1", "--out", "o/lanes/3-of-4", "--memory", "m"}},
+		{"before --", []string{"probe", "--", "x"}, 8, 2, 0,
+			[]string{"probe", "--shard", "0/2", "--threads", "4", "--lanes", "1", "--out", "o/lanes/0-of-2", "--memory", "m", "--", "x"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &laneRun{Args: tc.args, Lanes: tc.lanes, Threads: tc.threads, Out: "o", Extra: []string{"--memory", "m"}}
+			if got := r.workerArgs(tc.k); !slices.Equal(got, tc.want) {
+				t.Errorf("workerArgs(%d) = %q, want %q", tc.k, got, tc.want)
+			}
+		})
+	}
+}
