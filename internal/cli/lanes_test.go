@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
@@ -342,5 +345,102 @@ func TestLaneWorkerArgs(t *testing.T) {
 				t.Errorf("workerArgs(%d) = %q, want %q", tc.k, got, tc.want)
 			}
 		})
+	}
+}
+
+// The environment variables that make this test binary a lane worker
+// (TestMain), and a slow one: each model call then takes 20 ms.
+const (
+	laneWorkerEnv = "CLI_TEST_LANE_WORKER"
+	slowLaneEnv   = "CLI_TEST_SLOW_LANE"
+)
+
+// TestMain lets execLauncher's lanes run as real child processes in tests:
+// os.Executable is this test binary, which, started with laneWorkerEnv,
+// runs the command line it was given as feedrun's main does, against the
+// fake model.
+func TestMain(m *testing.M) {
+	if os.Getenv(laneWorkerEnv) == "" {
+		os.Exit(m.Run())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	c := &fakeCLI{newModel: func() lm.Model { return &lm.Fake{Copy: 2} }}
+	if os.Getenv(slowLaneEnv) != "" {
+		c.newModel = func() lm.Model { return slowModel{&lm.Fake{Copy: 2}} }
+	}
+	code := execute(ctx, &Factory{IO: iostreams.System(), openModel: c.open}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// slowModel takes 20 ms per Score or Generate call.
+type slowModel struct{ lm.Model }
+
+func (m slowModel) Score(p []lm.Token, c []lm.Continuation) ([][]float64, error) {
+	time.Sleep(20 * time.Millisecond)
+	return m.Model.Score(p, c)
+}
+
+func (m slowModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	time.Sleep(20 * time.Millisecond)
+	return m.Model.Generate(reqs)
+}
+
+// TestLanesAsChildProcesses runs lanes as feedrun does, child processes
+// of its own binary: their command lines differ in --out and still merge
+// into the rows of one process; the end of the context (what Ctrl-C or
+// SIGTERM does to feedrun) reaches them as SIGINT, they stop after their
+// row in flight with 130, and the same command resumes them.
+func TestLanesAsChildProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	c := newFakeCLI(t)
+	t.Setenv(laneWorkerEnv, "1")
+	dir := t.TempDir()
+	probe := []string{"probe", "--items", "6", "--harness", "verbatim,ban"}
+	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "lanes")
+	c.ok(append(probe, "--out", one)...)
+	args := append(slices.Clone(probe), "--lanes", "2", "--out", out)
+	run := func(ctx context.Context) (int, string) {
+		streams, _, stderr := iostreams.Test(false)
+		code := execute(ctx, &Factory{IO: streams, openModel: c.open, lanes: execLauncher{}}, args)
+		return code, stderr.String()
+	}
+
+	t.Setenv(slowLaneEnv, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lane0 := filepath.Join(out, "lanes", "0-of-2", results.ProbeItems.Name)
+	go func() {
+		// Interrupt once lane 0 has written its first row.
+		for ctx.Err() == nil {
+			if _, rows, err := results.ReadTable(lane0); err == nil && len(rows) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	code, stderr := run(ctx)
+	if code != ExitInterrupted || !strings.Contains(stderr, "was interrupted") || !strings.Contains(stderr, "lane 0/2: probe: interrupted after") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant %d, lane 0 interrupted", code, stderr, ExitInterrupted)
+	}
+	_, rows, err := results.ReadTable(lane0)
+	if err != nil || len(rows) == 0 || len(rows) == 6 {
+		t.Fatalf("lane 0 holds %d rows (%v), want some of its 3 items × 2 harnesses, not all", len(rows), err)
+	}
+
+	t.Setenv(slowLaneEnv, "")
+	code, stderr = run(context.Background())
+	if code != ExitOK || !strings.Contains(stderr, "lane 0/2: done: ") || !strings.Contains(stderr, "merged 2 lanes into "+out) {
+		t.Fatalf("resume: exit %d, stderr:\n%s", code, stderr)
+	}
+	if got, want := sortedRows(t, out, results.ProbeItems), sortedRows(t, one, results.ProbeItems); !slices.Equal(got, want) {
+		t.Errorf("lanes wrote\n%s\none process wrote\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m0, err := results.ReadManifest(filepath.Dir(lane0))
+	if i := slices.Index(m0.Command, "--lanes"); err != nil || i < 0 || !slices.Equal(m0.Command[len(m0.Command)-2:], []string{"--out", filepath.Dir(lane0)}) {
+		t.Errorf("lane 0's manifest command %q (%v), want this command line with its own --out", m0.Command, err)
 	}
 }
