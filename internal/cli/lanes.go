@@ -21,9 +21,10 @@ import (
 )
 
 // lanesFlagHelp is --lanes' help on probe and rollout.
-const lanesFlagHelp = `worker processes: N > 1 runs N copies of this command, lane k on --shard k/N
-with --threads/N threads (rounded down, at least 1; --threads 0 counts every
-core), each writing OUT/lanes/k-of-N, and merges them into OUT at the end`
+const lanesFlagHelp = "run `N` worker processes: N > 1 runs N copies of this command, lane k on\n" +
+	"--shard k/N with --threads/N threads (rounded down, at least 1; --threads 0\n" +
+	"counts every core), each writing OUT/lanes/k-of-N, and merges them into OUT\n" +
+	"at the end; 1: this process alone"
 
 // lanesHelp ends probe's and rollout's long help.
 const lanesHelp = `
@@ -165,6 +166,8 @@ func (e laneFailure) Error() string {
 	switch {
 	case e.Err != nil:
 		return fmt.Sprintf("lane %s (%s): %v", e.Lane, e.Dir, e.Err)
+	case e.Code == ExitUsage:
+		return fmt.Sprintf(`lane %s (%s) refused its command line, exit code %d (its lines above start "lane %s:")`, e.Lane, e.Dir, e.Code, e.Lane)
 	case e.Code == ExitInterrupted:
 		return fmt.Sprintf("lane %s (%s) was interrupted, and so were the others; run the same command to resume", e.Lane, e.Dir)
 	}

@@ -176,7 +176,7 @@ func probeLanes(ctx context.Context, opts *ProbeOptions) error {
 		out = probeFolder(model, env.Name(), opts)
 	}
 	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
-	opts.IO.Statusf("probe: %d lanes of %d threads → %s", run.Lanes, run.laneThreads(), out)
+	opts.IO.Statusf("probe: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
 	return run.execute(ctx)
 }
 

@@ -266,7 +266,7 @@ func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
 	if opts.Memory == "" {
 		run.Extra = []string{"--memory", filepath.Join(out, "memory.db")}
 	}
-	opts.IO.Statusf("rollout: %d lanes of %d threads → %s", run.Lanes, run.laneThreads(), out)
+	opts.IO.Statusf("rollout: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
 	return run.execute(ctx)
 }
 
