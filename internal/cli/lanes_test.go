@@ -444,3 +444,14 @@ func TestLanesAsChildProcesses(t *testing.T) {
 		t.Errorf("lane 0's manifest command %q (%v), want this command line with its own --out", m0.Command, err)
 	}
 }
+
+// TestMoreLanesThanItems: a lane with no item of its own still finishes,
+// and the merge holds every item once.
+func TestMoreLanesThanItems(t *testing.T) {
+	c := newFakeCLI(t)
+	out := filepath.Join(t.TempDir(), "run")
+	c.ok("probe", "--items", "2", "--harness", "verbatim", "--lanes", "3", "--out", out)
+	if n := len(sortedRows(t, out, results.ProbeItems)) - 1; n != 2 {
+		t.Errorf("%d rows, want 2", n)
+	}
+}
