@@ -163,21 +163,28 @@ func probeLanes(ctx context.Context, opts *ProbeOptions) error {
 	if opts.Shard != "" {
 		return lanesWithShard(opts.Lanes, opts.Shard)
 	}
-	env, err := openEnv(opts.Env, opts.MBPP)
+	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, func(model, env string) string { return probeFolder(model, env, opts) })
 	if err != nil {
 		return err
-	}
-	out := opts.Out
-	if out == "" {
-		model, err := modelName(opts.Model)
-		if err != nil {
-			return err
-		}
-		out = probeFolder(model, env.Name(), opts)
 	}
 	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
 	opts.IO.Statusf("probe: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
 	return run.execute(ctx)
+}
+
+// laneOut is the run folder lanes merge into: --out, else the command's
+// default folder for the model and environment (checked before any lane
+// starts).
+func laneOut(out string, mf modelFlags, envName, mbpp string, folder func(model, env string) string) (string, error) {
+	e, err := openEnv(envName, mbpp)
+	if err != nil || out != "" {
+		return out, err
+	}
+	model, err := modelName(mf)
+	if err != nil {
+		return "", err
+	}
+	return folder(model, e.Name()), nil
 }
 
 // tornRow says on stderr that resuming cut a torn last row (what a crash

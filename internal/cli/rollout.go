@@ -250,17 +250,9 @@ func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
 	if opts.Shard != "" {
 		return lanesWithShard(opts.Lanes, opts.Shard)
 	}
-	env, err := openEnv(opts.Env, opts.MBPP)
+	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, rolloutFolder)
 	if err != nil {
 		return err
-	}
-	out := opts.Out
-	if out == "" {
-		model, err := modelName(opts.Model)
-		if err != nil {
-			return err
-		}
-		out = rolloutFolder(model, env.Name())
 	}
 	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
 	if opts.Memory == "" {
