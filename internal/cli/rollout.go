@@ -297,12 +297,13 @@ func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
 	if !ok {
 		return nil
 	}
+	grammar := e.Grammar()
 	for _, d := range demos {
 		for _, msg := range d.Messages {
 			if msg.Role != transcript.RoleAssistant {
 				continue
 			}
-			ok, err := gc.Accepts(e.Grammar(), msg.Content)
+			ok, err := gc.Accepts(grammar, msg.Content)
 			if err != nil {
 				return fmt.Errorf("%s grammar: %w", e.Name(), err)
 			}

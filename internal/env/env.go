@@ -106,14 +106,3 @@ type Env interface {
 	// retrieval keys on.
 	TaskTools(task Task) []string
 }
-
-// NearRepeat reports whether two actions are equal after e's
-// normalisation; exact equality always is one.
-func NearRepeat(e Env, a, b string) bool {
-	if a == b {
-		return true
-	}
-	na, okA := e.Normalize(a)
-	nb, okB := e.Normalize(b)
-	return okA && okB && na == nb
-}

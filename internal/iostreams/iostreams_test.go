@@ -5,17 +5,19 @@ import (
 	"testing"
 )
 
+// barCases are when a bar is drawn: on a terminal, unless --quiet.
+var barCases = []struct {
+	name       string
+	tty, quiet bool
+	drawn      bool
+}{
+	{"terminal", true, false, true},
+	{"pipe", false, false, false},
+	{"quiet", true, true, false},
+}
+
 func TestProgressOnlyOnATerminal(t *testing.T) {
-	cases := []struct {
-		name       string
-		tty, quiet bool
-		drawn      bool
-	}{
-		{"terminal", true, false, true},
-		{"pipe", false, false, false},
-		{"quiet", true, true, false},
-	}
-	for _, c := range cases {
+	for _, c := range barCases {
 		t.Run(c.name, func(t *testing.T) {
 			io, _, errOut := Test(c.tty)
 			io.Quiet = c.quiet
@@ -33,16 +35,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 // starts from the bytes a resumed download already has, and passes every
 // byte written through it.
 func TestByteProgress(t *testing.T) {
-	cases := []struct {
-		name       string
-		tty, quiet bool
-		drawn      bool
-	}{
-		{"terminal", true, false, true},
-		{"pipe", false, false, false},
-		{"quiet", true, true, false},
-	}
-	for _, c := range cases {
+	for _, c := range barCases {
 		t.Run(c.name, func(t *testing.T) {
 			io, _, errOut := Test(c.tty)
 			io.Quiet = c.quiet

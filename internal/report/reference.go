@@ -93,7 +93,7 @@ func (r Reference) check() error {
 // when the study has none. When several entries match, the most specific
 // wins: an exact env and harness, then an exact harness, then an exact env.
 func (r Reference) Lookup(figure, env string, h harness.Name) string {
-	env = ScopeEnv(env)
+	env = scopeEnv(env)
 	best, bestRank := "", -1
 	for _, f := range r.Figures {
 		envOK := f.Scope.Env == env || f.Scope.Env == all
@@ -115,10 +115,10 @@ func (r Reference) Lookup(figure, env string, h harness.Name) string {
 	return best
 }
 
-// ScopeEnv is the environment a table row's env label names: a rollout row
+// scopeEnv is the environment a table row's env label names: a rollout row
 // of a constrained run reads "toolshed (grammar)", which the study's
 // ToolShed figures still scope.
-func ScopeEnv(label string) string {
+func scopeEnv(label string) string {
 	if i := strings.Index(label, " ("); i >= 0 {
 		return label[:i]
 	}

@@ -48,6 +48,7 @@ type ModelAgent struct {
 	MaxTokens   int
 	Temperature float64
 	Decode      string
+	grammar     string // Env's grammar, built on first use: it is the same at every step
 }
 
 func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
@@ -66,7 +67,10 @@ func (a *ModelAgent) Act(_ context.Context, msgs []transcript.Message, banned []
 		if a.Env == nil {
 			return "", 0, fmt.Errorf("grammar decoding needs the agent's environment")
 		}
-		req.Grammar = a.Env.Grammar()
+		if a.grammar == "" {
+			a.grammar = a.Env.Grammar()
+		}
+		req.Grammar = a.grammar
 	}
 	if len(banned) > 0 {
 		// Two bans: the token form is the decoder mask on the failed
