@@ -3,13 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
@@ -115,37 +112,11 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err := table.Close(); err != nil {
 		return err
 	}
-	episodes, err := report.ReadSweep(path)
-	if err != nil {
+	if err := finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO); err != nil {
 		return err
 	}
-	if err := printSweep(opts, results.SweepCells(episodes)); err != nil {
-		return err
-	}
-	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
-}
-
-// printSweep is the grid as a table: measured rates beside the predicted
-// ones where the agent has a closed form.
-func printSweep(opts *SweepOptions, cells []results.SweepCell) error {
-	t := tablewriter.NewTable(opts.IO.Out)
-	t.Header("retries", "on loop", "runs", "finished", "predicted", "finished+passed", "predicted", "mean virtual time")
-	pct := func(n, of int) string { return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of)) }
-	pred := func(p float64) string {
-		if math.IsNaN(p) {
-			return ""
-		}
-		return fmt.Sprintf("%.1f%%", 100*p)
-	}
-	for _, c := range cells {
-		if err := t.Append(fmt.Sprint(c.Retries), c.OnLoop, fmt.Sprint(c.Runs), pct(c.Finished, c.Runs), pred(c.PredictedFinished),
-			pct(c.Passed, c.Runs), pred(c.PredictedPassed), c.VirtualTime.String()); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(opts.IO.Out, "fault rate p = %g; a call fails with q = p^(retries+1); predicted P(passed) = (1 - q^2)^2.\n", opts.FaultRate)
-	return nil
+	// The grid is Table 5 of the report on this folder, with the report's
+	// default bootstrap seed: one analysis, printed one way, the same
+	// figures `feedrun report` prints for it.
+	return report.Run(ctx, report.Options{Dirs: []string{out}, Format: report.FormatText, Seed: 1, Width: terminalWidth(opts.IO), OmitRuns: true}, opts.IO.Out)
 }

@@ -3,13 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 func TestSweepWritesResumesAndReports(t *testing.T) {
@@ -47,9 +50,9 @@ func TestSweepWritesResumesAndReports(t *testing.T) {
 	if data2, _ := os.ReadFile(csvPath); !bytes.Equal(data2, data) {
 		t.Error("resuming a finished sweep changed its CSV")
 	}
-	rep, _ := run("report", out, "--bootstrap", "50", "--plots", filepath.Join(out, "plots"))
-	if !strings.Contains(rep, "Table 5. Success against the retry budget") {
-		t.Errorf("report lacks Table 5:\n%s", rep)
+	rep, _ := run("report", out, "--plots", filepath.Join(out, "plots"))
+	if !strings.Contains(rep, "Table 5. Success against the retry budget") || !strings.Contains(rep, first) {
+		t.Errorf("report lacks the sweep's Table 5:\n%s\nsweep printed\n%s", rep, first)
 	}
 	if _, err := os.Stat(filepath.Join(out, "plots", "retry_budget.svg")); err != nil {
 		t.Error(err)
@@ -83,5 +86,42 @@ func TestSweepSaysWhenAResumeCutsATornRow(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, whole) {
 		t.Error("resuming after a torn row changed the table")
+	}
+}
+
+// The scripted agent that the sweep plays must behave as the closed form
+// that Table 5 prints beside it says; the check sits here, where the
+// rollout that plays and the report that predicts meet.
+func TestScriptedSweepMatchesTheAnalysis(t *testing.T) {
+	const runs = 3000
+	var episodes []results.SweepEpisode
+	_, err := (&rollout.SweepPlan{
+		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{}, FaultRate: 0.3, FaultSeed: 1,
+		Retries: []int{0, 1, 2, 3, 4}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
+	}).Play(context.Background(), nil, func(e results.SweepEpisode) error {
+		episodes = append(episodes, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := report.SweepCells(episodes)
+	for _, c := range cells {
+		for _, x := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"finished", float64(c.Finished) / runs, c.PredictedFinished},
+			{"passed", float64(c.Passed) / runs, c.PredictedPassed},
+		} {
+			se := math.Sqrt(x.want * (1 - x.want) / runs)
+			if math.Abs(x.got-x.want) > 4*se+1e-12 {
+				t.Errorf("retries %d, %s: %s %.4f, predicted %.4f ± %.4f", c.Retries, c.OnLoop, x.name, x.got, x.want, 4*se)
+			}
+		}
+	}
+	// The analysis must be able to fail: with retries the rates rise.
+	if cells[0].Passed >= cells[len(cells)-1].Passed {
+		t.Error("more retries did not raise success")
 	}
 }

@@ -39,6 +39,11 @@ type Report struct {
 	// columns); 0 is no limit. Markdown and CSV are for files and are not
 	// wrapped.
 	Width int
+	// OmitRuns leaves the run folders and their provenance out of the
+	// preamble, keeping how the intervals were made: for a command that
+	// prints the table of the run it has just written and named, whose
+	// output must not change when it is resumed.
+	OmitRuns bool
 }
 
 // Write prints the report in format (text, markdown or csv).
@@ -64,14 +69,17 @@ func (r Report) preamble() []string {
 		episodes += run.Episodes
 		sweep += run.Sweep
 	}
-	lines := []string{fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows, %d rollout episodes, %d sweep episodes", len(r.Runs), items, episodes, sweep)}
-	for _, run := range r.Runs {
-		m := run.Manifest
-		state := "finished"
-		if m.Finished.IsZero() {
-			state = "unfinished"
+	var lines []string
+	if !r.OmitRuns {
+		lines = append(lines, fmt.Sprintf("feedrun report: %d run folder(s), %d probe rows, %d rollout episodes, %d sweep episodes", len(r.Runs), items, episodes, sweep))
+		for _, run := range r.Runs {
+			m := run.Manifest
+			state := "finished"
+			if m.Finished.IsZero() {
+				state = "unfinished"
+			}
+			lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, provenance(m)))
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, provenance(m)))
 	}
 	b := r.Bootstrap
 	var units []string

@@ -34,6 +34,8 @@ type Options struct {
 	// Width is the widest line of the text format, a terminal's columns;
 	// 0 is no limit.
 	Width int
+	// OmitRuns prints no run folders before the tables (see Report).
+	OmitRuns bool
 }
 
 // Run reads the run folders, writes the tables to out and, when asked,
@@ -82,7 +84,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 		tables = append(tables, t)
 	}
-	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width}
+	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width, OmitRuns: opts.OmitRuns}
 	var buf bytes.Buffer
 	if err := rep.Write(&buf, opts.Format); err != nil {
 		return err

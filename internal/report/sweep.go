@@ -115,7 +115,7 @@ func RetryBudget(eps []results.SweepEpisode, b Bootstrap) (Table, error) {
 		k := results.SweepKey(e.Agent, e.FaultRate, e.Retries, e.OnLoop, 0)
 		byCell[k] = append(byCell[k], e)
 	}
-	for _, c := range results.SweepCells(eps) {
+	for _, c := range SweepCells(eps) {
 		cell := byCell[results.SweepKey(c.Agent, c.FaultRate, c.Retries, c.OnLoop, 0)]
 		figs := map[string]Figure{
 			"runs":           count(c.Runs),
@@ -140,3 +140,74 @@ func RetryBudget(eps []results.SweepEpisode, b Bootstrap) (Table, error) {
 
 // exact is a figure known without sampling error: no interval.
 func exact(x float64) Figure { return Figure{Estimate: x, Lo: math.NaN(), Hi: math.NaN()} }
+
+// SweepCell is one point of the retry-budget grid.
+type SweepCell struct {
+	Agent     string
+	FaultRate float64
+	Retries   int
+	OnLoop    string
+	Runs      int
+	Finished  int // episodes that finished
+	Passed    int // episodes that finished with both suites passing
+	// VirtualTime is the mean back-off time per episode.
+	VirtualTime time.Duration
+	// Predicted rates for the scripted agent (NaN for a model).
+	PredictedFinished, PredictedPassed float64
+}
+
+// Predict is the analysis the scripted sweep checks: a call fails with
+// q = p^(r+1) after r retries; a step is lost when a call and its repeat
+// both fail (q²), since a third identical call trips the loop detector;
+// both steps must hold, so P(passed) = (1 − q²)². Under "stop" a lost step
+// also ends the episode unfinished; under "nudge" the agent moves on and
+// always finishes.
+func Predict(p float64, retries int, onLoop string) (finished, passed float64) {
+	q := math.Pow(p, float64(retries+1))
+	passed = math.Pow(1-q*q, 2)
+	if onLoop == "nudge" {
+		return 1, passed
+	}
+	return passed, passed
+}
+
+// SweepCells pools episodes into cells, one per agent × fault rate ×
+// retry budget × loop policy, in the order each cell first appears; the
+// scripted agent's cells carry Predict's rates.
+func SweepCells(episodes []results.SweepEpisode) []SweepCell {
+	type key struct {
+		agent     string
+		faultRate float64
+		retries   int
+		onLoop    string
+	}
+	var cells []SweepCell
+	index := map[key]int{}
+	total := map[key]time.Duration{}
+	for _, e := range episodes {
+		k := key{e.Agent, e.FaultRate, e.Retries, e.OnLoop}
+		i, ok := index[k]
+		if !ok {
+			i = len(cells)
+			index[k] = i
+			c := SweepCell{Agent: e.Agent, FaultRate: e.FaultRate, Retries: e.Retries, OnLoop: e.OnLoop, PredictedFinished: math.NaN(), PredictedPassed: math.NaN()}
+			if e.Agent == results.ScriptedAgentName {
+				c.PredictedFinished, c.PredictedPassed = Predict(e.FaultRate, e.Retries, e.OnLoop)
+			}
+			cells = append(cells, c)
+		}
+		c := &cells[i]
+		c.Runs++
+		if e.Finished {
+			c.Finished++
+		}
+		if e.Passed {
+			c.Passed++
+		}
+		total[k] += e.VirtualTime
+	}
+	for k, i := range index {
+		cells[i].VirtualTime = total[k] / time.Duration(cells[i].Runs)
+	}
+	return cells
+}

@@ -58,7 +58,7 @@ func TestRetryBudgetTable(t *testing.T) {
 		if !near(got.Estimate, float64(passed)/runs) || !(got.Lo <= got.Estimate && got.Estimate <= got.Hi) || got.Lo == got.Hi {
 			t.Errorf("%s: passed %v [%v, %v], want %d/%d inside a real interval", r.Setting, got.Estimate, got.Lo, got.Hi, passed, runs)
 		}
-		wf, wp := results.Predict(0.5, retries, policy)
+		wf, wp := Predict(0.5, retries, policy)
 		if pf, pp := r.Figures["predicted_finished"], r.Figures["predicted_passed"]; !near(pf.Estimate, wf) || !near(pp.Estimate, wp) || !math.IsNaN(pp.Lo) {
 			t.Errorf("%s: predicted %v/%v, want %v/%v without interval", r.Setting, pf.Estimate, pp.Estimate, wf, wp)
 		}
