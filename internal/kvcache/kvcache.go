@@ -1,0 +1,269 @@
+package kvcache
+
+import "github.com/feedrun/feedrun/internal/lm"
+
+// PrefixBlock is the size of a canonical block, in tokens.
+const PrefixBlock = 64
+
+// Memory is the KV cache of one llama.cpp context as the binding exposes
+// it: cells that belong to sequences at positions. A range [from, to) with
+// -1 for either end runs to the start or the end of the sequence.
+type Memory interface {
+	// Decode evaluates tokens for seq at positions pos, pos+1, ... in one
+	// decode call, with logits for the last token when logits is set.
+	Decode(seq, pos int, tokens []lm.Token, logits bool) error
+	// Remove frees seq's cells in [from, to); false when it cannot.
+	Remove(seq, from, to int) bool
+	// Copy makes src's cells in [from, to) belong to dst as well.
+	Copy(src, dst, from, to int)
+	// Clear empties the cache; data also zeroes the cells' contents, which
+	// is needed only when cells may be read before they are written again.
+	Clear(data bool)
+	// Save copies seq's cells out; false when that fails.
+	Save(seq int) ([]byte, bool)
+	// Restore writes what Save returned back as seq; false when that fails.
+	Restore(seq int, state []byte) bool
+}
+
+// Options say how the context was created.
+type Options struct {
+	Batch int // tokens per decode call; must be positive
+	// NoPrefixReuse evaluates every prompt from scratch and keeps nothing
+	// in sequence 0 between calls.
+	NoPrefixReuse bool
+}
+
+// Cache is the bookkeeping of a context's KV cache. Like the context it is
+// not safe for concurrent use.
+type Cache struct {
+	mem     Memory
+	batch   int
+	block   int // canonical block size
+	noReuse bool
+
+	// held are the tokens whose cells sequence 0 keeps, so that the system
+	// prompt and each item's context are evaluated once; the first
+	// canonical of them were evaluated in whole aligned blocks.
+	held      []lm.Token
+	canonical int
+	inUnit    bool // a prompt of the current unit has been evaluated
+	evaluated int  // prompt tokens evaluated so far (what reuse saves)
+}
+
+// New keeps the books for mem.
+func New(mem Memory, opts Options) *Cache {
+	return &Cache{mem: mem, batch: opts.Batch, block: min(PrefixBlock, opts.Batch), noReuse: opts.NoPrefixReuse}
+}
+
+// Len is how many tokens sequence 0 holds.
+func (c *Cache) Len() int { return len(c.held) }
+
+// Evaluated counts the prompt tokens evaluated so far, so that tests and
+// benchmarks can see what reuse saved.
+func (c *Cache) Evaluated() int { return c.evaluated }
+
+// Forget takes sequence 0 to hold nothing, so that nothing is reused; its
+// cells are removed when a prefix is primed next.
+func (c *Cache) Forget() { c.held, c.canonical = c.held[:0], 0 }
+
+func (c *Cache) alignDown(n int) int { return n / c.block * c.block }
+
+// BeginUnit starts a unit of work whose results must not depend on what
+// ran before it.
+func (c *Cache) BeginUnit() {
+	c.inUnit = false
+	c.canonicalLayout()
+}
+
+// canonicalLayout leaves the KV cache as a fresh context would after
+// evaluating the canonical prefix: those cells first and in order,
+// nothing else, the search for free cells starting after them.
+// Flash attention sums over the unmasked cells in the order they sit in
+// the cache, and llama.cpp refills freed cells before its head; so without
+// this an episode's later steps would come out a rounding error apart
+// depending on which units ran before it. The prefix's KV is copied out
+// and back, not recomputed, so its bits are unchanged.
+func (c *Cache) canonicalLayout() {
+	keep := c.canonical
+	var state []byte
+	if keep > 0 {
+		c.mem.Remove(0, keep, -1)
+		var ok bool
+		if state, ok = c.mem.Save(0); !ok {
+			keep = 0
+		}
+	}
+	// Metadata only: cells that are not restored are never read.
+	c.mem.Clear(false)
+	if keep > 0 && !c.mem.Restore(0, state) {
+		c.mem.Clear(false)
+		keep = 0
+	}
+	c.held, c.canonical = c.held[:keep], keep
+}
+
+// reusable is how many leading tokens of prompt can be taken from
+// sequence 0 without changing any result. The last token is always
+// evaluated: its logits are what the caller reads.
+func (c *Cache) reusable(prompt []lm.Token) int {
+	if c.noReuse {
+		return 0
+	}
+	common := min(commonPrefix(c.held, prompt), len(prompt)-1)
+	if c.inUnit {
+		return common
+	}
+	return min(c.alignDown(common), c.canonical)
+}
+
+// canonicalFrom reports whether evaluating from position from continues
+// the canonical chain of aligned blocks.
+func (c *Cache) canonicalFrom(from int) bool {
+	return from <= c.canonical && from == c.alignDown(from)
+}
+
+// evaluate evaluates prompt[from:] for seq, with logits for the last token
+// only. Evaluation that continues the canonical chain goes in aligned
+// blocks; any other in batch-sized chunks from from.
+func (c *Cache) evaluate(prompt []lm.Token, from, seq int) error {
+	canonical := c.canonicalFrom(from)
+	for start := from; start < len(prompt); {
+		end := min(start+c.batch, len(prompt))
+		if canonical {
+			end = min(c.alignDown(start)+c.block, len(prompt))
+		}
+		if err := c.mem.Decode(seq, start, prompt[start:end], end == len(prompt)); err != nil {
+			return err
+		}
+		c.evaluated += end - start
+		start = end
+	}
+	return nil
+}
+
+// Prime makes sequence 0 hold prefix, for scoring continuations after it,
+// and evaluates what it does not already hold; the last decode leaves the
+// next-token distribution after prefix.
+func (c *Cache) Prime(prefix []lm.Token) error {
+	keep := c.trim(c.reusable(prefix))
+	canonical := c.canonicalFrom(keep)
+	full := min(c.canonical, c.alignDown(keep))
+	c.held, c.canonical, c.inUnit = c.held[:0], 0, true
+	if err := c.evaluate(prefix, keep, 0); err != nil {
+		c.mem.Clear(true)
+		return err
+	}
+	c.held = append(c.held, prefix...)
+	c.canonical = full
+	if canonical {
+		c.canonical = c.alignDown(len(prefix))
+	}
+	return nil
+}
+
+// ForkPrimed gives seq all of sequence 0's cells: a scored continuation
+// goes on from the primed prefix.
+func (c *Cache) ForkPrimed(seq int) { c.mem.Copy(0, seq, -1, -1) }
+
+// Release frees the cells of a forked sequence.
+func (c *Cache) Release(seq int) { c.mem.Remove(seq, -1, -1) }
+
+// DropUnreused frees, before a unit's first generation, the cells of the
+// canonical prefix that none of its prompts reuses; within a unit it does
+// nothing. Left in sequence 0 they would be freed only when a reply is
+// kept, and the next step's tokens would fill that hole before the cells
+// after it: the cache order, in which flash attention sums, would then
+// depend on the unit before. With them gone, llama.cpp's search for free
+// cells starts at the first freed one and every unit lays out its cells
+// as a fresh context would. (Prime trims sequence 0 the same way.)
+func (c *Cache) DropUnreused(prompts [][]lm.Token) {
+	if c.inUnit {
+		return
+	}
+	keep := c.canonical
+	for _, p := range prompts {
+		keep = min(keep, c.reusable(p))
+	}
+	if keep < len(c.held) {
+		keep = c.trim(keep)
+		c.held, c.canonical = c.held[:keep], min(c.canonical, keep)
+	}
+}
+
+// trim drops sequence 0's cells from position keep on, which moves
+// llama.cpp's search for free cells back to the first freed one; when that
+// fails it clears the cache. It returns how many held tokens are left.
+func (c *Cache) trim(keep int) int {
+	if !c.mem.Remove(0, keep, -1) {
+		c.mem.Clear(true)
+		c.canonical = 0
+		return 0
+	}
+	return keep
+}
+
+// A Fork is a sequence that generates a reply to Prompt, started with a
+// copy of the leading Reused tokens' cells of sequence 0.
+type Fork struct {
+	Seq    int
+	Prompt []lm.Token
+	Reused int
+	// canonical is how many tokens of sequence 0 are canonical if it
+	// keeps this fork's reply: the canonical chain goes on through the
+	// prompt only when the fork's evaluation continued it.
+	canonical int
+}
+
+// Fork starts seq for prompt from the part of sequence 0 it may reuse.
+// Every sequence of a group that generates together is forked before any
+// of them is evaluated: once a prompt of the unit is evaluated, Fork
+// reuses any common prefix, not only canonical blocks.
+func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
+	f := Fork{Seq: seq, Prompt: prompt, Reused: c.reusable(prompt)}
+	if f.Reused > 0 {
+		c.mem.Copy(0, seq, 0, f.Reused)
+	}
+	f.canonical = min(c.canonical, c.alignDown(f.Reused))
+	if c.canonicalFrom(f.Reused) {
+		f.canonical = c.alignDown(len(prompt))
+	}
+	return f
+}
+
+// Evaluate evaluates the part of f's prompt it did not reuse; the last
+// decode leaves the distribution of the reply's first token.
+func (c *Cache) Evaluate(f Fork) error {
+	c.inUnit = true
+	return c.evaluate(f.Prompt, f.Reused, f.Seq)
+}
+
+// Keep makes sequence 0 hold what f's sequence holds after its reply: the
+// prompt and every reply token that was fed back, which is all of them
+// after an end of turn and all but the last otherwise. The unit's next
+// prompt then evaluates only what it adds. Within a unit this is
+// deterministic, since the unit's own calls produced it; across units only
+// the canonical blocks are reused, as for a scored prefix. Without prefix
+// reuse it does nothing.
+func (c *Cache) Keep(f Fork, reply []lm.Token, endedTurn bool) {
+	if c.noReuse {
+		return
+	}
+	fed := len(reply)
+	if !endedTurn {
+		fed = max(fed-1, 0)
+	}
+	c.mem.Remove(0, -1, -1)
+	c.mem.Copy(f.Seq, 0, -1, -1)
+	c.held = append(append(c.held[:0], f.Prompt...), reply[:fed]...)
+	c.canonical = f.canonical
+}
+
+func commonPrefix(a, b []lm.Token) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

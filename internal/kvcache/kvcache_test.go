@@ -1,0 +1,428 @@
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/lm"
+)
+
+// toks is n distinct tokens, from id from on.
+func toks(from, n int) []lm.Token {
+	out := make([]lm.Token, n)
+	for i := range out {
+		out[i] = lm.Token(from + i)
+	}
+	return out
+}
+
+func cat(parts ...[]lm.Token) []lm.Token {
+	var out []lm.Token
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// cacheHolding is a cache whose books say that sequence 0 holds tokens
+// 0..199, the first canonical of them canonical; the fake memory holds
+// nothing, which only the tests of layout look at.
+func cacheHolding(f *fakeMemory, batch, canonical int, inUnit bool) *Cache {
+	c := New(f, Options{Batch: batch})
+	c.held, c.canonical, c.inUnit = toks(0, 200), canonical, inUnit
+	return c
+}
+
+func sameOps(t *testing.T, f *fakeMemory, want ...string) {
+	t.Helper()
+	if !slices.Equal(f.ops, want) {
+		t.Errorf("operations:\n  %s\nwant\n  %s", strings.Join(f.ops, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestReusedPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		batch     int
+		canonical int
+		inUnit    bool
+		noReuse   bool
+		prompt    []lm.Token
+		want      int
+	}{
+		{"across units: whole canonical blocks of the common prefix", 512, 192, false, false, cat(toks(0, 150), toks(1000, 50)), 128},
+		{"across units: no further than the canonical part", 512, 64, false, false, cat(toks(0, 199), toks(1000, 50)), 64},
+		{"across units: less than a block in common", 512, 192, false, false, cat(toks(0, 50), toks(1000, 50)), 0},
+		{"across units: never the last token", 512, 192, false, false, toks(0, 128), 64},
+		{"blocks are the batch when it is smaller", 16, 192, false, false, cat(toks(0, 40), toks(1000, 8)), 32},
+		{"within a unit: any common prefix", 512, 64, true, false, cat(toks(0, 150), toks(1000, 50)), 150},
+		{"within a unit: all of sequence 0 when the prompt extends it", 512, 64, true, false, cat(toks(0, 200), toks(1000, 50)), 200},
+		{"within a unit: never the last token", 512, 64, true, false, toks(0, 100), 99},
+		{"without prefix reuse: nothing", 512, 192, true, true, cat(toks(0, 200), toks(1000, 50)), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeMemory(1024)
+			c := cacheHolding(f, tc.batch, tc.canonical, tc.inUnit)
+			c.noReuse = tc.noReuse
+			fork := c.Fork(1, tc.prompt)
+			if fork.Reused != tc.want {
+				t.Fatalf("reused %d tokens, want %d", fork.Reused, tc.want)
+			}
+			if tc.want == 0 {
+				sameOps(t, f)
+			} else {
+				sameOps(t, f, fmt.Sprintf("copy 0 1 0 %d", tc.want))
+			}
+		})
+	}
+}
+
+// The decode calls that evaluate a prompt: aligned blocks while they go on
+// with the canonical chain, whatever the batch size; batch-sized chunks
+// from where reuse ended otherwise. Logits only at the prompt's end.
+func TestPromptEvaluationChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		batch     int
+		canonical int
+		inUnit    bool
+		prompt    []lm.Token
+		want      []string
+	}{
+		{"from scratch: aligned blocks", 512, 0, false, toks(5000, 150),
+			[]string{"decode 1 0+64 logits=false", "decode 1 64+64 logits=false", "decode 1 128+22 logits=true"}},
+		{"after reused canonical blocks: aligned blocks", 512, 128, false, cat(toks(0, 150), toks(1000, 150)),
+			[]string{"copy 0 1 0 128", "decode 1 128+64 logits=false", "decode 1 192+64 logits=false", "decode 1 256+44 logits=true"}},
+		{"after any common prefix: batch-sized chunks", 100, 64, true, cat(toks(0, 70), toks(1000, 230)),
+			[]string{"copy 0 1 0 70", "decode 1 70+100 logits=false", "decode 1 170+100 logits=false", "decode 1 270+30 logits=true"}},
+		{"aligned but past the canonical part: batch-sized chunks", 100, 64, true, cat(toks(0, 128), toks(1000, 172)),
+			[]string{"copy 0 1 0 128", "decode 1 128+100 logits=false", "decode 1 228+72 logits=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeMemory(1024)
+			c := cacheHolding(f, tc.batch, tc.canonical, tc.inUnit)
+			fork := c.Fork(1, tc.prompt)
+			if err := c.Evaluate(fork); err != nil {
+				t.Fatal(err)
+			}
+			sameOps(t, f, tc.want...)
+			if got, want := c.Evaluated(), len(tc.prompt)-fork.Reused; got != want {
+				t.Errorf("evaluated %d tokens, want %d", got, want)
+			}
+		})
+	}
+}
+
+// Before a unit's first generation the canonical cells that no prompt of
+// the group reuses are freed; within a unit nothing is.
+func TestFirstGenerationOfAUnitDropsUnreusedCells(t *testing.T) {
+	prompts := [][]lm.Token{cat(toks(0, 150), toks(1000, 10)), cat(toks(0, 70), toks(2000, 10))}
+	t.Run("the least any prompt reuses is kept", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := cacheHolding(f, 512, 192, false)
+		c.DropUnreused(prompts)
+		sameOps(t, f, "remove 0 64 -1")
+		if c.Len() != 64 || c.canonical != 64 {
+			t.Errorf("sequence 0 holds %d tokens, %d canonical; want 64, 64", c.Len(), c.canonical)
+		}
+	})
+	t.Run("nothing is dropped when every held token is reused", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := cacheHolding(f, 512, 192, false)
+		c.held = c.held[:192]
+		c.DropUnreused([][]lm.Token{cat(toks(0, 195), toks(1000, 10))})
+		sameOps(t, f)
+		if c.Len() != 192 {
+			t.Errorf("sequence 0 holds %d tokens, want 192", c.Len())
+		}
+	})
+	t.Run("within a unit nothing is dropped", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := cacheHolding(f, 512, 192, true)
+		c.DropUnreused(prompts)
+		sameOps(t, f)
+		if c.Len() != 200 {
+			t.Errorf("sequence 0 holds %d tokens, want 200", c.Len())
+		}
+	})
+	t.Run("a failed removal clears the cache", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		f.removeFails = true
+		c := cacheHolding(f, 512, 192, false)
+		c.DropUnreused(prompts)
+		sameOps(t, f, "remove 0 64 -1", "clear true")
+		if c.Len() != 0 || c.canonical != 0 {
+			t.Errorf("sequence 0 holds %d tokens, %d canonical; want none", c.Len(), c.canonical)
+		}
+		if fork := c.Fork(1, prompts[0]); fork.Reused != 0 {
+			t.Errorf("reused %d tokens of a cleared cache", fork.Reused)
+		}
+	})
+}
+
+// A kept reply leaves in sequence 0 the prompt and the reply tokens that
+// were fed back: all of them after an end of turn, all but the last
+// otherwise. The canonical part grows through the prompt only when its
+// evaluation continued the canonical chain.
+func TestKeptReply(t *testing.T) {
+	reply := toks(9000, 5)
+	for _, tc := range []struct {
+		name          string
+		canonical     int
+		inUnit        bool
+		prompt        []lm.Token
+		reply         []lm.Token
+		endedTurn     bool
+		wantHeld      []lm.Token
+		wantCanonical int
+	}{
+		{"ended turn: every reply token", 128, false, cat(toks(0, 150), toks(1000, 100)), reply, true,
+			cat(toks(0, 150), toks(1000, 100), reply), 192},
+		{"cut short: all but the last", 128, false, cat(toks(0, 150), toks(1000, 100)), reply, false,
+			cat(toks(0, 150), toks(1000, 100), reply[:4]), 192},
+		{"cut short before a token was fed", 128, false, cat(toks(0, 150), toks(1000, 100)), nil, false,
+			cat(toks(0, 150), toks(1000, 100)), 192},
+		{"within a unit: the canonical part stays", 128, true, cat(toks(0, 150), toks(1000, 100)), reply, true,
+			cat(toks(0, 150), toks(1000, 100), reply), 128},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeMemory(1024)
+			c := cacheHolding(f, 512, tc.canonical, tc.inUnit)
+			fork := c.Fork(3, tc.prompt)
+			f.ops = nil
+			c.Keep(fork, tc.reply, tc.endedTurn)
+			sameOps(t, f, "remove 0 -1 -1", "copy 3 0 -1 -1")
+			if !slices.Equal(c.held, tc.wantHeld) {
+				t.Errorf("sequence 0 holds %v\nwant %v", c.held, tc.wantHeld)
+			}
+			if c.canonical != tc.wantCanonical {
+				t.Errorf("%d canonical tokens, want %d", c.canonical, tc.wantCanonical)
+			}
+		})
+	}
+	t.Run("without prefix reuse nothing is kept", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := New(f, Options{Batch: 512, NoPrefixReuse: true})
+		fork := c.Fork(1, toks(0, 10))
+		c.Keep(fork, reply, true)
+		sameOps(t, f)
+		if c.Len() != 0 {
+			t.Errorf("sequence 0 holds %d tokens", c.Len())
+		}
+	})
+}
+
+// play is one agent step as the binding generates it: the prompt forked as
+// sequence 1 and evaluated, the reply's tokens fed back one decode at a
+// time, the reply kept.
+func play(t *testing.T, c *Cache, f *fakeMemory, prompt, reply []lm.Token, endedTurn bool) {
+	t.Helper()
+	c.DropUnreused([][]lm.Token{prompt})
+	fork := c.Fork(1, prompt)
+	if err := c.Evaluate(fork); err != nil {
+		t.Fatal(err)
+	}
+	fed := len(reply)
+	if !endedTurn {
+		fed--
+	}
+	for k := range fed {
+		if err := f.Decode(1, len(prompt)+k, reply[k:k+1], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Keep(fork, reply, endedTurn)
+	c.Release(1)
+}
+
+// episode plays a three-step episode whose prompts start with system and
+// task, each step re-sending the transcript so far, and returns the
+// figures it read.
+func episode(t *testing.T, c *Cache, f *fakeMemory, system, task []lm.Token) []uint64 {
+	t.Helper()
+	c.BeginUnit()
+	from := len(f.figures)
+	prompt := cat(system, task)
+	for step := range 3 {
+		held, before := c.Len(), c.Evaluated()
+		reply := toks(7000+100*step, 6)
+		play(t, c, f, prompt, reply, step != 1)
+		// Later steps evaluate only what they add to the kept reply.
+		if got := c.Evaluated() - before; step > 0 && got != len(prompt)-held {
+			t.Errorf("step %d evaluated %d of %d prompt tokens, want %d", step, got, len(prompt), len(prompt)-held)
+		}
+		prompt = cat(prompt, reply, toks(8000+100*step, 30))
+	}
+	return slices.Clone(f.figures[from:])
+}
+
+// BeginUnit keeps the canonical part of sequence 0 and nothing else, put
+// back where a fresh cache would have it: in the first cells, in order.
+func TestBeginUnitRestoresOnlyTheCanonicalPart(t *testing.T) {
+	system, task := toks(0, 150), toks(1000, 100)
+	// prepared is a cache after one episode, its log emptied.
+	prepared := func(t *testing.T) (*Cache, *fakeMemory) {
+		f := newFakeMemory(1024)
+		c := New(f, Options{Batch: 512})
+		episode(t, c, f, system, task)
+		f.ops = nil
+		return c, f
+	}
+	t.Run("the canonical part, in the first cells", func(t *testing.T) {
+		c, f := prepared(t)
+		before, err := f.held(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.BeginUnit()
+		sameOps(t, f, "remove 0 192 -1", "save 0", "clear false", "restore 0")
+		after, err := f.held(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(after, before[:192]) || !slices.Equal(c.held, cat(system, task)[:192]) || c.canonical != 192 {
+			t.Errorf("sequence 0 holds %d cells (%d in the books, %d canonical), want the first 192 as they were", len(after), c.Len(), c.canonical)
+		}
+		for at, cell := range f.cells {
+			if want := at < 192; (len(cell.seqs) > 0) != want || want && cell.pos != at {
+				t.Fatalf("cell %d holds position %d of %v, want the canonical prefix in cells 0..191 only", at, cell.pos, cell.seqs)
+			}
+		}
+		if f.head != 192 {
+			t.Errorf("the search for free cells starts at %d, want 192", f.head)
+		}
+		if fork := c.Fork(1, cat(toks(0, 180), toks(2000, 10))); fork.Reused != 128 {
+			t.Errorf("the next unit's first prompt reused %d tokens, want 128 (whole blocks)", fork.Reused)
+		}
+	})
+	t.Run("nothing canonical: a cleared cache", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := New(f, Options{Batch: 512})
+		play(t, c, f, toks(0, 50), toks(7000, 3), true)
+		f.ops = nil
+		c.BeginUnit()
+		sameOps(t, f, "clear false")
+		if c.Len() != 0 || f.used() != 0 {
+			t.Errorf("%d tokens held, %d cells used after BeginUnit, want none", c.Len(), f.used())
+		}
+	})
+	t.Run("a failed save clears the cache", func(t *testing.T) {
+		c, f := prepared(t)
+		f.saveFails = true
+		c.BeginUnit()
+		sameOps(t, f, "remove 0 192 -1", "save 0", "clear false")
+		if c.Len() != 0 || c.canonical != 0 || f.used() != 0 {
+			t.Errorf("%d tokens held (%d canonical), %d cells used, want none", c.Len(), c.canonical, f.used())
+		}
+	})
+	t.Run("a failed restore clears the cache", func(t *testing.T) {
+		c, f := prepared(t)
+		f.restoreFails = true
+		c.BeginUnit()
+		sameOps(t, f, "remove 0 192 -1", "save 0", "clear false", "restore 0", "clear false")
+		if c.Len() != 0 || c.canonical != 0 || f.used() != 0 {
+			t.Errorf("%d tokens held (%d canonical), %d cells used, want none", c.Len(), c.canonical, f.used())
+		}
+	})
+}
+
+func TestPrime(t *testing.T) {
+	t.Run("a failed removal clears the cache and evaluates the prefix anew", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		f.removeFails = true
+		c := cacheHolding(f, 512, 192, false)
+		if err := c.Prime(cat(toks(0, 150), toks(1000, 10))); err != nil {
+			t.Fatal(err)
+		}
+		sameOps(t, f, "remove 0 128 -1", "clear true",
+			"decode 0 0+64 logits=false", "decode 0 64+64 logits=false", "decode 0 128+32 logits=true")
+		if c.Len() != 160 || c.canonical != 128 {
+			t.Errorf("sequence 0 holds %d tokens, %d canonical; want 160, 128", c.Len(), c.canonical)
+		}
+	})
+	t.Run("a failed decode clears the cache and forgets it", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		boom := errors.New("no room")
+		f.decodeErr = boom
+		c := cacheHolding(f, 512, 192, false)
+		if err := c.Prime(cat(toks(0, 150), toks(1000, 10))); !errors.Is(err, boom) {
+			t.Fatalf("error %v, want %v", err, boom)
+		}
+		sameOps(t, f, "remove 0 128 -1", "decode 0 128+32 logits=true", "clear true")
+		if c.Len() != 0 || c.canonical != 0 {
+			t.Errorf("sequence 0 holds %d tokens, %d canonical; want none", c.Len(), c.canonical)
+		}
+	})
+	t.Run("without prefix reuse every prefix is evaluated whole", func(t *testing.T) {
+		f := newFakeMemory(1024)
+		c := New(f, Options{Batch: 512, NoPrefixReuse: true})
+		for range 2 {
+			if err := c.Prime(toks(0, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.Evaluated() != 200 {
+			t.Errorf("evaluated %d tokens for the same prefix twice, want 200", c.Evaluated())
+		}
+	})
+}
+
+// The study's guarantee, on a cache laid out as llama.cpp lays it out: an
+// episode reads the same figures whether it runs on a fresh cache or after
+// a longer one that left blocks it does not share behind, while the shared
+// system prompt is still reused.
+func TestEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
+	system := toks(0, 150)
+	warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
+	warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
+	episode(t, warm, warmMem, system, toks(1000, 300))
+	before := warm.Evaluated()
+	w := episode(t, warm, warmMem, system, toks(2000, 100))
+	c := episode(t, cold, coldMem, system, toks(2000, 100))
+	if !slices.Equal(w, c) {
+		t.Errorf("figures after another episode:\n  %x\nfrom a fresh cache:\n  %x", w, c)
+	}
+	if saved := cold.Evaluated() - (warm.Evaluated() - before); saved != 128 {
+		t.Errorf("the episode evaluated %d fewer tokens after another, want 128 (the system prompt's whole blocks)", saved)
+	}
+}
+
+// The same for scoring: an item sharing the system prompt with the one
+// before reads the figures it reads on a fresh cache. Its task is shorter
+// than a block: Prime evaluates what follows the reused blocks in
+// batch-sized chunks, which group tokens as a fresh cache's aligned blocks
+// do only up to the next block boundary.
+func TestItemScoresDoNotDependOnTheItemBefore(t *testing.T) {
+	system := toks(0, 150)
+	conts := [][]lm.Token{toks(9000, 8), toks(9100, 3)}
+	item := func(c *Cache, f *fakeMemory, task []lm.Token) []uint64 {
+		t.Helper()
+		c.BeginUnit()
+		from := len(f.figures)
+		prefix := cat(system, task)
+		if err := c.Prime(prefix); err != nil {
+			t.Fatal(err)
+		}
+		for j := range conts {
+			c.ForkPrimed(j + 1)
+		}
+		for j, cont := range conts {
+			if err := f.Decode(j+1, len(prefix), cont, true); err != nil {
+				t.Fatal(err)
+			}
+			c.Release(j + 1)
+		}
+		return slices.Clone(f.figures[from:])
+	}
+	warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
+	warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
+	item(warm, warmMem, toks(1000, 300))
+	w := item(warm, warmMem, toks(2000, 40))
+	c := item(cold, coldMem, toks(2000, 40))
+	if !slices.Equal(w, c) {
+		t.Errorf("figures after another item:\n  %x\nfrom a fresh cache:\n  %x", w, c)
+	}
+}
