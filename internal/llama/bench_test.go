@@ -28,7 +28,7 @@ func BenchmarkPromptProcessing512(b *testing.B) {
 	m := loadReal(b, "smollm2-135m", Options{})
 	prompt := benchPrompt(b, m, 512)
 	for b.Loop() {
-		m.cached, m.cachedFull = m.cached[:0], 0
+		m.cache.Forget()
 		if _, err := m.Score(prompt, []lm.Continuation{{Tokens: prompt[:1]}}); err != nil {
 			b.Fatal(err)
 		}
@@ -65,14 +65,14 @@ func benchDecode(b *testing.B, sequences int) {
 	if _, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 1, KeepCache: true}}); err != nil {
 		b.Fatal(err)
 	}
-	if len(m.cached) != len(prompt) {
-		b.Fatalf("the prompt is not cached: %d of %d tokens", len(m.cached), len(prompt))
+	if m.cache.Len() != len(prompt) {
+		b.Fatalf("the prompt is not cached: %d of %d tokens", m.cache.Len(), len(prompt))
 	}
 	reqs := make([]lm.GenerateRequest, sequences)
 	for i := range reqs {
 		reqs[i] = lm.GenerateRequest{Prompt: prompt, MaxTokens: decodeSteps, Bans: eog}
 	}
-	evaluated := m.evaluated
+	evaluated := m.cache.Evaluated()
 	for b.Loop() {
 		gs, err := m.Generate(reqs)
 		if err != nil {
@@ -85,7 +85,7 @@ func benchDecode(b *testing.B, sequences int) {
 		}
 	}
 	b.StopTimer()
-	if got := m.evaluated - evaluated; got != b.N*sequences {
+	if got := m.cache.Evaluated() - evaluated; got != b.N*sequences {
 		b.Fatalf("%d prompt tokens evaluated in the timed loop, want %d (the last one of each sequence's prompt)", got, b.N*sequences)
 	}
 	b.ReportMetric(float64(b.N*sequences*decodeSteps)/b.Elapsed().Seconds(), "tokens/s")
@@ -115,7 +115,7 @@ func BenchmarkScore4(b *testing.B) {
 			}
 			for b.Loop() {
 				// A new item each time: the cache keeps nothing useful.
-				m.cached, m.cachedFull = m.cached[:0], 0
+				m.cache.Forget()
 				if _, err := m.Score(prefix, conts); err != nil {
 					b.Fatal(err)
 				}

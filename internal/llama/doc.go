@@ -8,5 +8,7 @@
 // The KV cache is unified across sequences: sequence 0 keeps the most
 // recent prefix (system prompt and item context), and every scored
 // continuation or generated sequence is forked from it, so a shared prefix
-// is evaluated once.
+// is evaluated once. Which cells are kept and reused, and how a prompt is
+// cut into decode calls, is decided by internal/kvcache, in plain Go; this
+// package makes the llama.cpp calls it asks for.
 package llama

@@ -104,6 +104,7 @@ import (
 	_ "github.com/ollama/ollama/llama/llama.cpp/src"
 	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
 
+	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -182,15 +183,9 @@ type Model struct {
 	// fixes add what the GGUF's template writes beyond the format
 	// llama.cpp recognises in it (see chatFixes).
 	fixes chatFixes
-
-	// cached holds the tokens whose KV entries sequence 0 keeps, so that
-	// the system prompt and each item's context are evaluated once;
-	// cachedFull of them were evaluated in whole aligned blocks.
-	cached     []lm.Token
-	cachedFull int
-	block      int  // prefix block size
-	inUnit     bool // a prompt of the current unit has been evaluated
-	evaluated  int  // prompt tokens evaluated so far (what reuse saves)
+	// cache decides what the KV cache keeps and reuses; it acts through
+	// kvMemory.
+	cache *kvcache.Cache
 }
 
 var _ lm.Model = (*Model)(nil)
@@ -238,8 +233,8 @@ func Load(path string, opts Options) (*Model, error) {
 		vocab: C.llama_model_get_vocab(model),
 		batch: C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Sequences)),
 		opts:  opts,
-		block: min(prefixBlock, opts.Batch),
 	}
+	m.cache = kvcache.New(kvMemory{m}, kvcache.Options{Batch: opts.Batch, NoPrefixReuse: opts.NoPrefixReuse})
 	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
 	m.attention = "flash attention " + C.GoString(C.llama_flash_attn_type_name(cp.flash_attn_type))
 	m.tmpl = C.llama_model_chat_template(model, nil)
@@ -283,7 +278,6 @@ func (m *Model) Close() error {
 		C.llama_model_free(m.model)
 		m.model = nil
 	}
-	m.cached = nil
 	return nil
 }
 
@@ -548,125 +542,53 @@ func (m *Model) checkTokens(what string, toks []lm.Token) error {
 	return nil
 }
 
-// Prefix reuse must not change any figure, or a resumed run would not
-// reproduce an uninterrupted one: llama.cpp's numerics depend on how tokens
-// are grouped into batches. So work is split into units (a probe item, an
-// episode; see BeginUnit). The first prompt of a unit reuses only
-// canonical cache entries: leading positions evaluated in blocks aligned to
-// multiples of prefixBlock (or of the batch size, if smaller), which come
-// out bit for bit the same whichever call evaluated them; the rest is again
-// evaluated in aligned blocks. Later prompts of the same unit reuse any
-// common prefix, which is deterministic because the unit's own calls are.
-// (Flash attention, forced on, skips masked cells exactly, but it sums the
-// unmasked ones in cache order; so every unit also starts from the same
-// layout: see canonicalLayout and dropUnreused.)
-const prefixBlock = 64
-
-func (m *Model) alignDown(n int) int { return n / m.block * m.block }
-
-// BeginUnit starts a unit of work whose results must not depend on what
-// ran before it.
+// BeginUnit starts a unit of work (a probe item, an episode) whose results
+// must not depend on what ran before it; see kvcache for what that takes.
 func (m *Model) BeginUnit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.inUnit = false
 	if m.model != nil {
-		m.canonicalLayout()
+		m.cache.BeginUnit()
 	}
 }
 
-// canonicalLayout leaves the KV cache as a fresh context would after
-// evaluating the canonical prefix: those cells first and in order,
-// nothing else, the search for free cells starting after them.
-// Flash attention sums over the unmasked cells in the order they sit in
-// the cache, and llama.cpp refills freed cells before its head; so without
-// this an episode's later steps would come out a rounding error apart
-// depending on which units ran before it. The prefix's KV is copied out
-// and back, not recomputed, so its bits are unchanged.
-func (m *Model) canonicalLayout() {
-	mem := m.mem()
-	keep := m.cachedFull
-	var state []byte
-	if keep > 0 {
-		C.llama_memory_seq_rm(mem, 0, C.llama_pos(keep), -1)
-		state = make([]byte, C.llama_state_seq_get_size(m.ctx, 0))
-		if C.llama_state_seq_get_data(m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), 0) != C.size_t(len(state)) {
-			keep = 0
-		}
+// kvMemory is the context's KV cache as kvcache drives it: each method is
+// one llama.cpp call, or a decode of one batch.
+type kvMemory struct{ m *Model }
+
+var _ kvcache.Memory = kvMemory{}
+
+func (k kvMemory) Decode(seq, pos int, tokens []lm.Token, logits bool) error {
+	m := k.m
+	m.batch.n_tokens = 0
+	for i, t := range tokens {
+		C.feedrun_batch_add(&m.batch, C.llama_token(t), C.llama_pos(pos+i), C.llama_seq_id(seq), boolInt(logits && i == len(tokens)-1))
 	}
-	// Metadata only: cells that are not restored are never read.
-	C.llama_memory_clear(mem, false)
-	if keep > 0 && C.llama_state_seq_set_data(m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), 0) == 0 {
-		C.llama_memory_clear(mem, false)
-		keep = 0
-	}
-	m.cached, m.cachedFull = m.cached[:keep], keep
+	return m.decode()
 }
 
-// reusable is how many leading tokens of prompt can be taken from
-// sequence 0 without changing any result.
-func (m *Model) reusable(prompt []lm.Token) int {
-	if m.opts.NoPrefixReuse {
-		return 0
-	}
-	common := min(commonPrefix(m.cached, prompt), len(prompt)-1)
-	if m.inUnit {
-		return common
-	}
-	return min(m.alignDown(common), m.cachedFull)
+func (k kvMemory) Remove(seq, from, to int) bool {
+	return bool(C.llama_memory_seq_rm(k.m.mem(), C.llama_seq_id(seq), C.llama_pos(from), C.llama_pos(to)))
 }
 
-// canonicalFrom reports whether evaluating from position from continues
-// the canonical chain of aligned blocks.
-func (m *Model) canonicalFrom(from int) bool {
-	return from <= m.cachedFull && from == m.alignDown(from)
+func (k kvMemory) Copy(src, dst, from, to int) {
+	C.llama_memory_seq_cp(k.m.mem(), C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(from), C.llama_pos(to))
 }
 
-// evalPrompt evaluates prompt[from:] for seq, asking for logits on the last
-// token only; they are left at batch index m.batch.n_tokens-1. Evaluation
-// that continues the canonical chain goes in aligned blocks; any other in
-// batch-sized chunks from from.
-func (m *Model) evalPrompt(prompt []lm.Token, from int, seq int) error {
-	canonical := m.canonicalFrom(from)
-	for start := from; start < len(prompt); {
-		end := min(start+m.opts.Batch, len(prompt))
-		if canonical {
-			end = min(m.alignDown(start)+m.block, len(prompt))
-		}
-		m.batch.n_tokens = 0
-		for i := start; i < end; i++ {
-			C.feedrun_batch_add(&m.batch, C.llama_token(prompt[i]), C.llama_pos(i), C.llama_seq_id(seq), boolInt(i == len(prompt)-1))
-		}
-		if err := m.decode(); err != nil {
-			return err
-		}
-		m.evaluated += end - start
-		start = end
-	}
-	return nil
+func (k kvMemory) Clear(data bool) { C.llama_memory_clear(k.m.mem(), C.bool(data)) }
+
+func (k kvMemory) Save(seq int) ([]byte, bool) {
+	state := make([]byte, C.llama_state_seq_get_size(k.m.ctx, C.llama_seq_id(seq)))
+	n := C.llama_state_seq_get_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq))
+	return state, n == C.size_t(len(state))
 }
 
-// primePrefix makes sequence 0 hold prefix and leaves the next-token
-// distribution after it at batch index m.batch.n_tokens-1.
-func (m *Model) primePrefix(prefix []lm.Token) error {
-	keep := m.trimCached(m.reusable(prefix))
-	canonical := m.canonicalFrom(keep)
-	full := min(m.cachedFull, m.alignDown(keep))
-	m.cached, m.cachedFull, m.inUnit = m.cached[:0], 0, true
-	if err := m.evalPrompt(prefix, keep, 0); err != nil {
-		C.llama_memory_clear(m.mem(), true)
-		return err
-	}
-	m.cached = append(m.cached, prefix...)
-	m.cachedFull = full
-	if canonical {
-		m.cachedFull = m.alignDown(len(prefix))
-	}
-	return nil
+func (k kvMemory) Restore(seq int, state []byte) bool {
+	return C.llama_state_seq_set_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq)) != 0
 }
 
-// prefixLogprob reads the distribution primePrefix left behind; it is only
-// valid until the next decode.
+// prefixLogprob reads the distribution a primed prefix left behind; it is
+// only valid until the next decode.
 func (m *Model) prefixLogprob(token lm.Token) float64 {
 	return m.logprob(int(m.batch.n_tokens)-1, token)
 }
@@ -701,7 +623,7 @@ func (m *Model) Score(prefix []lm.Token, conts []lm.Continuation) ([][]float64, 
 		// From scratch: one sequence, the whole text after its first token
 		// evaluated in one stream, nothing kept from earlier calls.
 		for i, c := range conts {
-			m.cached, m.cachedFull = m.cached[:0], 0
+			m.cache.Forget()
 			whole := lm.Continuation{
 				Tokens:    append(append([]lm.Token{}, prefix[1:]...), c.Tokens...),
 				ScoreFrom: len(prefix) - 1 + c.ScoreFrom,
@@ -710,7 +632,7 @@ func (m *Model) Score(prefix []lm.Token, conts []lm.Continuation) ([][]float64, 
 				return nil, err
 			}
 		}
-		m.cached, m.cachedFull = m.cached[:0], 0
+		m.cache.Forget()
 		return out, nil
 	}
 	// Rounds: as many continuations as there are free sequences and KV
@@ -748,7 +670,7 @@ func pick(conts []lm.Continuation, idx []int) []lm.Continuation {
 // in its own sequence forked from sequence 0; out[idx[j]] receives the
 // log-probabilities of conts[j].
 func (m *Model) scoreRound(prefix []lm.Token, conts []lm.Continuation, idx []int, out [][]float64) error {
-	if err := m.primePrefix(prefix); err != nil {
+	if err := m.cache.Prime(prefix); err != nil {
 		return err
 	}
 	for j, c := range conts {
@@ -758,14 +680,13 @@ func (m *Model) scoreRound(prefix []lm.Token, conts []lm.Continuation, idx []int
 		}
 		out[idx[j]] = res
 	}
-	mem := m.mem()
 	defer func() {
 		for j := range conts {
-			C.llama_memory_seq_rm(mem, C.llama_seq_id(j+1), -1, -1)
+			m.cache.Release(j + 1)
 		}
 	}()
 	for j := range conts {
-		C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(j+1), -1, -1)
+		m.cache.ForkPrimed(j + 1)
 	}
 	// All continuation tokens go through in one stream cut at the batch
 	// size. Token t carries logits when token t+1 is scored; the last token
@@ -816,21 +737,10 @@ func boolInt(b bool) C.int {
 	return 0
 }
 
-func commonPrefix(a, b []lm.Token) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
 // genState is one sequence being generated.
 type genState struct {
 	req     lm.GenerateRequest
-	seq     int
-	keep    int // prompt tokens copied from the cached prefix
+	fork    kvcache.Fork // its sequence and what it reused
 	rng     *rand.Rand
 	out     lm.Generation
 	active  bool
@@ -887,7 +797,7 @@ func (m *Model) backtrack(st *genState) {
 		st.refeed = st.req.Prompt[len(st.req.Prompt)-1]
 	}
 	st.backed = true
-	C.llama_memory_seq_rm(m.mem(), C.llama_seq_id(st.seq), C.llama_pos(st.refeedPos), -1)
+	C.llama_memory_seq_rm(m.mem(), C.llama_seq_id(st.fork.Seq), C.llama_pos(st.refeedPos), -1)
 	st.freeGrammar()
 	g, err := m.newGrammar(st.req.Grammar)
 	if err != nil {
@@ -928,14 +838,14 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 	}
 	out := make([]lm.Generation, len(reqs))
 	var group []int
-	cells := len(m.cached)
+	cells := m.cache.Len()
 	for i, r := range reqs {
 		need := len(r.Prompt) + r.MaxTokens
 		if len(group) == m.opts.Sequences-1 || (len(group) > 0 && cells+need > m.opts.Context) {
 			if err := m.generateGroup(reqs, group, out); err != nil {
 				return nil, err
 			}
-			group, cells = nil, len(m.cached)
+			group, cells = nil, m.cache.Len()
 		}
 		group = append(group, i)
 		cells += need
@@ -949,18 +859,17 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 }
 
 func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.Generation) error {
-	mem := m.mem()
 	states := make([]*genState, len(group))
-	// What sequence 0 will hold if a request asks to keep its cache: the
-	// canonical part follows the rule of primePrefix.
+	// The request whose reply sequence 0 keeps, if one asks to.
 	var kept *genState
-	keptFull := 0
-	if !m.inUnit {
-		m.dropUnreused(reqs, group)
+	prompts := make([][]lm.Token, len(group))
+	for j, i := range group {
+		prompts[j] = reqs[i].Prompt
 	}
+	m.cache.DropUnreused(prompts)
 	for j, i := range group {
 		r := reqs[i]
-		st := &genState{req: r, seq: j + 1, active: true}
+		st := &genState{req: r, active: true}
 		if r.Temperature > 0 {
 			st.rng = rand.New(rand.NewPCG(r.Seed, 0x9e3779b97f4a7c15))
 		}
@@ -974,28 +883,21 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 			}
 			st.grammar = g
 		}
-		st.keep = m.reusable(r.Prompt)
-		if st.keep > 0 {
-			C.llama_memory_seq_cp(mem, 0, C.llama_seq_id(st.seq), 0, C.llama_pos(st.keep))
-		}
-		if r.KeepCache && !m.opts.NoPrefixReuse {
-			kept, keptFull = st, min(m.cachedFull, m.alignDown(st.keep))
-			if m.canonicalFrom(st.keep) {
-				keptFull = m.alignDown(len(r.Prompt))
-			}
+		st.fork = m.cache.Fork(j+1, r.Prompt)
+		if r.KeepCache {
+			kept = st
 		}
 		states[j] = st
 	}
 	defer func() {
 		for _, st := range states {
-			C.llama_memory_seq_rm(mem, C.llama_seq_id(st.seq), -1, -1)
+			m.cache.Release(st.fork.Seq)
 			st.freeGrammar()
 		}
 	}()
-	m.inUnit = true
 
 	for _, st := range states {
-		if err := m.evalPrompt(st.req.Prompt, st.keep, st.seq); err != nil {
+		if err := m.cache.Evaluate(st.fork); err != nil {
 			return err
 		}
 		m.choose(st, int(m.batch.n_tokens)-1)
@@ -1010,7 +912,7 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		for _, st := range states {
 			if st.active {
 				tok, pos := st.feed()
-				C.feedrun_batch_add(&m.batch, C.llama_token(tok), C.llama_pos(pos), C.llama_seq_id(st.seq), 1)
+				C.feedrun_batch_add(&m.batch, C.llama_token(tok), C.llama_pos(pos), C.llama_seq_id(st.fork.Seq), 1)
 				owner = append(owner, st)
 			}
 		}
@@ -1033,58 +935,9 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 		out[i] = states[j].out
 	}
 	if kept != nil {
-		m.keepSequence(kept, keptFull)
+		m.cache.Keep(kept.fork, kept.out.Tokens, kept.out.StopReason == lm.StopEndOfTurn)
 	}
 	return nil
-}
-
-// dropUnreused frees, before a unit's first generation, the cells of the
-// canonical prefix that none of its prompts reuses. Left in sequence 0 they
-// would be freed only when the reply is kept, and the next step's tokens
-// would fill that hole before the cells after it: the cache order, in which
-// flash attention sums, would then depend on the unit before. With them
-// gone, llama.cpp's head returns to the first freed cell and every unit
-// lays out its cells as a fresh context would. (Scoring's primePrefix
-// trims sequence 0 with the same trimCached.)
-func (m *Model) dropUnreused(reqs []lm.GenerateRequest, group []int) {
-	keep := m.cachedFull
-	for _, i := range group {
-		keep = min(keep, m.reusable(reqs[i].Prompt))
-	}
-	if keep < len(m.cached) {
-		keep = m.trimCached(keep)
-		m.cached, m.cachedFull = m.cached[:keep], min(m.cachedFull, keep)
-	}
-}
-
-// trimCached drops sequence 0's cells from position keep on, which moves
-// llama.cpp's search head back to the first freed cell; when that fails it
-// clears the cache. It returns how many cached tokens are left.
-func (m *Model) trimCached(keep int) int {
-	if !bool(C.llama_memory_seq_rm(m.mem(), 0, C.llama_pos(keep), -1)) {
-		C.llama_memory_clear(m.mem(), true)
-		m.cachedFull = 0
-		return 0
-	}
-	return keep
-}
-
-// keepSequence makes sequence 0 hold what st's sequence holds: its prompt
-// and every generated token that was fed back (all of them after an end of
-// turn; all but the last otherwise). The next prompt of the unit then
-// evaluates only what it adds. Within a unit this is deterministic, since
-// the unit's own calls produced it; across units only the first full
-// aligned blocks (full) are reused, as for a scored prefix.
-func (m *Model) keepSequence(st *genState, full int) {
-	mem := m.mem()
-	fed := len(st.out.Tokens)
-	if st.out.StopReason != lm.StopEndOfTurn {
-		fed = max(fed-1, 0)
-	}
-	C.llama_memory_seq_rm(mem, 0, -1, -1)
-	C.llama_memory_seq_cp(mem, C.llama_seq_id(st.seq), 0, -1, -1)
-	m.cached = append(append(m.cached[:0], st.req.Prompt...), st.out.Tokens[:fed]...)
-	m.cachedFull = full
 }
 
 // choose picks the next token of st from the logits at batch index b and

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/gguf"
+	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -341,7 +342,7 @@ func TestWarmCacheGivesIdenticalScores(t *testing.T) {
 	warm := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
 	cold := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
 	conts := []lm.Continuation{{Tokens: tokens(t, warm, `send_email(to="ana@example.com")`)}, {Tokens: tokens(t, warm, "x")}}
-	if len(tokens(t, warm, system)) < 2*prefixBlock {
+	if len(tokens(t, warm, system)) < 2*kvcache.PrefixBlock {
 		t.Fatal("system prompt too short to exercise block reuse")
 	}
 	scoreConts(t, warm, tokens(t, warm, itemA), conts)
@@ -407,13 +408,13 @@ func agentEpisode(t *testing.T, m *Model, task string) []lm.Generation {
 	var gens []lm.Generation
 	cachedLen := 0 // tokens sequence 0 should hold after the previous step
 	for step := 0; step < 3; step++ {
-		before := m.evaluated
+		before := m.cache.Evaluated()
 		g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 6 + step, KeepCache: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if step > 0 && !m.opts.NoPrefixReuse {
-			if got, want := m.evaluated-before, len(prompt)-cachedLen; got != want {
+			if got, want := m.cache.Evaluated()-before, len(prompt)-cachedLen; got != want {
 				t.Errorf("step %d evaluated %d of %d prompt tokens, want %d", step, got, len(prompt), want)
 			}
 		}
@@ -464,12 +465,12 @@ func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
 	// runs blocks past what the next episode shares with it (the system
 	// prompt): those cells must not end up between the next episode's.
 	agentEpisode(t, warm, "Cancel the 10:00 meeting. "+strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 6))
-	before := warm.evaluated
+	before := warm.cache.Evaluated()
 	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
 	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
 	// The shared system prompt's whole blocks still carry over.
-	if saved := cold.evaluated - (warm.evaluated - before); saved < prefixBlock {
-		t.Errorf("the warm episode evaluated %d prompt tokens, the cold one %d: the system prompt was not reused", warm.evaluated-before, cold.evaluated)
+	if saved := cold.cache.Evaluated() - (warm.cache.Evaluated() - before); saved < kvcache.PrefixBlock {
+		t.Errorf("the warm episode evaluated %d prompt tokens, the cold one %d: the system prompt was not reused", warm.cache.Evaluated()-before, cold.cache.Evaluated())
 	}
 	s := agentEpisode(t, scratch, "Email Ana the agenda for the design review.")
 	if len(c[2].Tokens) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -220,7 +221,7 @@ func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 	warm := loadReal(t, "smollm2-135m", Options{Threads: 1})
 	cold := loadReal(t, "smollm2-135m", Options{Threads: 1})
 	long := "Cancel the 10:00 meeting. " + strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 10)
-	if n := len(tokens(t, warm, long)); n < 2*prefixBlock {
+	if n := len(tokens(t, warm, long)); n < 2*kvcache.PrefixBlock {
 		t.Fatalf("the first task is %d tokens: too short to leave unreused blocks behind", n)
 	}
 	agentEpisode(t, warm, long)
