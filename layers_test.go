@@ -12,7 +12,8 @@ import (
 // results, never depends on what produces them (the runners, the
 // environments, the llama.cpp binding, the commands); runners never see
 // the binding or the commands; only the commands import the binding, and
-// only main imports the commands. go list -deps is the import graph the
+// only main imports the commands; the KV cache's bookkeeping sits below
+// the binding that carries it out. go list -deps is the import graph the
 // compiler sees, so a test file's imports do not count.
 var forbidden = map[string][]string{
 	"internal/transcript": {"internal/", "envs/"},
@@ -22,6 +23,7 @@ var forbidden = map[string][]string{
 	"internal/iostreams":  {"internal/", "envs/"},
 	"internal/gguf":       {"internal/", "envs/"},
 	"internal/lm":         {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
+	"internal/kvcache":    {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/env", "envs/"},
 	"internal/harness":    {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"internal/report":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
@@ -36,6 +38,11 @@ var onlyFrom = map[string][]string{
 	"internal/llama": {"internal/cli", "cmd/feedrun"},
 	"internal/cli":   {"cmd/feedrun"},
 }
+
+// cgoAllowed lists the packages that may use cgo: the binding alone, so
+// that everything else, the cache's bookkeeping included, builds and is
+// tested without a C compiler.
+var cgoAllowed = []string{"internal/llama"}
 
 const module = "github.com/feedrun/feedrun/"
 
@@ -75,6 +82,18 @@ func TestLayers(t *testing.T) {
 			if contains(ds, dep) {
 				t.Errorf("%s depends on %s; only %s may", pkg, dep, strings.Join(allowed, ", "))
 			}
+		}
+	}
+}
+
+func TestCgoOnlyInTheBinding(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{if .CgoFiles}}{{.ImportPath}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg = strings.TrimPrefix(pkg, module); !contains(cgoAllowed, pkg) {
+			t.Errorf("%s uses cgo; only %s may", pkg, strings.Join(cgoAllowed, ", "))
 		}
 	}
 }
