@@ -123,10 +123,10 @@ func (c *Cache) canonicalFrom(from int) bool {
 }
 
 // evaluate evaluates prompt[from:] for seq, with logits for the last token
-// only. Evaluation that continues the canonical chain goes in aligned
+// only. Evaluation that continues the canonical chain (canonical, decided
+// by the caller from the cache as it stood before the call) goes in aligned
 // blocks; any other in batch-sized chunks from from.
-func (c *Cache) evaluate(prompt []lm.Token, from, seq int) error {
-	canonical := c.canonicalFrom(from)
+func (c *Cache) evaluate(prompt []lm.Token, from, seq int, canonical bool) error {
 	for start := from; start < len(prompt); {
 		end := min(start+c.batch, len(prompt))
 		if canonical {
@@ -149,7 +149,7 @@ func (c *Cache) Prime(prefix []lm.Token) error {
 	canonical := c.canonicalFrom(keep)
 	full := min(c.canonical, c.alignDown(keep))
 	c.held, c.canonical, c.inUnit = c.held[:0], 0, true
-	if err := c.evaluate(prefix, keep, 0); err != nil {
+	if err := c.evaluate(prefix, keep, 0, canonical); err != nil {
 		c.mem.Clear(true)
 		return err
 	}
@@ -234,7 +234,7 @@ func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 // decode leaves the distribution of the reply's first token.
 func (c *Cache) Evaluate(f Fork) error {
 	c.inUnit = true
-	return c.evaluate(f.Prompt, f.Reused, f.Seq)
+	return c.evaluate(f.Prompt, f.Reused, f.Seq, c.canonicalFrom(f.Reused))
 }
 
 // Keep makes sequence 0 hold what f's sequence holds after its reply: the

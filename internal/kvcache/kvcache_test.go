@@ -391,10 +391,10 @@ func TestEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 }
 
 // The same for scoring: an item sharing the system prompt with the one
-// before reads the figures it reads on a fresh cache. Its task is shorter
-// than a block: Prime evaluates what follows the reused blocks in
-// batch-sized chunks, which group tokens as a fresh cache's aligned blocks
-// do only up to the next block boundary.
+// before reads the figures it reads on a fresh cache, whether its task ends
+// inside the block after the reused ones or runs over several: what follows
+// the reused blocks must be evaluated in the aligned blocks a fresh cache
+// uses, not in batch-sized chunks.
 func TestItemScoresDoNotDependOnTheItemBefore(t *testing.T) {
 	system := toks(0, 150)
 	conts := [][]lm.Token{toks(9000, 8), toks(9100, 3)}
@@ -417,12 +417,14 @@ func TestItemScoresDoNotDependOnTheItemBefore(t *testing.T) {
 		}
 		return slices.Clone(f.figures[from:])
 	}
-	warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
-	warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
-	item(warm, warmMem, toks(1000, 300))
-	w := item(warm, warmMem, toks(2000, 40))
-	c := item(cold, coldMem, toks(2000, 40))
-	if !slices.Equal(w, c) {
-		t.Errorf("figures after another item:\n  %x\nfrom a fresh cache:\n  %x", w, c)
+	for _, n := range []int{40, 45, 200} { // ends at 190, crosses 192, crosses three blocks
+		warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
+		warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
+		item(warm, warmMem, toks(1000, 300))
+		w := item(warm, warmMem, toks(2000, n))
+		c := item(cold, coldMem, toks(2000, n))
+		if !slices.Equal(w, c) {
+			t.Errorf("task of %d tokens: figures after another item:\n  %x\nfrom a fresh cache:\n  %x", n, w, c)
+		}
 	}
 }
