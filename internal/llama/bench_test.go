@@ -1,18 +1,45 @@
 package llama
 
 import (
+	"cmp"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/lm"
 )
 
-// Benchmarks on the real SmolLM2-135M with the default threads. Run with
+// Benchmarks on the real SmolLM2-135M with the default threads (all
+// cores) unless the variables below say otherwise. Run with
 //
 //	make bench
 //
 // Each reports tokens/s as a custom metric; compare figures only within
 // one run, since the machines are shared.
+//
+// make bench-anchor (scripts/bench-anchor.sh) runs some of them beside raw
+// llama.cpp, which must see the same model and thread count; it passes
+// both through these variables (a registry name, a number of threads).
+// Benchmarks that set their own threads (BenchmarkLanes) keep them.
+const (
+	benchModelEnv   = "FEEDRUN_BENCH_MODEL"
+	benchThreadsEnv = "FEEDRUN_BENCH_THREADS"
+)
+
+// loadBench loads the benchmarks' model: $FEEDRUN_BENCH_MODEL, else
+// smollm2-135m, with $FEEDRUN_BENCH_THREADS threads unless opts sets them.
+func loadBench(b *testing.B, opts Options) *Model {
+	b.Helper()
+	if s := os.Getenv(benchThreadsEnv); s != "" && opts.Threads == 0 {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q: want a positive number of threads", benchThreadsEnv, s)
+		}
+		opts.Threads = n
+	}
+	return loadReal(b, cmp.Or(os.Getenv(benchModelEnv), "smollm2-135m"), opts)
+}
 
 func benchPrompt(b *testing.B, m *Model, n int) []lm.Token {
 	b.Helper()
@@ -25,7 +52,7 @@ func benchPrompt(b *testing.B, m *Model, n int) []lm.Token {
 
 // BenchmarkPromptProcessing512 evaluates a 512-token prompt from scratch.
 func BenchmarkPromptProcessing512(b *testing.B) {
-	m := loadReal(b, "smollm2-135m", Options{})
+	m := loadBench(b, Options{})
 	prompt := benchPrompt(b, m, 512)
 	for b.Loop() {
 		m.cache.Forget()
@@ -52,7 +79,7 @@ func BenchmarkPromptProcessing512(b *testing.B) {
 // the prompt), so that all of them decode in one batch; with the default
 // 16, 32 requests would be split into groups.
 func benchDecode(b *testing.B, sequences int) {
-	m := loadReal(b, "smollm2-135m", Options{Sequences: sequences + 1})
+	m := loadBench(b, Options{Sequences: sequences + 1})
 	prompt := benchPrompt(b, m, 32)
 	const decodeSteps = 64
 	var eog [][]lm.Token
@@ -106,7 +133,7 @@ func BenchmarkScore4(b *testing.B) {
 		noReuse bool
 	}{{"shared", false}, {"scratch", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			m := loadReal(b, "smollm2-135m", Options{NoPrefixReuse: c.noReuse})
+			m := loadBench(b, Options{NoPrefixReuse: c.noReuse})
 			prompt := benchPrompt(b, m, 424)
 			prefix := prompt[:400]
 			conts := make([]lm.Continuation, 4)
@@ -136,7 +163,7 @@ func BenchmarkAgentEpisode(b *testing.B) {
 		noReuse bool
 	}{{"kept", false}, {"scratch", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			m := loadReal(b, "smollm2-135m", Options{NoPrefixReuse: c.noReuse})
+			m := loadBench(b, Options{NoPrefixReuse: c.noReuse})
 			for b.Loop() {
 				if err := playEpisode(m); err != nil {
 					b.Fatal(err)
@@ -177,7 +204,7 @@ func playEpisode(m *Model) error {
 // (TestThreadCountDoesNotChangeResults).
 func BenchmarkLanes(b *testing.B) {
 	b.Run("one-2-threads", func(b *testing.B) {
-		m := loadReal(b, "smollm2-135m", Options{Threads: 2})
+		m := loadBench(b, Options{Threads: 2})
 		for b.Loop() {
 			for range 2 {
 				if err := playEpisode(m); err != nil {
@@ -188,7 +215,7 @@ func BenchmarkLanes(b *testing.B) {
 		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pair")
 	})
 	b.Run("two-1-thread", func(b *testing.B) {
-		lanes := []*Model{loadReal(b, "smollm2-135m", Options{Threads: 1}), loadReal(b, "smollm2-135m", Options{Threads: 1})}
+		lanes := []*Model{loadBench(b, Options{Threads: 1}), loadBench(b, Options{Threads: 1})}
 		for b.Loop() {
 			errs := make(chan error, len(lanes))
 			for _, m := range lanes {
