@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,5 +95,41 @@ func TestMBPPDigest(t *testing.T) {
 	want := fmt.Sprintf("427 records\nsize %d\nsha256 %s\n", models.MBPP.Size, models.MBPP.SHA256)
 	if string(out) != want {
 		t.Fatalf("mbpp-digest.sh printed\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestBenchAnchorScripts: make bench-anchor first builds a virtual
+// environment for minutes, so no test runs it; these checks catch before
+// that what would otherwise surface only after it: a syntax error in either
+// script, or a benchmark that bench_anchor.py runs and internal/llama no
+// longer has (under that name or with that sub-benchmark).
+func TestBenchAnchorScripts(t *testing.T) {
+	if out, err := exec.Command("bash", "-n", "bench-anchor.sh").CombinedOutput(); err != nil {
+		t.Errorf("bash -n bench-anchor.sh: %v\n%s", err, out)
+	}
+	parse := "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])"
+	if out, err := exec.Command("python3", "-c", parse, "bench_anchor.py").CombinedOutput(); err != nil {
+		t.Errorf("bench_anchor.py does not parse: %v\n%s", err, out)
+	}
+	script, err := os.ReadFile("bench_anchor.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchmarks, err := os.ReadFile(filepath.Join("..", "internal", "llama", "bench_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`"(Benchmark[A-Za-z0-9_/]+)"`).FindAllStringSubmatch(string(script), -1)
+	if len(names) < 4 {
+		t.Fatalf("bench_anchor.py names %d benchmarks, want the 4 of its table", len(names))
+	}
+	for _, n := range names {
+		top, sub, _ := strings.Cut(n[1], "/")
+		if !strings.Contains(string(benchmarks), "func "+top+"(b *testing.B)") {
+			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go has no %s", n[1], top)
+		}
+		if sub != "" && !strings.Contains(string(benchmarks), `"`+sub+`"`) {
+			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go names no sub-benchmark %q", n[1], sub)
+		}
 	}
 }

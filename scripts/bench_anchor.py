@@ -1,0 +1,380 @@
+"""Raw llama.cpp beside feedrun on one GGUF and thread count: the ratio
+table of `make bench-anchor` (scripts/bench-anchor.sh sets it up and runs
+this in the virtual environment that holds llama-cpp-python).
+
+The raw side drives llama.cpp through llama-cpp-python's low-level C API,
+never its Llama class, so that it does the work of feedrun's benchmarks in
+internal/llama/bench_test.go and nothing more: the same tokens, the same
+context settings as internal/llama's Load, a greedy choice with the same
+log-probability per token. It feeds llama.cpp the way a plain llama.cpp
+program would (a prompt in one llama_decode call, every sequence's token
+of a step in one batch), so each ratio also shows what feedrun's own ways
+cost: prompts evaluated in aligned 64-token blocks so that reuse changes no
+figure, the Go code around each call.
+
+The two sides take turns at each row's work, alternating which goes
+first from round to round, and each figure is the median of its turns, so
+that a machine that slows down or speeds up during the run moves both
+sides alike.
+"""
+
+import argparse
+import csv
+import ctypes
+import datetime
+import hashlib
+import logging
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# The text of benchPrompt in internal/llama/bench_test.go, tokenized the
+# same way (special tokens added, none parsed).
+BENCH_TEXT = "The agent called create_event and the tool said the date was wrong. " * 64
+
+# Settings of internal/llama's Load (Options.withDefaults and the context
+# parameters it sets): the raw side must not run with more or less room.
+CONTEXT = 8192
+BATCH = 512
+DEFAULT_SEQUENCES = 16
+
+# The work, as benchDecode and BenchmarkScore4 define it.
+DECODE_PROMPT = 32
+DECODE_STEPS = 64
+SCORE_PREFIX = 400
+SCORE_CONTINUATIONS = 4
+SCORE_LENGTH = 20
+
+# The go test benchmark behind each row, and the metric it reports.
+FEEDRUN_BENCHMARKS = {
+    "prompt": ("BenchmarkPromptProcessing512", "tokens/s"),
+    "decode1": ("BenchmarkDecode1", "tokens/s"),
+    "decode8": ("BenchmarkDecode8", "tokens/s"),
+    "score": ("BenchmarkScore4/shared", "effective-tokens/s"),
+}
+
+# The fixed rollout: every probe harness on three ToolShed tasks, one
+# seed, free greedy decoding, a short step budget.
+ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub"
+ROLLOUT_ARGS = ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, "--tasks", "3", "--seeds", "1", "--max-steps", "6"]
+
+
+def status(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Raw:
+    """The raw llama.cpp side: one model, a context per sequence count."""
+
+    def __init__(self, path, threads):
+        import numpy as np
+        import llama_cpp as L
+
+        self.np, self.L, self.threads = np, L, threads
+        # llama-cpp-python routes llama.cpp's log through this logger and
+        # prints everything unless it is raised.
+        logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+        L.llama_backend_init()
+        mp = L.llama_model_default_params()
+        mp.use_mmap = True
+        mp.n_gpu_layers = 0
+        self.model = L.llama_model_load_from_file(path.encode(), mp)
+        if not self.model:
+            raise SystemExit(f"raw llama.cpp could not load {path}")
+        self.vocab = L.llama_model_get_vocab(self.model)
+        self.n_vocab = L.llama_vocab_n_tokens(self.vocab)
+        self.eog = np.array([bool(L.llama_vocab_is_eog(self.vocab, t)) for t in range(self.n_vocab)])
+        self.contexts = {}
+        self.toks = self.tokenize(BENCH_TEXT)
+        if len(self.toks) < 512:
+            raise SystemExit(f"the benchmark text is {len(self.toks)} tokens, want 512 or more")
+
+    def tokenize(self, text):
+        data = text.encode()
+        buf = (self.L.llama_token * (len(data) + 8))()
+        n = self.L.llama_tokenize(self.vocab, data, len(data), buf, len(buf), True, False)
+        if n < 0:
+            raise SystemExit("raw llama.cpp could not tokenize the benchmark text")
+        return list(buf[:n])
+
+    def context(self, sequences):
+        if sequences in self.contexts:
+            return self.contexts[sequences]
+        L = self.L
+        cp = L.llama_context_default_params()
+        cp.n_ctx = CONTEXT
+        cp.n_batch = BATCH
+        cp.n_ubatch = BATCH
+        cp.n_seq_max = sequences
+        cp.n_threads = self.threads
+        cp.n_threads_batch = self.threads
+        cp.kv_unified = True
+        cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        cp.no_perf = True
+        ctx = L.llama_init_from_model(self.model, cp)
+        if not ctx:
+            raise SystemExit(f"raw llama.cpp could not create a context of {sequences} sequences")
+        batch = L.llama_batch_init(BATCH, 0, sequences)
+        self.contexts[sequences] = (ctx, batch)
+        return ctx, batch
+
+    def decode(self, ctx, batch, entries):
+        """Evaluates (token, position, sequence, wants logits) entries."""
+        batch.n_tokens = len(entries)
+        for i, (tok, pos, seq, logits) in enumerate(entries):
+            batch.token[i] = tok
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = seq
+            batch.logits[i] = logits
+        rc = self.L.llama_decode(ctx, batch)
+        if rc != 0:
+            raise SystemExit(f"raw llama.cpp: llama_decode returned {rc}")
+
+    def row(self, ctx, i):
+        ptr = self.L.llama_get_logits_ith(ctx, i)
+        return self.np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def log_z(self, row):
+        np = self.np
+        mx = float(row.max())
+        return mx + float(np.log(np.exp(row.astype(np.float64) - mx).sum()))
+
+    def logprob(self, row, tok):
+        return float(row[tok]) - self.log_z(row)
+
+    def greedy(self, row):
+        """The most likely token that does not end the generation, and its
+        log-probability, as feedrun's greedy choice with every
+        end-of-generation token banned."""
+        tok = int(self.np.where(self.eog, -self.np.inf, row).argmax())
+        return tok, float(row[tok]) - self.log_z(row)
+
+    def prompt(self, toks, iterations):
+        """BenchmarkPromptProcessing512: a 512-token prompt from an empty
+        cache, then the log-probability of one token after it."""
+        L = self.L
+        ctx, batch = self.context(DEFAULT_SEQUENCES)
+        mem = L.llama_get_memory(ctx)
+        n = len(toks)
+        start = time.perf_counter()
+        for _ in range(iterations):
+            L.llama_memory_clear(mem, False)
+            self.decode(ctx, batch, [(t, i, 0, i == n - 1) for i, t in enumerate(toks)])
+            self.logprob(self.row(ctx, n - 1), toks[0])
+        return n * iterations / (time.perf_counter() - start)
+
+    def generate(self, prompt, sequences, iterations):
+        """benchDecode: the prompt is cached in sequence 0 before the timer;
+        each iteration copies it to every sequence but its last token, feeds
+        that token, and then every chosen token back, one token per sequence
+        per llama_decode, until each has DECODE_STEPS tokens."""
+        L = self.L
+        ctx, batch = self.context(sequences + 1)
+        mem = L.llama_get_memory(ctx)
+        L.llama_memory_clear(mem, False)
+        self.decode(ctx, batch, [(t, i, 0, i == len(prompt) - 1) for i, t in enumerate(prompt)])
+        seqs = range(1, sequences + 1)
+        start = time.perf_counter()
+        for _ in range(iterations):
+            for s in seqs:
+                L.llama_memory_seq_rm(mem, s, -1, -1)
+                L.llama_memory_seq_cp(mem, 0, s, 0, len(prompt) - 1)
+            feed = {s: prompt[-1] for s in seqs}
+            for step in range(DECODE_STEPS):
+                pos = len(prompt) - 1 + step
+                self.decode(ctx, batch, [(feed[s], pos, s, True) for s in seqs])
+                for b, s in enumerate(seqs):
+                    feed[s], _ = self.greedy(self.row(ctx, b))
+        elapsed = time.perf_counter() - start
+        for s in seqs:
+            L.llama_memory_seq_rm(mem, s, -1, -1)
+        return sequences * DECODE_STEPS * iterations / elapsed
+
+    def score(self, toks, iterations):
+        """BenchmarkScore4/shared: a 400-token prefix evaluated once, four
+        20-token continuations forked from it and scored in one batch; the
+        figure counts prefix and continuation for every continuation
+        ("effective" tokens, as feedrun reports them)."""
+        L = self.L
+        ctx, batch = self.context(DEFAULT_SEQUENCES)
+        mem = L.llama_get_memory(ctx)
+        prefix = toks[:SCORE_PREFIX]
+        conts = [toks[SCORE_PREFIX + i:SCORE_PREFIX + i + SCORE_LENGTH] for i in range(SCORE_CONTINUATIONS)]
+        start = time.perf_counter()
+        for _ in range(iterations):
+            L.llama_memory_clear(mem, False)
+            self.decode(ctx, batch, [(t, i, 0, i == len(prefix) - 1) for i, t in enumerate(prefix)])
+            first = self.row(ctx, len(prefix) - 1)
+            for c in conts:
+                self.logprob(first, c[0])
+            entries, wanted = [], []
+            for j, c in enumerate(conts):
+                L.llama_memory_seq_cp(mem, 0, j + 1, -1, -1)
+                for t in range(len(c) - 1):
+                    entries.append((c[t], len(prefix) + t, j + 1, True))
+                    wanted.append(c[t + 1])
+            self.decode(ctx, batch, entries)
+            for b, tok in enumerate(wanted):
+                self.logprob(self.row(ctx, b), tok)
+            for j in range(len(conts)):
+                L.llama_memory_seq_rm(mem, j + 1, -1, -1)
+        effective = len(conts) * (len(prefix) + SCORE_LENGTH)
+        return effective * iterations / (time.perf_counter() - start)
+
+    def run(self, work, iterations):
+        """One turn of a row's work, as feedrun's benchmark does it."""
+        toks = self.toks
+        if work == "prompt":
+            return self.prompt(toks[:512], iterations)
+        if work == "decode1":
+            return self.generate(toks[:DECODE_PROMPT], 1, iterations)
+        if work == "decode8":
+            return self.generate(toks[:DECODE_PROMPT], 8, iterations)
+        return self.score(toks[:SCORE_PREFIX + SCORE_CONTINUATIONS - 1 + SCORE_LENGTH], iterations)
+
+
+def bench_pattern(name):
+    """The -test.bench pattern that runs benchmark name alone: go test
+    splits it at slashes, one part per level, and a benchmark that matches
+    only the first part of a longer pattern runs once without reporting, so
+    each benchmark is run by its own pattern."""
+    return "/".join(f"^{re.escape(part)}$" for part in name.split("/"))
+
+
+def parse_bench(output):
+    """The custom metrics of go test -bench output, by benchmark name
+    (without the -GOMAXPROCS suffix)."""
+    got = {}
+    for line in output.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or not fields[0].startswith("Benchmark"):
+            continue
+        name = re.sub(r"-\d+$", "", fields[0])
+        metrics = got.setdefault(name, {})
+        for value, unit in zip(fields[2::2], fields[3::2]):
+            try:
+                metrics[unit] = float(value)
+            except ValueError:
+                pass
+    return got
+
+
+def feedrun_run(binary, model, threads, work, iterations):
+    """One turn of a row's work: its go test benchmark, run alone."""
+    name, unit = FEEDRUN_BENCHMARKS[work]
+    env = dict(os.environ, FEEDRUN_BENCH_MODEL=model, FEEDRUN_BENCH_THREADS=str(threads))
+    cmd = [binary, "-test.run", "^$", "-test.bench", bench_pattern(name), "-test.benchtime", f"{iterations}x", "-test.timeout", "60m"]
+    run = subprocess.run(cmd, env=env, cwd=os.path.dirname(binary), capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"feedrun's {name} failed:\n{run.stdout}{run.stderr}")
+    got = parse_bench(run.stdout).get(name, {})
+    if unit not in got:
+        raise SystemExit(f"feedrun's {name} reported no {unit}:\n{run.stdout}")
+    return got[unit]
+
+
+def rollout(feedrun, model, threads, workdir):
+    """Episodes per minute of the fixed rollout, model loading included."""
+    out = tempfile.mkdtemp(prefix="rollout-", dir=workdir)
+    cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *ROLLOUT_ARGS, "--out", out]
+    start = time.perf_counter()
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"the rollout failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
+    with open(os.path.join(out, "rollout_episodes.csv"), newline="") as f:
+        episodes = sum(1 for _ in csv.DictReader(f))
+    return episodes, elapsed
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def feedrun_version(feedrun):
+    lines = subprocess.run([feedrun, "version"], capture_output=True, text=True, check=True).stdout.splitlines()
+    return lines[0], lines[1]
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}×"
+
+
+def table(f, r, rollout_figure):
+    rows = [
+        ("prompt processing, 512-token prompt (target ≥ 1.0×)", f["prompt"], r["prompt"], "tokens/s"),
+        (f"decode, 1 sequence, {DECODE_STEPS} greedy tokens after a cached prompt (target ≥ 1.0×)", f["decode1"], r["decode1"], "tokens/s"),
+        ("decode, 8 sequences batched, against raw 8 batched", f["decode8"], r["decode8"], "tokens/s"),
+        ("decode, 8 sequences batched, against raw 1 sequence (target ≥ 2×)", f["decode8"], r["decode1"], "tokens/s"),
+        (f"score {SCORE_CONTINUATIONS} × {SCORE_LENGTH}-token continuations after a {SCORE_PREFIX}-token prefix, prefix shared", f["score"], r["score"], "effective tokens/s"),
+    ]
+    lines = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
+    for work, fv, rv, unit in rows:
+        lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
+    episodes, elapsed = rollout_figure
+    lines.append(f"| rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed ({episodes} episodes), at most 6 steps, free greedy decoding | "
+                 f"{episodes / elapsed * 60:.1f} episodes/min | — | — |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gguf", required=True, help="the model file both sides load")
+    ap.add_argument("--model", required=True, help="its registry name, for feedrun")
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--feedrun", required=True, help="the feedrun binary (rollout, version)")
+    ap.add_argument("--bench-binary", required=True, help="internal/llama's compiled test binary")
+    ap.add_argument("--workdir", required=True, help="a scratch folder for the rollout")
+    ap.add_argument("--rounds", type=int, default=5, help="turns of each side")
+    ap.add_argument("--iterations", type=int, default=3, help="iterations of each benchmark per turn")
+    ap.add_argument("--raw-build", required=True, help="what the raw side is, for the header")
+    args = ap.parse_args()
+
+    raw = Raw(args.gguf, args.threads)
+    sides = {"raw": lambda work: raw.run(work, args.iterations),
+             "feedrun": lambda work: feedrun_run(args.bench_binary, args.model, args.threads, work, args.iterations)}
+    turns = {side: {work: [] for work in FEEDRUN_BENCHMARKS} for side in sides}
+    for i in range(args.rounds):
+        order = ["raw", "feedrun"] if i % 2 == 0 else ["feedrun", "raw"]
+        for work in FEEDRUN_BENCHMARKS:
+            for side in order:
+                got = sides[side](work)
+                turns[side][work].append(got)
+                status(f"round {i + 1}/{args.rounds}, {work}, {side}: {got:.1f}")
+    status("rollout: " + " ".join(ROLLOUT_ARGS))
+    rollout_figure = rollout(args.feedrun, args.model, args.threads, args.workdir)
+    status(f"rollout: {rollout_figure[0]} episodes in {rollout_figure[1]:.1f} s")
+
+    median = {side: {work: statistics.median(figures) for work, figures in works.items()} for side, works in turns.items()}
+    version, llama = feedrun_version(args.feedrun)
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {args.threads} threads, "
+          f"{cpu_model()}, {when}; {version}, {llama}; raw: {args.raw_build}. "
+          f"Median of {args.rounds} turns of {args.iterations} iterations per side and row, the sides taking turns; "
+          f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster).")
+    print()
+    print(table(median["feedrun"], median["raw"], rollout_figure))
+
+
+if __name__ == "__main__":
+    main()
