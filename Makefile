@@ -29,7 +29,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-slurm bench demo reference-check clean
+.PHONY: all deps build models test test-slurm bench bench-anchor demo reference-check clean
 
 all: build
 
@@ -65,6 +65,14 @@ test-slurm: build
 
 bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
+
+# Raw llama.cpp beside feedrun on the same GGUF and thread count, as one
+# ratio table (docs/benchmarks.md). The raw side is llama-cpp-python, which
+# the script builds into .venv-anchor on first use (minutes); it pulls
+# $(MODEL). THREADS (default 2), ROUNDS and ITERATIONS are read by the
+# script.
+bench-anchor: build
+	MODEL='$(MODEL)' scripts/bench-anchor.sh
 
 # End to end on the default model: a short probe of every harness on
 # ToolShed, then the study's tables. It pulls only the model it probes.
