@@ -316,6 +316,10 @@ def feedrun_version(feedrun):
     return lines[0], lines[1]
 
 
+def count(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def ratio(a, b):
     return f"{a / b:.2f}×"
 
@@ -368,9 +372,9 @@ def main():
     median = {side: {work: statistics.median(figures) for work, figures in works.items()} for side, works in turns.items()}
     version, llama = feedrun_version(args.feedrun)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {args.threads} threads, "
+    print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {count(args.threads, 'thread')}, "
           f"{cpu_model()}, {when}; {version}, {llama}; raw: {args.raw_build}. "
-          f"Median of {args.rounds} turns of {args.iterations} iterations per side and row, the sides taking turns; "
+          f"Median of {count(args.rounds, 'turn')} of {count(args.iterations, 'iteration')} per side and row, the sides taking turns; "
           f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster).")
     print()
     print(table(median["feedrun"], median["raw"], rollout_figure))
