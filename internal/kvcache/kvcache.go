@@ -122,6 +122,17 @@ func (c *Cache) canonicalFrom(from int) bool {
 	return from <= c.canonical && from == c.alignDown(from)
 }
 
+// chainFrom is what evaluating a prompt of n tokens from position from
+// does to the canonical chain, decided from the cache as it stands before
+// the evaluation: whether it continues the chain (and so goes in aligned
+// blocks), and how many tokens are canonical once sequence 0 holds it.
+func (c *Cache) chainFrom(from, n int) (continues bool, canonical int) {
+	if c.canonicalFrom(from) {
+		return true, c.alignDown(n)
+	}
+	return false, min(c.canonical, c.alignDown(from))
+}
+
 // evaluate evaluates prompt[from:] for seq, with logits for the last token
 // only. Evaluation that continues the canonical chain (canonical, decided
 // by the caller from the cache as it stood before the call) goes in aligned
@@ -146,18 +157,13 @@ func (c *Cache) evaluate(prompt []lm.Token, from, seq int, canonical bool) error
 // next-token distribution after prefix.
 func (c *Cache) Prime(prefix []lm.Token) error {
 	keep := c.trim(c.reusable(prefix))
-	canonical := c.canonicalFrom(keep)
-	full := min(c.canonical, c.alignDown(keep))
+	continues, canonical := c.chainFrom(keep, len(prefix))
 	c.held, c.canonical, c.inUnit = c.held[:0], 0, true
-	if err := c.evaluate(prefix, keep, 0, canonical); err != nil {
+	if err := c.evaluate(prefix, keep, 0, continues); err != nil {
 		c.mem.Clear(true)
 		return err
 	}
-	c.held = append(c.held, prefix...)
-	c.canonical = full
-	if canonical {
-		c.canonical = c.alignDown(len(prefix))
-	}
+	c.held, c.canonical = append(c.held, prefix...), canonical
 	return nil
 }
 
@@ -208,9 +214,10 @@ type Fork struct {
 	Seq    int
 	Prompt []lm.Token
 	Reused int
+	// continues says the fork's evaluation continues the canonical chain;
 	// canonical is how many tokens of sequence 0 are canonical if it
-	// keeps this fork's reply: the canonical chain goes on through the
-	// prompt only when the fork's evaluation continued it.
+	// keeps this fork's reply (see chainFrom).
+	continues bool
 	canonical int
 }
 
@@ -223,10 +230,7 @@ func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 	if f.Reused > 0 {
 		c.mem.Copy(0, seq, 0, f.Reused)
 	}
-	f.canonical = min(c.canonical, c.alignDown(f.Reused))
-	if c.canonicalFrom(f.Reused) {
-		f.canonical = c.alignDown(len(prompt))
-	}
+	f.continues, f.canonical = c.chainFrom(f.Reused, len(prompt))
 	return f
 }
 
@@ -234,7 +238,7 @@ func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 // decode leaves the distribution of the reply's first token.
 func (c *Cache) Evaluate(f Fork) error {
 	c.inUnit = true
-	return c.evaluate(f.Prompt, f.Reused, f.Seq, c.canonicalFrom(f.Reused))
+	return c.evaluate(f.Prompt, f.Reused, f.Seq, f.continues)
 }
 
 // Keep makes sequence 0 hold what f's sequence holds after its reply: the
