@@ -47,7 +47,7 @@ named, every run folder under --results (default results/) is reported.
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown or csv")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
-	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "bootstrap seed")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
 	bound(cmd.Flags(), "bootstrap", 1, unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
 	return cmd

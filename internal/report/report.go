@@ -17,6 +17,10 @@ import (
 const (
 	DefaultReps  = 2000
 	DefaultLevel = 0.95
+	// DefaultSeed is the bootstrap seed `feedrun report` uses unless told
+	// otherwise; commands that print a report table use it too, so that
+	// their figures are the report's.
+	DefaultSeed = 1
 )
 
 // Options are feedrun report's settings.
