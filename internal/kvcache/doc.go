@@ -7,8 +7,11 @@
 // are tested here without a model.
 //
 // The cache is unified across sequences. Sequence 0 holds the cached
-// prefix; every scored continuation or generated reply runs in a sequence
-// of its own that starts with a copy of sequence 0's cells.
+// prefix; every scored continuation, and every reply that keeps nothing,
+// runs in a fork: a sequence of its own that starts with a copy of
+// sequence 0's cells. An agent's episode keeps its transcript in a
+// sequence of its own (Cache.Continue), so that several episodes can
+// advance together in one Generate, each step evaluating only what it adds.
 //
 // Prefix reuse must not change any figure, or a resumed run would not
 // reproduce an uninterrupted one: llama.cpp's numerics depend on how tokens
@@ -22,5 +25,7 @@
 // Flash attention, which the binding forces on, skips masked cells
 // exactly, but it sums the unmasked ones in the order they sit in the
 // cache; so every unit also starts from the same layout (Cache.BeginUnit,
-// Cache.DropUnreused).
+// Cache.DropUnreused), and no kept transcript frees a cell before its unit
+// ends, so that each one's cells lie in position order whichever others
+// share the cache.
 package kvcache

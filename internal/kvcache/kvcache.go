@@ -1,6 +1,10 @@
 package kvcache
 
-import "github.com/feedrun/feedrun/internal/lm"
+import (
+	"slices"
+
+	"github.com/feedrun/feedrun/internal/lm"
+)
 
 // PrefixBlock is the size of a canonical block, in tokens.
 const PrefixBlock = 64
@@ -31,7 +35,17 @@ type Options struct {
 	// NoPrefixReuse evaluates every prompt from scratch and keeps nothing
 	// in sequence 0 between calls.
 	NoPrefixReuse bool
+	// Forks is how many sequences generate or score beside sequence 0 at
+	// once: they are 1..Forks. Kept transcripts come after them (see
+	// Continue): the context needs Forks+Kept+2 sequences.
+	Forks int
+	// Kept is how many transcripts a unit can keep, one per episode that
+	// a Generate call advances.
+	Kept int
 }
+
+// Sequences is how many sequences a context with these options needs.
+func (o Options) Sequences() int { return o.Forks + o.Kept + 2 }
 
 // Cache is the bookkeeping of a context's KV cache. Like the context it is
 // not safe for concurrent use.
@@ -48,12 +62,34 @@ type Cache struct {
 	canonical int
 	inUnit    bool // a prompt of the current unit has been evaluated
 	evaluated int  // prompt tokens evaluated so far (what reuse saves)
+
+	forks int
+	// kept[k-1] is the k-th kept transcript of the unit, nil until its
+	// first reply.
+	kept []*transcript
+}
+
+// transcript is what a kept transcript's own sequence holds: held are the
+// tokens its cells hold, in position order, the first canonical of them
+// evaluated in whole aligned blocks.
+type transcript struct {
+	held      []lm.Token
+	canonical int
 }
 
 // New keeps the books for mem.
 func New(mem Memory, opts Options) *Cache {
-	return &Cache{mem: mem, batch: opts.Batch, block: min(PrefixBlock, opts.Batch), noReuse: opts.NoPrefixReuse}
+	return &Cache{mem: mem, batch: opts.Batch, block: min(PrefixBlock, opts.Batch), noReuse: opts.NoPrefixReuse,
+		forks: opts.Forks, kept: make([]*transcript, opts.Kept)}
 }
+
+// MaxKept is how many transcripts a unit can keep.
+func (c *Cache) MaxKept() int { return len(c.kept) }
+
+// grave is the sequence that holds the cells kept transcripts drop during
+// a unit (see drop); keptSeq is the k-th kept transcript's.
+func (c *Cache) grave() int        { return c.forks + 1 }
+func (c *Cache) keptSeq(k int) int { return c.forks + 1 + k }
 
 // Len is how many tokens sequence 0 holds.
 func (c *Cache) Len() int { return len(c.held) }
@@ -72,6 +108,7 @@ func (c *Cache) alignDown(n int) int { return n / c.block * c.block }
 // ran before it.
 func (c *Cache) BeginUnit() {
 	c.inUnit = false
+	clear(c.kept)
 	c.canonicalLayout()
 }
 
@@ -116,21 +153,16 @@ func (c *Cache) reusable(prompt []lm.Token) int {
 	return min(c.alignDown(common), c.canonical)
 }
 
-// canonicalFrom reports whether evaluating from position from continues
-// the canonical chain of aligned blocks.
-func (c *Cache) canonicalFrom(from int) bool {
-	return from <= c.canonical && from == c.alignDown(from)
-}
-
 // chainFrom is what evaluating a prompt of n tokens from position from
-// does to the canonical chain, decided from the cache as it stands before
-// the evaluation: whether it continues the chain (and so goes in aligned
-// blocks), and how many tokens are canonical once sequence 0 holds it.
-func (c *Cache) chainFrom(from, n int) (continues bool, canonical int) {
-	if c.canonicalFrom(from) {
+// does to the canonical chain of a sequence whose first canonical tokens
+// are canonical, decided from the cache as it stands before the
+// evaluation: whether it continues the chain (and so goes in aligned
+// blocks), and how many tokens are canonical once the sequence holds it.
+func (c *Cache) chainFrom(canonical, from, n int) (continues bool, canonicalAfter int) {
+	if from <= canonical && from == c.alignDown(from) {
 		return true, c.alignDown(n)
 	}
-	return false, min(c.canonical, c.alignDown(from))
+	return false, min(canonical, c.alignDown(from))
 }
 
 // evaluate evaluates prompt[from:] for seq, with logits for the last token
@@ -157,7 +189,7 @@ func (c *Cache) evaluate(prompt []lm.Token, from, seq int, canonical bool) error
 // next-token distribution after prefix.
 func (c *Cache) Prime(prefix []lm.Token) error {
 	keep := c.trim(c.reusable(prefix))
-	continues, canonical := c.chainFrom(keep, len(prefix))
+	continues, canonical := c.chainFrom(c.canonical, keep, len(prefix))
 	c.held, c.canonical, c.inUnit = c.held[:0], 0, true
 	if err := c.evaluate(prefix, keep, 0, continues); err != nil {
 		c.mem.Clear(true)
@@ -219,6 +251,7 @@ type Fork struct {
 	// keeps this fork's reply (see chainFrom).
 	continues bool
 	canonical int
+	keep      int // the kept transcript, 0 for none
 }
 
 // Fork starts seq for prompt from the part of sequence 0 it may reuse.
@@ -230,8 +263,96 @@ func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 	if f.Reused > 0 {
 		c.mem.Copy(0, seq, 0, f.Reused)
 	}
-	f.continues, f.canonical = c.chainFrom(f.Reused, len(prompt))
+	f.continues, f.canonical = c.chainFrom(c.canonical, f.Reused, len(prompt))
 	return f
+}
+
+// Continue starts the k-th kept transcript (1 <= k <= MaxKept) on prompt
+// in the transcript's own sequence, which keeps its cells until the unit
+// ends. Its first prompt of the unit reuses only the canonical blocks of
+// sequence 0, as a first prompt must; a later one, everything the
+// transcript held that the prompt starts with.
+//
+// Several transcripts advance together, and an episode's results must not
+// depend on which others share its calls. Flash attention skips masked
+// cells exactly but sums a sequence's own cells in the order they sit in
+// the cache, and llama.cpp refills freed cells first. So during a unit no
+// cell is freed: the cells a transcript gives up go to a sequence that
+// nothing attends to (drop), every new cell lands after all the cells
+// before it, and each transcript's cells lie in position order, alone or
+// beside others.
+func (c *Cache) Continue(k int, prompt []lm.Token) Fork {
+	f := Fork{Seq: c.keptSeq(k), Prompt: prompt, keep: k}
+	t := c.kept[k-1]
+	if t == nil {
+		f.Reused = c.reusableCanonical(prompt)
+		if f.Reused > 0 {
+			c.mem.Copy(0, f.Seq, 0, f.Reused)
+		}
+		f.continues, f.canonical = c.chainFrom(c.canonical, f.Reused, len(prompt))
+		return f
+	}
+	if !c.noReuse {
+		f.Reused = min(commonPrefix(t.held, prompt), len(prompt)-1)
+	}
+	c.drop(f.Seq, f.Reused)
+	f.continues, f.canonical = c.chainFrom(t.canonical, f.Reused, len(prompt))
+	return f
+}
+
+// reusableCanonical is how many leading tokens of a unit's first prompt
+// may be taken from sequence 0: whole canonical blocks only.
+func (c *Cache) reusableCanonical(prompt []lm.Token) int {
+	if c.noReuse {
+		return 0
+	}
+	return min(c.alignDown(min(commonPrefix(c.held, prompt), len(prompt)-1)), c.canonical)
+}
+
+// drop takes seq's cells from position from on out of seq without freeing
+// them: they go to the grave, which nothing attends to, until the unit
+// ends (see Continue).
+func (c *Cache) drop(seq, from int) {
+	c.mem.Copy(seq, c.grave(), from, -1)
+	c.mem.Remove(seq, from, -1)
+}
+
+// Truncate takes f's cells from position from on back, so that a reply
+// can back out of its last tokens: a kept transcript's go to the grave, a
+// fork's are freed.
+func (c *Cache) Truncate(f *Fork, from int) {
+	// Cells evaluated again one by one are no longer canonical.
+	f.canonical = min(f.canonical, c.alignDown(from))
+	if f.keep > 0 {
+		c.drop(f.Seq, from)
+		return
+	}
+	c.mem.Remove(f.Seq, from, -1)
+}
+
+// Kept records what f's kept transcript holds after its reply: the prompt
+// and every reply token that was fed back, which is all of them after an
+// end of turn and all but the last otherwise. When the prompt was the
+// transcript's first and extends what sequence 0 holds, sequence 0 also
+// takes the new canonical blocks (sharing the cells, copying nothing), so
+// that the other episodes of the unit, and the first prompts of later
+// units, reuse them rather than evaluate them again.
+func (c *Cache) Kept(f Fork, reply []lm.Token, endedTurn bool) {
+	fed := len(reply)
+	if !endedTurn {
+		fed = max(fed-1, 0)
+	}
+	first := c.kept[f.keep-1] == nil
+	c.kept[f.keep-1] = &transcript{held: append(slices.Clip(f.Prompt), reply[:fed]...), canonical: f.canonical}
+	if !first || c.noReuse || !f.continues {
+		return
+	}
+	h := len(c.held)
+	if h == c.canonical && f.canonical > h && commonPrefix(c.held, f.Prompt) == h {
+		c.mem.Copy(f.Seq, 0, h, f.canonical)
+		c.held = append(c.held, f.Prompt[h:f.canonical]...)
+		c.canonical = f.canonical
+	}
 }
 
 // Evaluate evaluates the part of f's prompt it did not reuse; the last
@@ -239,27 +360,6 @@ func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 func (c *Cache) Evaluate(f Fork) error {
 	c.inUnit = true
 	return c.evaluate(f.Prompt, f.Reused, f.Seq, f.continues)
-}
-
-// Keep makes sequence 0 hold what f's sequence holds after its reply: the
-// prompt and every reply token that was fed back, which is all of them
-// after an end of turn and all but the last otherwise. The unit's next
-// prompt then evaluates only what it adds. Within a unit this is
-// deterministic, since the unit's own calls produced it; across units only
-// the canonical blocks are reused, as for a scored prefix. Without prefix
-// reuse it does nothing.
-func (c *Cache) Keep(f Fork, reply []lm.Token, endedTurn bool) {
-	if c.noReuse {
-		return
-	}
-	fed := len(reply)
-	if !endedTurn {
-		fed = max(fed-1, 0)
-	}
-	c.mem.Remove(0, -1, -1)
-	c.mem.Copy(f.Seq, 0, -1, -1)
-	c.held = append(append(c.held[:0], f.Prompt...), reply[:fed]...)
-	c.canonical = f.canonical
 }
 
 func commonPrefix(a, b []lm.Token) int {

@@ -31,7 +31,7 @@ func cat(parts ...[]lm.Token) []lm.Token {
 // 0..199, the first canonical of them canonical; the fake memory holds
 // nothing, which only the tests of layout look at.
 func cacheHolding(f *fakeMemory, batch, canonical int, inUnit bool) *Cache {
-	c := New(f, Options{Batch: batch})
+	c := newKept(f, Options{Batch: batch})
 	c.held, c.canonical, c.inUnit = toks(0, 200), canonical, inUnit
 	return c
 }
@@ -163,79 +163,134 @@ func TestFirstGenerationOfAUnitDropsUnreusedCells(t *testing.T) {
 	})
 }
 
-// A kept reply leaves in sequence 0 the prompt and the reply tokens that
-// were fed back: all of them after an end of turn, all but the last
-// otherwise. The canonical part grows through the prompt only when its
-// evaluation continued the canonical chain.
+// newKept is a cache with room for kept transcripts, as the binding
+// creates it.
+func newKept(f *fakeMemory, opts Options) *Cache {
+	opts.Forks, opts.Kept = 4, 4
+	return New(f, opts)
+}
+
+// A kept transcript holds the prompt and the reply tokens that were fed
+// back: all of them after an end of turn, all but the last otherwise. Its
+// next prompt evaluates only what it adds; what it gave up goes to the
+// grave, not back to the free cells.
 func TestKeptReply(t *testing.T) {
 	reply := toks(9000, 5)
+	prompt := cat(toks(0, 150), toks(1000, 100))
 	for _, tc := range []struct {
-		name          string
-		canonical     int
-		inUnit        bool
-		prompt        []lm.Token
-		reply         []lm.Token
-		endedTurn     bool
-		wantHeld      []lm.Token
-		wantCanonical int
+		name      string
+		reply     []lm.Token
+		endedTurn bool
+		wantHeld  []lm.Token
 	}{
-		{"ended turn: every reply token", 128, false, cat(toks(0, 150), toks(1000, 100)), reply, true,
-			cat(toks(0, 150), toks(1000, 100), reply), 192},
-		{"cut short: all but the last", 128, false, cat(toks(0, 150), toks(1000, 100)), reply, false,
-			cat(toks(0, 150), toks(1000, 100), reply[:4]), 192},
-		{"cut short before a token was fed", 128, false, cat(toks(0, 150), toks(1000, 100)), nil, false,
-			cat(toks(0, 150), toks(1000, 100)), 192},
-		{"within a unit: the canonical part stays", 128, true, cat(toks(0, 150), toks(1000, 100)), reply, true,
-			cat(toks(0, 150), toks(1000, 100), reply), 128},
+		{"ended turn: every reply token", reply, true, cat(prompt, reply)},
+		{"cut short: all but the last", reply, false, cat(prompt, reply[:4])},
+		{"cut short before a token was fed", nil, false, prompt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMemory(1024)
-			c := cacheHolding(f, 512, tc.canonical, tc.inUnit)
-			fork := c.Fork(3, tc.prompt)
+			c := newKept(f, Options{Batch: 512})
+			c.BeginUnit()
+			fork := c.Continue(2, prompt)
+			if fork.Seq != c.keptSeq(2) || fork.Reused != 0 {
+				t.Fatalf("fork in sequence %d reusing %d, want %d reusing 0", fork.Seq, fork.Reused, c.keptSeq(2))
+			}
+			c.Kept(fork, tc.reply, tc.endedTurn)
+			if got := c.kept[1].held; !slices.Equal(got, tc.wantHeld) {
+				t.Errorf("the transcript holds %v\nwant %v", got, tc.wantHeld)
+			}
+			next := cat(tc.wantHeld, toks(8000, 20))
 			f.ops = nil
-			c.Keep(fork, tc.reply, tc.endedTurn)
-			sameOps(t, f, "remove 0 -1 -1", "copy 3 0 -1 -1")
-			if !slices.Equal(c.held, tc.wantHeld) {
-				t.Errorf("sequence 0 holds %v\nwant %v", c.held, tc.wantHeld)
+			again := c.Continue(2, next)
+			if again.Reused != len(tc.wantHeld) {
+				t.Errorf("the next prompt reused %d tokens, want %d", again.Reused, len(tc.wantHeld))
 			}
-			if c.canonical != tc.wantCanonical {
-				t.Errorf("%d canonical tokens, want %d", c.canonical, tc.wantCanonical)
-			}
+			g := fmt.Sprint(c.grave())
+			s := fmt.Sprint(again.Seq)
+			sameOps(t, f, "copy "+s+" "+g+" "+fmt.Sprint(again.Reused)+" -1", "remove "+s+" "+fmt.Sprint(again.Reused)+" -1")
 		})
 	}
-	t.Run("without prefix reuse nothing is kept", func(t *testing.T) {
+	t.Run("a first prompt gives sequence 0 its new canonical blocks", func(t *testing.T) {
 		f := newFakeMemory(1024)
-		c := New(f, Options{Batch: 512, NoPrefixReuse: true})
-		fork := c.Fork(1, toks(0, 10))
-		c.Keep(fork, reply, true)
-		sameOps(t, f)
-		if c.Len() != 0 {
-			t.Errorf("sequence 0 holds %d tokens", c.Len())
+		c := newKept(f, Options{Batch: 512})
+		c.BeginUnit()
+		a := c.Continue(1, prompt)
+		if err := c.Evaluate(a); err != nil {
+			t.Fatal(err)
+		}
+		c.Kept(a, reply, true)
+		if c.Len() != 192 || c.canonical != 192 {
+			t.Fatalf("sequence 0 holds %d tokens, %d canonical; want the prompt's 192 in whole blocks", c.Len(), c.canonical)
+		}
+		before := c.Evaluated()
+		b := c.Continue(2, prompt)
+		if b.Reused != 192 {
+			t.Errorf("the second transcript reused %d tokens, want 192", b.Reused)
+		}
+		if err := c.Evaluate(b); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Evaluated() - before; got != len(prompt)-192 {
+			t.Errorf("the second transcript evaluated %d tokens, want %d", got, len(prompt)-192)
 		}
 	})
 }
 
-// play is one agent step as the binding generates it: the prompt forked as
-// sequence 1 and evaluated, the reply's tokens fed back one decode at a
-// time, the reply kept.
-func play(t *testing.T, c *Cache, f *fakeMemory, prompt, reply []lm.Token, endedTurn bool) {
+// stepReq is one kept transcript's step: its prompt and the reply the
+// model gives.
+type stepReq struct {
+	keep          int
+	prompt, reply []lm.Token
+	endedTurn     bool
+}
+
+// playTogether is one step of several kept transcripts as the binding
+// generates it: each prompt evaluated in its transcript's sequence in
+// turn, then the replies' tokens fed back one per transcript per decode,
+// then the replies kept. It returns the figures each transcript read.
+func playTogether(t *testing.T, c *Cache, f *fakeMemory, reqs []stepReq) [][]uint64 {
 	t.Helper()
-	c.DropUnreused([][]lm.Token{prompt})
-	fork := c.Fork(1, prompt)
-	if err := c.Evaluate(fork); err != nil {
-		t.Fatal(err)
-	}
-	fed := len(reply)
-	if !endedTurn {
-		fed--
-	}
-	for k := range fed {
-		if err := f.Decode(1, len(prompt)+k, reply[k:k+1], true); err != nil {
+	figures := make([][]uint64, len(reqs))
+	forks := make([]Fork, len(reqs))
+	for i, r := range reqs {
+		forks[i] = c.Continue(r.keep, r.prompt)
+		from := len(f.figures)
+		if err := c.Evaluate(forks[i]); err != nil {
 			t.Fatal(err)
 		}
+		figures[i] = append(figures[i], f.figures[from:]...)
 	}
-	c.Keep(fork, reply, endedTurn)
-	c.Release(1)
+	for k := 0; ; k++ {
+		fed := false
+		for i, r := range reqs {
+			n := len(r.reply)
+			if !r.endedTurn {
+				n--
+			}
+			if k >= n {
+				continue
+			}
+			fed = true
+			from := len(f.figures)
+			if err := f.Decode(forks[i].Seq, len(r.prompt)+k, r.reply[k:k+1], true); err != nil {
+				t.Fatal(err)
+			}
+			figures[i] = append(figures[i], f.figures[from:]...)
+		}
+		if !fed {
+			break
+		}
+	}
+	for i, r := range reqs {
+		c.Kept(forks[i], r.reply, r.endedTurn)
+	}
+	return figures
+}
+
+// play is one agent step of a transcript alone.
+func play(t *testing.T, c *Cache, f *fakeMemory, prompt, reply []lm.Token, endedTurn bool) {
+	t.Helper()
+	playTogether(t, c, f, []stepReq{{1, prompt, reply, endedTurn}})
 }
 
 // episode plays a three-step episode whose prompts start with system and
@@ -246,17 +301,90 @@ func episode(t *testing.T, c *Cache, f *fakeMemory, system, task []lm.Token) []u
 	c.BeginUnit()
 	from := len(f.figures)
 	prompt := cat(system, task)
+	held := 0
 	for step := range 3 {
-		held, before := c.Len(), c.Evaluated()
+		before := c.Evaluated()
 		reply := toks(7000+100*step, 6)
 		play(t, c, f, prompt, reply, step != 1)
 		// Later steps evaluate only what they add to the kept reply.
 		if got := c.Evaluated() - before; step > 0 && got != len(prompt)-held {
 			t.Errorf("step %d evaluated %d of %d prompt tokens, want %d", step, got, len(prompt), len(prompt)-held)
 		}
+		held = len(c.kept[0].held)
 		prompt = cat(prompt, reply, toks(8000+100*step, 30))
 	}
 	return slices.Clone(f.figures[from:])
+}
+
+// A scripted episode for TestEpisodesTogetherReadWhatTheyReadAlone: its
+// task, its replies, and whether each step re-sends the transcript so far
+// (verbatim) or rewrites it from the task on (as drop and abstract do), so
+// that the transcript gives up cells.
+type scripted struct {
+	task    []lm.Token
+	rewrite bool
+	steps   int
+}
+
+func (e scripted) reply(step int) []lm.Token { return toks(7000+1000*int(e.task[0])+50*step, 4+step%3) }
+
+// playEpisodes plays episodes together in one unit, in lockstep, each step
+// of all of them in one round, and returns the figures each read.
+func playEpisodes(t *testing.T, c *Cache, f *fakeMemory, system []lm.Token, eps []scripted) [][]uint64 {
+	t.Helper()
+	c.BeginUnit()
+	figures := make([][]uint64, len(eps))
+	prompts := make([][]lm.Token, len(eps))
+	for i, e := range eps {
+		prompts[i] = cat(system, e.task)
+	}
+	for step := 0; ; step++ {
+		var reqs []stepReq
+		var who []int
+		for i, e := range eps {
+			if step < e.steps {
+				reqs = append(reqs, stepReq{i + 1, prompts[i], e.reply(step), step%2 == 0})
+				who = append(who, i)
+			}
+		}
+		if len(reqs) == 0 {
+			return figures
+		}
+		got := playTogether(t, c, f, reqs)
+		for j, i := range who {
+			figures[i] = append(figures[i], got[j]...)
+			obs := toks(8000+100*step+10*int(eps[i].task[0]), 20)
+			if eps[i].rewrite {
+				prompts[i] = cat(system, eps[i].task, obs)
+			} else {
+				prompts[i] = cat(prompts[i], reqs[j].reply, obs)
+			}
+		}
+	}
+}
+
+// The batched rollout's guarantee: an episode reads the same figures
+// whether it runs alone on a fresh cache or beside others that share its
+// system prompt, end earlier or later, and give up cells as they go.
+func TestEpisodesTogetherReadWhatTheyReadAlone(t *testing.T) {
+	system := toks(0, 150)
+	eps := []scripted{
+		{toks(1, 100), false, 4},
+		{toks(2, 30), true, 5},
+		{toks(3, 210), false, 2},
+		{toks(4, 70), true, 3},
+	}
+	f := newFakeMemory(8192)
+	c := newKept(f, Options{Batch: 512})
+	playEpisodes(t, c, f, system, []scripted{{toks(5, 300), true, 2}}) // a unit before
+	together := playEpisodes(t, c, f, system, eps)
+	for i, e := range eps {
+		af := newFakeMemory(8192)
+		alone := playEpisodes(t, newKept(af, Options{Batch: 512}), af, system, []scripted{e})
+		if !slices.Equal(together[i], alone[0]) {
+			t.Errorf("episode %d: together\n  %x\nalone\n  %x", i, together[i], alone[0])
+		}
+	}
 }
 
 // BeginUnit keeps the canonical part of sequence 0 and nothing else, put
@@ -266,7 +394,7 @@ func TestBeginUnitRestoresOnlyTheCanonicalPart(t *testing.T) {
 	// prepared is a cache after one episode, its log emptied.
 	prepared := func(t *testing.T) (*Cache, *fakeMemory) {
 		f := newFakeMemory(1024)
-		c := New(f, Options{Batch: 512})
+		c := newKept(f, Options{Batch: 512})
 		episode(t, c, f, system, task)
 		f.ops = nil
 		return c, f
@@ -300,7 +428,7 @@ func TestBeginUnitRestoresOnlyTheCanonicalPart(t *testing.T) {
 	})
 	t.Run("nothing canonical: a cleared cache", func(t *testing.T) {
 		f := newFakeMemory(1024)
-		c := New(f, Options{Batch: 512})
+		c := newKept(f, Options{Batch: 512})
 		play(t, c, f, toks(0, 50), toks(7000, 3), true)
 		f.ops = nil
 		c.BeginUnit()
@@ -358,7 +486,7 @@ func TestPrime(t *testing.T) {
 	})
 	t.Run("without prefix reuse every prefix is evaluated whole", func(t *testing.T) {
 		f := newFakeMemory(1024)
-		c := New(f, Options{Batch: 512, NoPrefixReuse: true})
+		c := newKept(f, Options{Batch: 512, NoPrefixReuse: true})
 		for range 2 {
 			if err := c.Prime(toks(0, 100)); err != nil {
 				t.Fatal(err)
@@ -377,7 +505,7 @@ func TestPrime(t *testing.T) {
 func TestEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 	system := toks(0, 150)
 	warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
-	warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
+	warm, cold := newKept(warmMem, Options{Batch: 512}), newKept(coldMem, Options{Batch: 512})
 	episode(t, warm, warmMem, system, toks(1000, 300))
 	before := warm.Evaluated()
 	w := episode(t, warm, warmMem, system, toks(2000, 100))
@@ -419,7 +547,7 @@ func TestItemScoresDoNotDependOnTheItemBefore(t *testing.T) {
 	}
 	for _, n := range []int{40, 45, 200} { // ends at 190, crosses 192, crosses three blocks
 		warmMem, coldMem := newFakeMemory(2048), newFakeMemory(2048)
-		warm, cold := New(warmMem, Options{Batch: 512}), New(coldMem, Options{Batch: 512})
+		warm, cold := newKept(warmMem, Options{Batch: 512}), newKept(coldMem, Options{Batch: 512})
 		item(warm, warmMem, toks(1000, 300))
 		w := item(warm, warmMem, toks(2000, n))
 		c := item(cold, coldMem, toks(2000, n))

@@ -67,7 +67,7 @@ func BenchmarkPromptProcessing512(b *testing.B) {
 // each, generated together after a shared 32-token prompt.
 //
 // The prompt is evaluated before the timer starts and stays cached in
-// sequence 0 for the whole benchmark (one KeepCache generation, within one
+// sequence 0 for the whole benchmark (primed by a Score, within one
 // unit), so each timed Generate evaluates no prompt token but the last,
 // whose logits give a reply's first token. Every timed evaluation is thus
 // one new token per sequence: the prompt's last token, then each reply
@@ -89,7 +89,7 @@ func benchDecode(b *testing.B, sequences int) {
 		}
 	}
 	m.BeginUnit()
-	if _, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 1, KeepCache: true}}); err != nil {
+	if _, err := m.Score(prompt, []lm.Continuation{{Tokens: prompt[len(prompt)-1:]}}); err != nil {
 		b.Fatal(err)
 	}
 	if m.cache.Len() != len(prompt) {
@@ -155,7 +155,7 @@ func BenchmarkScore4(b *testing.B) {
 // BenchmarkAgentEpisode plays an eight-step agent episode the way a rollout
 // does: each step re-sends the transcript so far (a 400-token task, then
 // every reply and a 40-token observation) and generates a 24-token reply.
-// "kept" keeps each step's prompt and reply cached (KeepCache); "scratch"
+// "kept" keeps each step's prompt and reply cached (Keep); "scratch"
 // evaluates every prompt from the start.
 func BenchmarkAgentEpisode(b *testing.B) {
 	for _, c := range []struct {
@@ -185,7 +185,7 @@ func playEpisode(m *Model) error {
 	m.BeginUnit()
 	prompt := append([]lm.Token{}, task...)
 	for s := 0; s < steps; s++ {
-		req := lm.GenerateRequest{Prompt: prompt, MaxTokens: reply, Temperature: 1, Seed: uint64(s), Bans: [][]lm.Token{{m.eot()}}, KeepCache: true}
+		req := lm.GenerateRequest{Prompt: prompt, MaxTokens: reply, Temperature: 1, Seed: uint64(s), Bans: [][]lm.Token{{m.eot()}}, Keep: 1}
 		gs, err := m.Generate([]lm.GenerateRequest{req})
 		if err != nil {
 			return err

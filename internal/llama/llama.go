@@ -134,9 +134,15 @@ type Options struct {
 	Threads int // 0: all cores
 	Context int // KV cache size in tokens; 0: 8192
 	Batch   int // tokens per decode call; 0: 512
-	// Sequences is how many sequences share the KV cache at once; one of
-	// them holds the cached prefix. 0: 16.
+	// Sequences is how many sequences share the KV cache at once to score
+	// or generate; one of them holds the cached prefix. 0: 16.
 	Sequences int
+	// Kept is how many transcripts a unit keeps cached, one per episode
+	// that a Generate call advances (lm.GenerateRequest.Keep); 0: 1. Each
+	// has a sequence of its own beside Sequences, and the KV cache holds
+	// Context cells for each beside Context for the rest, because a kept
+	// transcript frees no cell until the unit ends (see kvcache.Continue).
+	Kept int
 	// NoPrefixReuse scores each prefix+continuation from scratch. It exists
 	// to measure what prefix sharing buys and to check that it changes no
 	// figure; runs never need it.
@@ -160,8 +166,19 @@ func (o Options) withDefaults() Options {
 	if o.Sequences <= 1 {
 		o.Sequences = 16
 	}
+	if o.Kept <= 0 {
+		o.Kept = 1
+	}
 	return o
 }
+
+// cacheOptions are the KV cache's books for these options.
+func (o Options) cacheOptions() kvcache.Options {
+	return kvcache.Options{Batch: o.Batch, NoPrefixReuse: o.NoPrefixReuse, Forks: o.Sequences - 1, Kept: o.Kept}
+}
+
+// cells is the size of the KV cache in tokens.
+func (o Options) cells() int { return o.Context * (o.Kept + 1) }
 
 // Model is a GGUF checkpoint with one llama.cpp context. It is not safe for
 // concurrent use: like ollama's runner, one goroutine owns a context.
@@ -210,10 +227,11 @@ func Load(path string, opts Options) (*Model, error) {
 	}
 
 	cp := C.llama_context_default_params()
-	cp.n_ctx = C.uint32_t(opts.Context)
+	kv := opts.cacheOptions()
+	cp.n_ctx = C.uint32_t(opts.cells())
 	cp.n_batch = C.uint32_t(opts.Batch)
 	cp.n_ubatch = C.uint32_t(opts.Batch)
-	cp.n_seq_max = C.uint32_t(opts.Sequences)
+	cp.n_seq_max = C.uint32_t(kv.Sequences())
 	cp.n_threads = C.int32_t(opts.Threads)
 	cp.n_threads_batch = C.int32_t(opts.Threads)
 	// One unified KV buffer makes forking a sequence a bookkeeping step
@@ -231,10 +249,10 @@ func Load(path string, opts Options) (*Model, error) {
 		model: model,
 		ctx:   ctx,
 		vocab: C.llama_model_get_vocab(model),
-		batch: C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(opts.Sequences)),
+		batch: C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(kv.Sequences())),
 		opts:  opts,
 	}
-	m.cache = kvcache.New(kvMemory{m}, kvcache.Options{Batch: opts.Batch, NoPrefixReuse: opts.NoPrefixReuse})
+	m.cache = kvcache.New(kvMemory{m}, kv)
 	m.nVocab = int(C.llama_vocab_n_tokens(m.vocab))
 	m.attention = "flash attention " + C.GoString(C.llama_flash_attn_type_name(cp.flash_attn_type))
 	m.tmpl = C.llama_model_chat_template(model, nil)
@@ -515,7 +533,7 @@ func (m *Model) decode() error {
 	case rc == 0:
 		return nil
 	case rc == 1:
-		return fmt.Errorf("decode: no room in the KV cache (context %d tokens); raise --context", m.opts.Context)
+		return fmt.Errorf("decode: no room in the KV cache (%d tokens: --context %d for each of %d kept transcripts and once more); raise --context", m.opts.cells(), m.opts.Context, m.opts.Kept)
 	default:
 		return fmt.Errorf("decode: llama_decode returned %d%s", int(rc), lastError())
 	}
@@ -797,7 +815,7 @@ func (m *Model) backtrack(st *genState) {
 		st.refeed = st.req.Prompt[len(st.req.Prompt)-1]
 	}
 	st.backed = true
-	C.llama_memory_seq_rm(m.mem(), C.llama_seq_id(st.fork.Seq), C.llama_pos(st.refeedPos), -1)
+	m.cache.Truncate(&st.fork, st.refeedPos)
 	st.freeGrammar()
 	g, err := m.newGrammar(st.req.Grammar)
 	if err != nil {
@@ -835,20 +853,34 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 		if len(r.Prompt)+r.MaxTokens > m.opts.Context {
 			return nil, fmt.Errorf("generate: request %d: %d prompt tokens plus %d new ones exceed the context of %d", i, len(r.Prompt), r.MaxTokens, m.opts.Context)
 		}
+		if r.Keep < 0 || r.Keep > m.cache.MaxKept() {
+			return nil, fmt.Errorf("generate: request %d: Keep %d outside 0..%d (the model was loaded to keep %d transcripts)", i, r.Keep, m.cache.MaxKept(), m.cache.MaxKept())
+		}
+		for j := range i {
+			if r.Keep > 0 && reqs[j].Keep == r.Keep {
+				return nil, fmt.Errorf("generate: requests %d and %d both keep transcript %d", j, i, r.Keep)
+			}
+		}
 	}
 	out := make([]lm.Generation, len(reqs))
+	// Groups of requests that generate together: as many as there are
+	// fork sequences and KV cells beside the cached prefix. Kept
+	// transcripts have sequences and cells of their own.
 	var group []int
-	cells := m.cache.Len()
+	forks, cells := 0, m.cache.Len()
 	for i, r := range reqs {
 		need := len(r.Prompt) + r.MaxTokens
-		if len(group) == m.opts.Sequences-1 || (len(group) > 0 && cells+need > m.opts.Context) {
+		if r.Keep == 0 && len(group) > 0 && (forks == m.opts.Sequences-1 || cells+need > m.opts.Context) {
 			if err := m.generateGroup(reqs, group, out); err != nil {
 				return nil, err
 			}
-			group, cells = nil, m.cache.Len()
+			group, forks, cells = nil, 0, m.cache.Len()
 		}
 		group = append(group, i)
-		cells += need
+		if r.Keep == 0 {
+			forks++
+			cells += need
+		}
 	}
 	if len(group) > 0 {
 		if err := m.generateGroup(reqs, group, out); err != nil {
@@ -860,13 +892,16 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 
 func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.Generation) error {
 	states := make([]*genState, len(group))
-	// The request whose reply sequence 0 keeps, if one asks to.
-	var kept *genState
-	prompts := make([][]lm.Token, len(group))
-	for j, i := range group {
-		prompts[j] = reqs[i].Prompt
+	var prompts [][]lm.Token // of the requests that keep nothing
+	for _, i := range group {
+		if reqs[i].Keep == 0 {
+			prompts = append(prompts, reqs[i].Prompt)
+		}
 	}
-	m.cache.DropUnreused(prompts)
+	if len(prompts) > 0 {
+		m.cache.DropUnreused(prompts)
+	}
+	fork := 0
 	for j, i := range group {
 		r := reqs[i]
 		st := &genState{req: r, active: true}
@@ -883,20 +918,29 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 			}
 			st.grammar = g
 		}
-		st.fork = m.cache.Fork(j+1, r.Prompt)
-		if r.KeepCache {
-			kept = st
+		// Requests that keep nothing are all forked before any prompt is
+		// evaluated (see kvcache.Cache.Fork); a kept transcript starts
+		// when its turn to be evaluated comes, so that it reuses the
+		// canonical blocks the transcripts before it gave sequence 0.
+		if r.Keep == 0 {
+			fork++
+			st.fork = m.cache.Fork(fork, r.Prompt)
 		}
 		states[j] = st
 	}
 	defer func() {
 		for _, st := range states {
-			m.cache.Release(st.fork.Seq)
+			if st.req.Keep == 0 && st.fork.Seq > 0 {
+				m.cache.Release(st.fork.Seq)
+			}
 			st.freeGrammar()
 		}
 	}()
 
 	for _, st := range states {
+		if st.req.Keep > 0 {
+			st.fork = m.cache.Continue(st.req.Keep, st.req.Prompt)
+		}
 		if err := m.cache.Evaluate(st.fork); err != nil {
 			return err
 		}
@@ -934,8 +978,10 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 	for j, i := range group {
 		out[i] = states[j].out
 	}
-	if kept != nil {
-		m.cache.Keep(kept.fork, kept.out.Tokens, kept.out.StopReason == lm.StopEndOfTurn)
+	for _, st := range states {
+		if st.req.Keep > 0 {
+			m.cache.Kept(st.fork, st.out.Tokens, st.out.StopReason == lm.StopEndOfTurn)
+		}
 	}
 	return nil
 }

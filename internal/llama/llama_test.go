@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -409,7 +410,7 @@ func agentEpisode(t *testing.T, m *Model, task string) []lm.Generation {
 	cachedLen := 0 // tokens sequence 0 should hold after the previous step
 	for step := 0; step < 3; step++ {
 		before := m.cache.Evaluated()
-		g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 6 + step, KeepCache: true}})
+		g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 6 + step, Keep: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,4 +479,82 @@ func TestKeptReplyIsReusedOnlyWithinTheEpisode(t *testing.T) {
 	}
 	sameEpisode(t, "warm", w, "cold", c, 0)
 	sameEpisode(t, "from scratch", s, "reused", c, 1e-3)
+}
+
+// agentEpisodes plays episodes together as a batched rollout does: each
+// step generates every episode's reply in one Generate, each episode
+// keeping its own transcript. Episode i's task is tasks[i]; odd episodes
+// rewrite their transcript from the task on at every step (as the drop
+// and abstract harnesses do), so their transcripts give up cells, and
+// episodes end after different numbers of steps.
+func agentEpisodes(t *testing.T, m *Model, tasks []string, ids []int) [][]lm.Generation {
+	t.Helper()
+	m.BeginUnit()
+	system := "<|im_start|>system\n" + strings.Repeat("You call one tool per reply and never repeat a failed call. ", 4) + "<|im_end|>\n"
+	observation := tokens(t, m, "<|im_end|>\n<|im_start|>user\nObservation: error: not found<|im_end|>\n<|im_start|>assistant\n")
+	first := make([][]lm.Token, len(tasks))
+	prompts := make([][]lm.Token, len(tasks))
+	for i, task := range tasks {
+		first[i] = tokens(t, m, system+"<|im_start|>user\n"+task+"<|im_end|>\n<|im_start|>assistant\n")
+		prompts[i] = first[i]
+	}
+	gens := make([][]lm.Generation, len(tasks))
+	for step := 0; ; step++ {
+		var reqs []lm.GenerateRequest
+		var who []int
+		for i := range tasks {
+			if step < 2+ids[i]%3 {
+				reqs = append(reqs, lm.GenerateRequest{Prompt: prompts[i], MaxTokens: 5 + (step+ids[i])%4, Temperature: 0.8, Seed: uint64(100*ids[i] + step), Keep: len(reqs) + 1})
+				who = append(who, i)
+			}
+		}
+		if len(reqs) == 0 {
+			return gens
+		}
+		g, err := m.Generate(reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range who {
+			gens[i] = append(gens[i], g[j])
+			if ids[i]%2 == 1 {
+				prompts[i] = slices.Concat(first[i], g[j].Tokens, observation)
+			} else {
+				prompts[i] = slices.Concat(prompts[i], g[j].Tokens, observation)
+			}
+		}
+	}
+}
+
+var togetherTasks = []string{"Email Ana the agenda.", "Cancel the 10:00 meeting and tell the team.", "List the files in /tmp.", "Read /notes/todo.txt.", "Book a room for Friday."}
+
+// episodesTogetherAsAlone plays togetherTasks together on one model, after
+// a unit that leaves other blocks behind, and each alone on another, and
+// asks for the same replies within tol (0: bit for bit).
+func episodesTogetherAsAlone(t *testing.T, together, alone *Model, tol float64) {
+	t.Helper()
+	ids := []int{0, 1, 2, 3, 4}
+	agentEpisodes(t, together, togetherTasks[1:2], ids[3:4]) // a unit before
+	got := agentEpisodes(t, together, togetherTasks, ids)
+	for i := range togetherTasks {
+		want := agentEpisodes(t, alone, togetherTasks[i:i+1], ids[i:i+1])
+		if len(want[0]) < 2 {
+			t.Fatalf("episode %d played %d steps: too few to compare", i, len(want[0]))
+		}
+		sameEpisode(t, fmt.Sprintf("episode %d together", i), got[i], "alone", want[0], tol)
+	}
+}
+
+// Episodes advanced together in one Generate per step reply what each
+// replies alone, whichever transcript each keeps and whichever others
+// share its calls. Not bit for bit on the tiny model: its weights are F32,
+// whose matrix products llama.cpp hands to llamafile's sgemm, which tiles
+// them by the number of rows, so a reply decoded beside others comes out a
+// rounding error apart (up to about 2e-4 nats here). The quantised checkpoints' are
+// row by row; TestSmolLM2EpisodesTogetherReplyAsAloneBitForBit holds them
+// to 0.
+func TestEpisodesTogetherReplyAsAlone(t *testing.T) {
+	together := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, Kept: len(togetherTasks)})
+	alone := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 1e-3)
 }

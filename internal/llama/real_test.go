@@ -140,7 +140,7 @@ func TestGemmaReplyEndsWhereItStartsTheNextTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, KeepCache: true}})
+	g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, Keep: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, KeepCache: true}})
+			g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, Keep: 1}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -368,4 +368,19 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 		}
 	}
 	t.Logf("%d correct calls accepted", n)
+}
+
+// On a real quantised checkpoint, episodes advanced together reply what
+// each replies alone bit for bit: its matrix products go row by row, and
+// each kept transcript's cells lie in position order (kvcache.Continue).
+func TestSmolLM2EpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
+	together := loadReal(t, "smollm2-135m", Options{Threads: 2, Kept: len(togetherTasks)})
+	alone := loadReal(t, "smollm2-135m", Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 0)
+}
+
+func TestGemmaEpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
+	together := loadReal(t, "gemma3-270m", Options{Threads: 2, Kept: len(togetherTasks)})
+	alone := loadReal(t, "gemma3-270m", Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 0)
 }

@@ -67,12 +67,15 @@ type GenerateRequest struct {
 	// grammar accepts are chosen, and the reply can end only where the
 	// grammar does. Bans apply within it.
 	Grammar string
-	// KeepCache asks the model to keep this prompt and its reply cached,
-	// because the next prompt of the unit extends them (an agent's next
-	// step re-sends the whole transcript). Only a cache hint: an
-	// implementation may ignore it, and results must not depend on it
-	// across units.
-	KeepCache bool
+	// Keep, when positive, names a transcript that the unit keeps cached:
+	// the k-th. The prompt extends what that transcript held after its
+	// last reply (an agent's next step re-sends the whole transcript), and
+	// the prompt and this reply become what it holds. Episodes advanced
+	// together in one Generate each keep their own; the requests of one
+	// call name different ones. Only a cache hint: an implementation may
+	// ignore it, and results must depend neither on it nor on which other
+	// requests share the call.
+	Keep int
 }
 
 // Stop reasons reported in Generation.StopReason.
