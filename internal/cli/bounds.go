@@ -23,6 +23,14 @@ const maxThreads = 512
 // model in models.yaml.
 const maxContext = 1 << 20
 
+// defaultBatch is rollout's --batch: every rollout harness of one task and
+// seed advances together.
+const defaultBatch = 9
+
+// maxBatch bounds --batch: each episode of a batch keeps a sequence and
+// --context cells of KV cache of its own.
+const maxBatch = 64
+
 // bound declares the range [lo, hi] of the int or int-list flag name, which
 // checkBounds enforces once flags, environment and config file are resolved,
 // before a command's run function starts and so before it writes anything.

@@ -23,6 +23,9 @@ type modelFlags struct {
 	ModelsFile string
 	Threads    int
 	Context    int
+	// Kept is how many episodes' transcripts the model keeps cached at
+	// once (rollout's --batch); not a flag of its own.
+	Kept int
 }
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
@@ -88,7 +91,7 @@ func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	if err := gguf.Check(v.Path); err != nil {
 		return nil, UsageError{err}
 	}
-	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context})
+	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept})
 	if err != nil {
 		return nil, UsageError{err}
 	}

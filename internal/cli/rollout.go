@@ -43,6 +43,7 @@ type RolloutOptions struct {
 	Split         string
 	Shard         string
 	Out           string
+	Batch         int
 	Lanes         int
 	Launch        laneLauncher // starts lane workers; the Factory's
 	Args          []string     // the command line, for lane workers
@@ -135,6 +136,8 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	bound(fl, "seeds", 1, unbounded)
 	bound(fl, "max-steps", 1, unbounded)
 	bound(fl, "retries", 0, unbounded)
+	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes of a task that advance together, each step's replies generated in one batch (1: one by one; rows do not depend on it)")
+	bound(fl, "batch", 1, maxBatch)
 	fl.IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(fl, "backoff-ms", 0, unbounded)
 	bound(fl, "lanes", 1, maxLanes)
@@ -166,7 +169,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
-	m, err := opts.OpenModel(ctx, opts.Model)
+	mf := opts.Model
+	mf.Kept = opts.Batch
+	m, err := opts.OpenModel(ctx, mf)
 	if err != nil {
 		return err
 	}
@@ -189,7 +194,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	plan := &rollout.Plan{
-		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out,
+		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
 		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode},
 		Config: rollout.Config{
 			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: demoMessages(demos),

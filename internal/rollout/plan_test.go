@@ -158,3 +158,87 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 		}
 	}
 }
+
+// countingModel counts how many requests each Generate carried.
+type countingModel struct {
+	lm.Model
+	calls []int
+}
+
+func (c *countingModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	c.calls = append(c.calls, len(reqs))
+	return c.Model.Generate(reqs)
+}
+
+// Episodes advanced together write the bytes that one by one write,
+// stopped and resumed or not; and they do advance together: most calls
+// carry several episodes' replies.
+func TestBatchedPlanWritesTheRowsOfOneByOne(t *testing.T) {
+	ctx := context.Background()
+	plan := func(m lm.Model, dir string, batch int, agent func(Agent) Agent) *Plan {
+		p := testPlan(m, dir, agent, results.Shard{})
+		p.Batch = batch
+		return p
+	}
+	alone := t.TempDir()
+	if _, err := plan(&lm.Fake{Copy: 3}, alone, 1, nil).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := readFiles(t, alone)
+	counted := &countingModel{Model: &lm.Fake{Copy: 3}}
+	together := t.TempDir()
+	if _, err := plan(counted, together, 5, nil).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range readFiles(t, together) {
+		if !bytes.Equal(data, want[name]) {
+			t.Errorf("%s of a batched run differs from one by one", name)
+		}
+	}
+	several := 0
+	for _, n := range counted.calls {
+		if n > 5 {
+			t.Fatalf("a call carried %d replies, more than the batch of 5", n)
+		}
+		if n > 1 {
+			several++
+		}
+	}
+	if several < len(counted.calls)/2 {
+		t.Errorf("only %d of %d calls carried several episodes", several, len(counted.calls))
+	}
+
+	// Stopped after a batch and resumed with another batch size.
+	resumed := t.TempDir()
+	stopCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, err := plan(&lm.Fake{Copy: 3}, resumed, 5, func(a Agent) Agent { return &cancelTogether{BatchAgent: a.(BatchAgent), n: 3, cancel: cancel} }).Execute(stopCtx)
+	if !errors.Is(err, results.ErrInterrupted) {
+		t.Fatalf("stopped plan returned %v, want ErrInterrupted", err)
+	}
+	if n := bytes.Count(readFiles(t, resumed)[results.RolloutEpisodes.Name], []byte("\n")) - 1; n != 5 {
+		t.Fatalf("the stop left %d episodes, want the first batch's 5", n)
+	}
+	if _, err := plan(&lm.Fake{Copy: 3}, resumed, 3, nil).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range readFiles(t, resumed) {
+		if !bytes.Equal(data, want[name]) {
+			t.Errorf("%s of a batched run stopped and resumed differs from one by one", name)
+		}
+	}
+}
+
+// cancelTogether cancels its run after n calls, as Ctrl-C would.
+type cancelTogether struct {
+	BatchAgent
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelTogether) ActTogether(ctx context.Context, reqs []ActRequest) ([]ActReply, error) {
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	return c.BatchAgent.ActTogether(ctx, reqs)
+}

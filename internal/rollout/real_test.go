@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 
 	"github.com/feedrun/feedrun/envs/toolshed"
@@ -220,4 +222,59 @@ func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 	if shown == 0 {
 		t.Errorf("the memory harness showed no lesson on any of %d test tasks from a store of %d", len(test), len(texts))
 	}
+}
+
+// batchedVersusOneByOne plays the same plan with every episode of a task
+// together and one by one on SmolLM2 and asks for the same bytes; it
+// returns the episodes' rows for the caller's own checks.
+func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, tasks []Task, hs []harness.Name, cfg Config) []byte {
+	t.Helper()
+	play := func(batch int) map[string][]byte {
+		m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch})
+		dir := t.TempDir()
+		p := &Plan{Model: "smollm2-135m", Env: e, Agent: agent(m), Harnesses: hs, Tasks: tasks, Seeds: 1, Batch: batch, OutDir: dir, Config: cfg}
+		if _, err := p.Execute(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return readFiles(t, dir)
+	}
+	alone, together := play(1), play(len(hs))
+	for name, data := range together {
+		if !bytes.Equal(data, alone[name]) {
+			t.Errorf("%s: episodes played together differ from one by one:\n%s\nvs\n%s", name, data, alone[name])
+		}
+	}
+	return alone[results.RolloutEpisodes.Name]
+}
+
+// Batched rollouts on the real runtime: ToolShed episodes under grammar
+// decoding, sampled, with harnesses that rewrite their transcripts (drop,
+// abstract) beside ones that extend it, write byte for byte the rows
+// they write one by one.
+func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
+	ts := toolshed.Environment{}
+	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.Abstract, harness.Ban}
+	rows := batchedVersusOneByOne(t, ts, func(m *llama.Model) Agent {
+		return &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Temperature: 0.7, Decode: DecodeGrammar}
+	}, ts.Tasks()[:1], hs, Config{MaxSteps: 3, OnLoop: "nudge"})
+	if n := bytes.Count(rows, []byte("\n")) - 1; n != len(hs) {
+		t.Errorf("%d episodes, want %d", n, len(hs))
+	}
+}
+
+// CodeRepair's checks run real python side by side while episodes play
+// together; free decoding, greedy, as the study's rollouts.
+func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
+	mbpp := os.Getenv("FEEDRUN_MBPP")
+	if mbpp == "" {
+		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
+	}
+	cr, err := coderepair.Open(mbpp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
+	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
+		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+	}, cr.Tasks()[:1], hs, Config{MaxSteps: 2, OnLoop: "stop"})
 }

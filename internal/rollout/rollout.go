@@ -33,6 +33,35 @@ type Agent interface {
 	Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (reply string, tokens int, err error)
 }
 
+// BatchAgent is an Agent that can also act for several episodes in one
+// call: the episodes of a batch (see Plan.Batch) advance together, each
+// step's replies generated at once.
+type BatchAgent interface {
+	Agent
+	// BeginBatch starts a unit in which the episodes of a batch act
+	// together; their replies must not depend on earlier batches.
+	BeginBatch()
+	// ActTogether returns each request's reply, in order. A reply must not
+	// depend on which other requests share the call.
+	ActTogether(ctx context.Context, reqs []ActRequest) ([]ActReply, error)
+}
+
+// ActRequest is one episode's request for its next reply (see Agent.Act).
+// Episode numbers the episode within its batch, from 1; an agent may keep
+// each episode's transcript cached under it.
+type ActRequest struct {
+	Episode int
+	Msgs    []transcript.Message
+	Banned  []string
+	Seed    uint64
+}
+
+// ActReply is the reply to an ActRequest and how many tokens it took.
+type ActReply struct {
+	Reply  string
+	Tokens int
+}
+
 // Decoding modes of ModelAgent.
 const (
 	DecodeFree    = "free"    // the study's setting: any text
@@ -53,49 +82,78 @@ type ModelAgent struct {
 
 func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
 
-func (a *ModelAgent) Act(_ context.Context, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	text, err := a.Model.RenderChat(msgs, true)
+// BeginBatch starts a unit in which episodes act together.
+func (a *ModelAgent) BeginBatch() { a.Model.BeginUnit() }
+
+func (a *ModelAgent) Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+	out, err := a.ActTogether(ctx, []ActRequest{{Episode: 1, Msgs: msgs, Banned: banned, Seed: seed}})
 	if err != nil {
 		return "", 0, err
+	}
+	return out[0].Reply, out[0].Tokens, nil
+}
+
+// ActTogether generates every request's reply in one Generate, each
+// episode keeping its own transcript cached.
+func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActReply, error) {
+	gen := make([]lm.GenerateRequest, len(reqs))
+	for i, r := range reqs {
+		var err error
+		if gen[i], err = a.request(r); err != nil {
+			return nil, err
+		}
+	}
+	gs, err := a.Model.Generate(gen)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ActReply, len(gs))
+	for i, g := range gs {
+		out[i] = ActReply{Reply: g.Text, Tokens: len(g.Tokens)}
+	}
+	return out, nil
+}
+
+// request is the generation request for one episode's next reply.
+func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
+	text, err := a.Model.RenderChat(r.Msgs, true)
+	if err != nil {
+		return lm.GenerateRequest{}, err
 	}
 	prompt, err := a.Model.Tokenize(text, true, true)
 	if err != nil {
-		return "", 0, err
+		return lm.GenerateRequest{}, err
 	}
-	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: seed, KeepCache: true}
+	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: r.Seed, Keep: r.Episode}
 	if a.Decode == DecodeGrammar {
 		if a.Env == nil {
-			return "", 0, fmt.Errorf("grammar decoding needs the agent's environment")
+			return lm.GenerateRequest{}, fmt.Errorf("grammar decoding needs the agent's environment")
 		}
 		if a.grammar == "" {
 			a.grammar = a.Env.Grammar()
 		}
 		req.Grammar = a.grammar
 	}
-	if len(banned) > 0 {
+	if len(r.Banned) > 0 {
 		// Two bans: the token form is the decoder mask on the failed
 		// action's own tokens wherever they start; the action form reads
 		// the reply as the environment will and closes every other
 		// tokenisation and every wrapping (prose, a fence) of the same
 		// action.
-		ban := &lm.ActionBan{Actions: banned}
+		ban := &lm.ActionBan{Actions: r.Banned}
 		if a.Env != nil {
 			ban.Extract, ban.Closed = a.Env.Action, a.Env.Closed
 		}
-		for _, b := range banned {
+		for _, b := range r.Banned {
 			ids, err := a.Model.Tokenize(b, false, false)
 			if err != nil {
-				return "", 0, err
+				return lm.GenerateRequest{}, err
 			}
 			ban.Tokens = append(ban.Tokens, ids)
 		}
 		req.ActionBan = ban
 	}
-	gs, err := a.Model.Generate([]lm.GenerateRequest{req})
-	if err != nil {
-		return "", 0, err
-	}
-	return gs[0].Text, len(gs[0].Tokens), nil
+	return req, nil
 }
 
 // Loop settings for one harness.

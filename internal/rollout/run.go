@@ -25,6 +25,10 @@ type Plan struct {
 	// lessons it holds.
 	Guidance func(Task) (string, int)
 	Shard    results.Shard
+	// Batch is how many episodes of a task advance together, each step's
+	// replies generated in one call (an Agent that is a BatchAgent); 0 or
+	// 1 plays them one by one. Rows do not depend on it.
+	Batch    int
 	OutDir   string
 	Progress iostreams.Progress
 	// Cut is told when resuming cuts a torn last row off a table.
@@ -53,10 +57,10 @@ type episodeUnit struct {
 }
 
 // Execute runs the plan's episodes that are not in the output folder yet.
-// Each episode's rows are written when it ends (steps first, then the
-// episode row that marks it done), so a crash loses at most the episode in
-// flight and a rerun resumes with identical rows. Cancelling ctx stops
-// after the episode in flight, with results.ErrInterrupted.
+// Each batch's rows are written when it ends (each episode's steps first,
+// then the episode row that marks it done), so a crash loses at most the
+// batch in flight and a rerun resumes with identical rows. Cancelling ctx
+// stops after the batch in flight, with results.ErrInterrupted.
 func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	ekey, skey := results.RolloutEpisodes.KeyFunc(), results.RolloutSteps.KeyFunc()
 	episodes, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutEpisodes.Name), results.RolloutEpisodes.Header, ekey)
@@ -91,28 +95,92 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	done := func(u episodeUnit) bool {
 		return episodes.Done(results.Key(p.Model, p.Env.Name(), string(u.h), u.task.ID, strconv.FormatUint(u.seed, 10)))
 	}
-	n, err := results.Loop(ctx, units, p.Progress, done, func(u episodeUnit) error {
-		cfg := p.Config
-		cfg.Harness = u.h
-		if u.h == harness.Memory {
-			cfg.Guidance = p.Guidance
+	progress := p.Progress
+	if progress == nil {
+		progress = nopProgress{}
+	}
+	defer progress.Finish()
+	var sum Summary
+	var todo []episodeUnit
+	for _, u := range units {
+		if done(u) {
+			sum.Skipped++
+			progress.Add(1)
+			continue
 		}
-		res, err := Run(ctx, p.Env, p.Agent, cfg, u.task, u.seed)
+		todo = append(todo, u)
+	}
+	for _, batch := range p.batches(todo) {
+		if ctx.Err() != nil {
+			return sum, results.ErrInterrupted
+		}
+		res, err := p.play(ctx, batch)
 		if err != nil {
-			return err
+			return sum, err
 		}
-		for _, st := range res.Steps {
-			rec := p.stepRecord(u.h, res, st)
-			if steps.Done(skey(rec)) {
-				continue
+		// A batch's rows are written when all its episodes have ended, in
+		// the plan's order, each episode's steps before the row that marks
+		// it done.
+		for i, u := range batch {
+			for _, st := range res[i].Steps {
+				rec := p.stepRecord(u.h, res[i], st)
+				if steps.Done(skey(rec)) {
+					continue
+				}
+				if err := steps.Append(rec); err != nil {
+					return sum, err
+				}
 			}
-			if err := steps.Append(rec); err != nil {
-				return err
+			if err := episodes.Append(p.episodeRecord(u.h, res[i])); err != nil {
+				return sum, err
+			}
+			sum.Episodes++
+			progress.Add(1)
+		}
+	}
+	return sum, nil
+}
+
+// batches cuts the episodes to play into batches: episodes of one task (every
+// harness and seed of it in the shard), at most Batch of them.
+func (p *Plan) batches(units []episodeUnit) [][]episodeUnit {
+	var out [][]episodeUnit
+	for i, u := range units {
+		if n := len(out); n > 0 && len(out[n-1]) < max(p.Batch, 1) && units[i-1].task.ID == u.task.ID {
+			out[n-1] = append(out[n-1], u)
+			continue
+		}
+		out = append(out, []episodeUnit{u})
+	}
+	return out
+}
+
+// play plays one batch: one by one when it holds one episode or the agent
+// cannot act for several at once, else together.
+func (p *Plan) play(ctx context.Context, batch []episodeUnit) ([]Result, error) {
+	cfgs := make([]Config, len(batch))
+	for i, u := range batch {
+		cfgs[i] = p.Config
+		cfgs[i].Harness = u.h
+		if u.h == harness.Memory {
+			cfgs[i].Guidance = p.Guidance
+		}
+	}
+	ba, ok := p.Agent.(BatchAgent)
+	if len(batch) == 1 || !ok {
+		out := make([]Result, len(batch))
+		for i, u := range batch {
+			var err error
+			if out[i], err = Run(ctx, p.Env, p.Agent, cfgs[i], u.task, u.seed); err != nil {
+				return nil, err
 			}
 		}
-		return episodes.Append(p.episodeRecord(u.h, res))
-	})
-	return Summary{Episodes: n.Ran, Skipped: n.Skipped}, err
+		return out, nil
+	}
+	for i := range cfgs {
+		cfgs[i].Guidance = lockedGuidance(cfgs[i].Guidance)
+	}
+	return playTogether(ctx, p.Env, ba, cfgs, batch)
 }
 
 func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
@@ -156,3 +224,8 @@ func SelectTasks(e Env, n int, split string) ([]Task, error) {
 	}
 	return tasks, nil
 }
+
+type nopProgress struct{}
+
+func (nopProgress) Add(int) {}
+func (nopProgress) Finish() {}
