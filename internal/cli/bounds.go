@@ -23,9 +23,9 @@ const maxThreads = 512
 // model in models.yaml.
 const maxContext = 1 << 20
 
-// defaultBatch is rollout's --batch: every rollout harness of one task and
-// seed advances together.
-const defaultBatch = 9
+// defaultBatch is rollout's --batch: one by one, because on this project's
+// 2-core machine batching measured no faster (docs/runtime.md).
+const defaultBatch = 1
 
 // maxBatch bounds --batch: each episode of a batch keeps a sequence and
 // --context cells of KV cache of its own.
