@@ -85,14 +85,7 @@ func loadSmolLM2(t *testing.T, opts llama.Options) *llama.Model {
 // SmolLM2's own greedy program, once banned, must not come back, neither
 // after prose nor inside a code fence, however the reply is worded.
 func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
-	mbpp := os.Getenv("FEEDRUN_MBPP")
-	if mbpp == "" {
-		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
-	}
-	cr, err := coderepair.Open(mbpp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := openCodeRepair(t)
 	m := loadSmolLM2(t, llama.Options{Threads: 1})
 	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
 	var afterProse, fenced bool
@@ -265,6 +258,16 @@ func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
 // CodeRepair's checks run real python side by side while episodes play
 // together; free decoding, greedy, as the study's rollouts.
 func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
+	cr := openCodeRepair(t)
+	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
+	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
+		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+	}, cr.Tasks()[:1], hs, Config{MaxSteps: 2, OnLoop: "stop"})
+}
+
+// openCodeRepair opens CodeRepair on the MBPP copy the Makefile names.
+func openCodeRepair(t *testing.T) *coderepair.Environment {
+	t.Helper()
 	mbpp := os.Getenv("FEEDRUN_MBPP")
 	if mbpp == "" {
 		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
@@ -273,8 +276,5 @@ func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
-	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
-		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
-	}, cr.Tasks()[:1], hs, Config{MaxSteps: 2, OnLoop: "stop"})
+	return cr
 }
