@@ -8,7 +8,9 @@
 // The KV cache is unified across sequences: sequence 0 keeps the most
 // recent prefix (system prompt and item context), and every scored
 // continuation or generated sequence is forked from it, so a shared prefix
-// is evaluated once. Which cells are kept and reused, and how a prompt is
+// is evaluated once; an agent's episode keeps its transcript in a sequence
+// of its own (lm.GenerateRequest.Keep), so that episodes can be advanced
+// together. Which cells are kept and reused, and how a prompt is
 // cut into decode calls, is decided by internal/kvcache, in plain Go; this
 // package makes the llama.cpp calls it asks for.
 package llama
