@@ -154,6 +154,19 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
+		onPolicy, err := manifestBool(dir, manifest, "on_policy")
+		if err != nil {
+			return err
+		}
+		// On-policy items (the model's own failing attempt as the failed
+		// action) are another condition than the generator's: their rows
+		// stand beside, not among, the generator's rows of the same model
+		// and env, as a constrained rollout's do.
+		if onPolicy {
+			for i := range items {
+				items[i].Env += " (on-policy)"
+			}
+		}
 		run.Items = len(items)
 		l.data.Items = append(l.data.Items, items...)
 		l.itemLocs = append(l.itemLocs, locs...)

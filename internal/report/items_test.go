@@ -115,3 +115,23 @@ func TestLoadRejects(t *testing.T) {
 		})
 	}
 }
+
+// An on-policy probe run's rows stand beside the generator's run of the
+// same model and env, under "toolshed (on-policy)"; the same item ids in
+// both are no clash (pooled, they would be an error). A malformed
+// on_policy field is an error naming the manifest.
+func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
+	generator := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
+	onPolicy := newRun(t, map[string]any{"on_policy": true})
+	writeTable(t, onPolicy, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
+	tables := tablesOf(t, Reference{}, generator, onPolicy)
+	gen := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
+	pol := figure(t, tables, InversionTable, "m", "toolshed (on-policy)", "verbatim", "gain_per_token")
+	if !near(gen.Estimate, -(2.2+3.1)/2/2) || !near(pol.Estimate, -1.5/2) {
+		t.Errorf("gain per token: generator %v, on-policy %v; want %v and %v", gen.Estimate, pol.Estimate, -(2.2+3.1)/4, -0.75)
+	}
+	bad := newRun(t, map[string]any{"on_policy": "yes"})
+	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
+	_, err := Load([]string{bad})
+	errContains(t, err, "config field on_policy: expected true or false")
+}
