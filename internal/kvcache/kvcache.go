@@ -143,14 +143,13 @@ func (c *Cache) canonicalLayout() {
 // sequence 0 without changing any result. The last token is always
 // evaluated: its logits are what the caller reads.
 func (c *Cache) reusable(prompt []lm.Token) int {
+	if !c.inUnit {
+		return c.reusableCanonical(prompt)
+	}
 	if c.noReuse {
 		return 0
 	}
-	common := min(commonPrefix(c.held, prompt), len(prompt)-1)
-	if c.inUnit {
-		return common
-	}
-	return min(c.alignDown(common), c.canonical)
+	return min(commonPrefix(c.held, prompt), len(prompt)-1)
 }
 
 // chainFrom is what evaluating a prompt of n tokens from position from
