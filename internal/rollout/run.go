@@ -177,8 +177,13 @@ func (p *Plan) play(ctx context.Context, batch []episodeUnit) ([]Result, error) 
 		}
 		return out, nil
 	}
+	// Memory episodes of one batch look their advice up at once: one lock
+	// for all of them.
+	guidance := lockedGuidance(p.Guidance)
 	for i := range cfgs {
-		cfgs[i].Guidance = lockedGuidance(cfgs[i].Guidance)
+		if cfgs[i].Guidance != nil {
+			cfgs[i].Guidance = guidance
+		}
 	}
 	return playTogether(ctx, p.Env, ba, cfgs, batch)
 }
