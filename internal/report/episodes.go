@@ -112,33 +112,18 @@ func manifestDecode(dir string, m results.Manifest) (string, error) {
 	return d, nil
 }
 
-// manifestBool is the run's config field name as a boolean, false when the
-// manifest (of an older run) does not have it.
-func manifestBool(dir string, m results.Manifest, name string) (bool, error) {
+// manifestBool is the run's config field name as a boolean; said is false
+// when the manifest (of an older run) does not have it.
+func manifestBool(dir string, m results.Manifest, name string) (value, said bool, err error) {
 	v, ok := m.Config[name]
-	if !ok {
-		return false, nil
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("%s: config field %s: expected true or false, got %v", filepath.Join(dir, results.ManifestName), name, v)
-	}
-	return b, nil
-}
-
-// manifestTuned is the run's config "instruction_tuned", which the rollout
-// records for its one model; said is false when the manifest (of an older
-// run) does not have it.
-func manifestTuned(dir string, m results.Manifest) (tuned, said bool, err error) {
-	v, ok := m.Config["instruction_tuned"]
 	if !ok {
 		return false, false, nil
 	}
-	tuned, ok = v.(bool)
+	b, ok := v.(bool)
 	if !ok {
-		return false, false, fmt.Errorf("%s: config field instruction_tuned: expected true or false, got %v", filepath.Join(dir, results.ManifestName), v)
+		return false, false, fmt.Errorf("%s: config field %s: expected true or false, got %v", filepath.Join(dir, results.ManifestName), name, v)
 	}
-	return tuned, true, nil
+	return b, true, nil
 }
 
 // checkEpisodes rejects the same episode twice and one model that is both

@@ -154,7 +154,7 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
-		onPolicy, err := manifestBool(dir, manifest, "on_policy")
+		onPolicy, _, err := manifestBool(dir, manifest, "on_policy")
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,8 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
-		tuned, said, err := manifestTuned(dir, manifest)
+		// The rollout records instruction_tuned for its one model.
+		tuned, said, err := manifestBool(dir, manifest, "instruction_tuned")
 		if err != nil {
 			return err
 		}
