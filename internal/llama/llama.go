@@ -6,6 +6,16 @@ package llama
 #include <string.h>
 #include <math.h>
 #include "llama.h"
+#include "ggml-cpu.h"
+
+// A threadpool that outlives decode calls. Without one, ggml creates the
+// compute threads for every graph and joins them after it (a disposable
+// pool), which a decode step of a small model pays on every token. Polling
+// is ggml's default, as llama.cpp's own tools use it.
+static struct ggml_threadpool * feedrun_threadpool(int n_threads) {
+	struct ggml_threadpool_params p = ggml_threadpool_params_default(n_threads);
+	return ggml_threadpool_new(&p);
+}
 
 // Logging: llama.cpp and ggml log through one callback. We keep the last
 // error line so that a failed load can say why, and print everything only
@@ -203,6 +213,11 @@ type Model struct {
 	// cache decides what the KV cache keeps and reuses; it acts through
 	// kvMemory.
 	cache *kvcache.Cache
+	// pool holds the context's compute threads between decode calls;
+	// without it ggml starts and joins them for every call.
+	pool *C.struct_ggml_threadpool
+	// weights is the sampling draw's buffer, one weight per token.
+	weights []float64
 }
 
 var _ lm.Model = (*Model)(nil)
@@ -245,9 +260,18 @@ func Load(path string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("model file %s: could not create a llama.cpp context%s", path, lastError())
 	}
 
+	pool := C.feedrun_threadpool(C.int(opts.Threads))
+	if pool == nil {
+		C.llama_free(ctx)
+		C.llama_model_free(model)
+		return nil, fmt.Errorf("model file %s: could not start %d compute threads%s", path, opts.Threads, lastError())
+	}
+	C.llama_attach_threadpool(ctx, pool, pool)
+
 	m := &Model{
 		model: model,
 		ctx:   ctx,
+		pool:  pool,
 		vocab: C.llama_model_get_vocab(model),
 		batch: C.llama_batch_init(C.int32_t(opts.Batch), 0, C.int32_t(kv.Sequences())),
 		opts:  opts,
@@ -291,6 +315,10 @@ func (m *Model) Close() error {
 		C.llama_batch_free(m.batch)
 		C.llama_free(m.ctx)
 		m.ctx = nil
+	}
+	if m.pool != nil {
+		C.ggml_threadpool_free(m.pool)
+		m.pool = nil
 	}
 	if m.model != nil {
 		C.llama_model_free(m.model)
@@ -990,15 +1018,17 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 // decides whether the sequence goes on.
 func (m *Model) choose(st *genState, b int) {
 	logits := m.logits(b)
-	mx := float64(logits[0])
+	// The maximum in float32 is the float64 maximum of the widened logits;
+	// the normaliser is left to the C side once the token is chosen (see
+	// below), since a pass of Go's math.Exp over the vocabulary cost a few
+	// percent of a decode step.
+	mx32 := logits[0]
 	for _, v := range logits[1:] {
-		mx = math.Max(mx, float64(v))
+		if v > mx32 {
+			mx32 = v
+		}
 	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
-	}
-	logZ := mx + math.Log(sum)
+	mx := float64(mx32)
 
 	gen := st.out.Tokens
 	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
@@ -1051,7 +1081,10 @@ func (m *Model) choose(st *genState, b int) {
 		C.llama_sampler_accept(st.grammar, C.llama_token(next))
 	}
 	st.out.Tokens = append(st.out.Tokens, next)
-	st.out.LogProbs = append(st.out.LogProbs, float64(logits[next])-logZ)
+	// The log-probability of the chosen token is computed as scoring
+	// computes it (feedrun_logprob), so a generated token's figure equals
+	// its score bit for bit.
+	st.out.LogProbs = append(st.out.LogProbs, m.logprob(b, next))
 	if turnEnd := m.turnEnd(); turnEnd != nil {
 		text := m.detokenize(st.out.Tokens)
 		if k := turnEnd(text); k >= 0 {
@@ -1151,9 +1184,15 @@ func (m *Model) pick(st *genState, logits []float32, mx float64, masked func(lm.
 		}
 		return next
 	}
-	weights := make([]float64, len(logits))
+	// One buffer of weights serves every draw: allocating a vocabulary's
+	// worth per token cost more than the draw itself.
+	if len(m.weights) != len(logits) {
+		m.weights = make([]float64, len(logits))
+	}
+	weights := m.weights
 	var total float64
 	for id, v := range logits {
+		weights[id] = 0
 		if !masked(lm.Token(id)) {
 			weights[id] = math.Exp((float64(v) - mx) / st.req.Temperature)
 			total += weights[id]
