@@ -110,9 +110,15 @@ func TestLanesWriteTheRowsOfOneProcess(t *testing.T) {
 		tables []results.TableSpec
 		rows   int // rows of the first table
 		unit   string
+		status []string // what the lanes must say
 	}{
-		{"probe", []string{"probe", "--items", "3", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 6, "items"},
-		{"rollout", []string{"rollout", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3"}, []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps}, 4, "episodes"},
+		{"probe", []string{"probe", "--items", "3", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 6, "items", nil},
+		// Each on-policy lane tries the contexts of its shard only (five
+		// distinct contexts: three and two), and the rows are still one
+		// process's.
+		{"on-policy probe", []string{"probe", "--items", "5", "--on-policy", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 10, "items",
+			[]string{"lane 0/2: probe: making on-policy items from 3 items' contexts (shard 0/2)", "lane 1/2: probe: making on-policy items from 2 items' contexts (shard 1/2)"}},
+		{"rollout", []string{"rollout", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3"}, []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps}, 4, "episodes", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,6 +139,11 @@ func TestLanesWriteTheRowsOfOneProcess(t *testing.T) {
 			}
 			if n := len(sortedRows(t, two, tc.tables[0])) - 1; n != tc.rows {
 				t.Errorf("%d rows in %s, want %d", n, tc.tables[0].Name, tc.rows)
+			}
+			for _, want := range tc.status {
+				if !strings.Contains(status, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, status)
+				}
 			}
 			if len(c.laneArgs) != 2 || !slices.Equal(c.threads[1:], []int{2, 2}) {
 				t.Errorf("lanes %v opened models with threads %v, want two lanes of 2 threads", c.laneArgs, c.threads[1:])

@@ -100,15 +100,20 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	defer m.Close()
+	// probed is the shard of the item list that this process probes; an
+	// on-policy shard has made only its own items.
+	probed := shard
 	if opts.OnPolicy {
-		opts.IO.Statusf("probe: making on-policy items from %d contexts", len(items))
+		items = probe.ContextShard(items, shard)
+		probed = results.Shard{}
+		opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
 		exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
 			return env.ExecuteItem(ctx, it, action)
 		}
 		if items, err = probe.OnPolicy(m, items, env.MaxTokens(), exec, env.Describe); err != nil {
 			return err
 		}
-		if len(items) == 0 {
+		if len(items) == 0 && shard.N <= 1 {
 			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
 		}
 	}
@@ -127,12 +132,12 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
-		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
+		Env: env.Name(), Items: items, Shard: probed, OutDir: out,
 		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 	}
 	inShard := 0
 	for i := range items {
-		if shard.Has(i) {
+		if probed.Has(i) {
 			inShard++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -73,6 +74,30 @@ func OnPolicy(m lm.Model, items []transcript.Item, maxTokens int, exec Executor,
 		out = append(out, op)
 	}
 	return out, nil
+}
+
+// ContextShard keeps the items whose context falls in shard, counting
+// distinct contexts in order of first appearance. A shard of an on-policy
+// run makes the on-policy items of its own contexts only and probes all of
+// them: which contexts fail is known only once the model has tried them, so
+// sharding the on-policy items themselves would have every shard try every
+// context. Each on-policy item depends on its context alone, so the shards'
+// rows together are the whole run's.
+func ContextShard(items []transcript.Item, shard results.Shard) []transcript.Item {
+	index := map[string]int{}
+	var out []transcript.Item
+	for _, it := range items {
+		key := contextKey(it.Context)
+		c, ok := index[key]
+		if !ok {
+			c = len(index)
+			index[key] = c
+		}
+		if shard.Has(c) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 func contextKey(msgs []transcript.Message) string {
