@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/feedrun/feedrun/internal/gguf"
 	"github.com/feedrun/feedrun/internal/harness"
@@ -225,6 +227,52 @@ func TestBatchedPlanWritesTheRowsOfOneByOne(t *testing.T) {
 	for name, data := range readFiles(t, resumed) {
 		if !bytes.Equal(data, want[name]) {
 			t.Errorf("%s of a batched run stopped and resumed differs from one by one", name)
+		}
+	}
+}
+
+// TestMemoryEpisodesOfOneBatchLookUpInTurn: memory episodes of several
+// seeds play in one batch; their advice lookups never overlap (the store
+// behind them is not safe for concurrent use), and the rows are those of
+// one by one.
+func TestMemoryEpisodesOfOneBatchLookUpInTurn(t *testing.T) {
+	ctx := context.Background()
+	var inFlight, overlaps, lookups atomic.Int32
+	guidance := func(task Task) (string, int) {
+		if inFlight.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		defer inFlight.Add(-1)
+		lookups.Add(1)
+		time.Sleep(2 * time.Millisecond) // a store query takes a while
+		return "Earlier attempts at " + task.Template + " failed by calling a tool that does not exist.", 1
+	}
+	plan := func(dir string, batch int) *Plan {
+		p := testPlan(&lm.Fake{Copy: 3}, dir, nil, results.Shard{})
+		p.Harnesses = []harness.Name{harness.Memory, harness.Verbatim}
+		p.Guidance = guidance
+		p.Batch = batch
+		return p
+	}
+	alone := t.TempDir()
+	if _, err := plan(alone, 1).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := readFiles(t, alone)
+	together := t.TempDir()
+	lookups.Store(0)
+	if _, err := plan(together, 8).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lookups.Load() == 0 {
+		t.Fatal("no memory episode looked up its advice")
+	}
+	if n := overlaps.Load(); n > 0 {
+		t.Errorf("%d advice lookups overlapped another", n)
+	}
+	for name, data := range readFiles(t, together) {
+		if !bytes.Equal(data, want[name]) {
+			t.Errorf("%s of a batch of memory episodes differs from one by one", name)
 		}
 	}
 }
