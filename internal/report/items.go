@@ -164,7 +164,7 @@ func (l *loader) read(dir string) error {
 		// and env, as a constrained rollout's do.
 		if onPolicy {
 			for i := range items {
-				items[i].Env += " (on-policy)"
+				items[i].Env += onPolicySuffix
 			}
 		}
 		run.Items = len(items)

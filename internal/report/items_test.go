@@ -130,6 +130,11 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	if !near(gen.Estimate, -(2.2+3.1)/2/2) || !near(pol.Estimate, -1.5/2) {
 		t.Errorf("gain per token: generator %v, on-policy %v; want %v and %v", gen.Estimate, pol.Estimate, -(2.2+3.1)/4, -0.75)
 	}
+	// Table 3 says what an on-policy item fixes, and only when one is there.
+	hasNote := func(tables []Table) bool { return slices.Contains(tables[2].Notes, onPolicyNote) }
+	if !hasNote(tables) || hasNote(tablesOf(t, Reference{}, generator)) {
+		t.Errorf("the on-policy note in Table 3: with an on-policy run %v, without %v; want true, false", hasNote(tables), hasNote(tablesOf(t, Reference{}, generator)))
+	}
 	bad := newRun(t, map[string]any{"on_policy": "yes"})
 	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
 	_, err := Load([]string{bad})

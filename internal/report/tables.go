@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
@@ -338,8 +339,22 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 		markByConstruction(&tables[i])
 		addStudy(&tables[i], ref)
 	}
+	if slices.ContainsFunc(items, func(it Item) bool { return strings.HasSuffix(it.Env, onPolicySuffix) }) {
+		harnesses := &tables[2]
+		harnesses.Notes = append(harnesses.Notes, onPolicyNote)
+	}
 	return tables, nil
 }
+
+// onPolicySuffix marks the env of an on-policy probe run's rows.
+const onPolicySuffix = " (on-policy)"
+
+// onPolicyNote says what an on-policy item fixes. The greedy reply before
+// the failure is the failed action itself, but not always exactly (an
+// attempt cut at the environment's token limit is shorter than the greedy
+// reply the probe decodes), so the rate is not marked as fixed; the note
+// keeps it from being read as a finding.
+const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is near 100% by construction (short of it only where that attempt was cut at the environment's token limit); it is not a finding."
 
 // forced is the value a harness fixes a figure to by its definition, for
 // the figures it fixes.
