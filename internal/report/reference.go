@@ -93,6 +93,12 @@ func (r Reference) check() error {
 // when the study has none. When several entries match, the most specific
 // wins: an exact env and harness, then an exact harness, then an exact env.
 func (r Reference) Lookup(figure, env string, h harness.Name) string {
+	// Nothing says the study's figures were measured on a model's own
+	// failing attempts (SmolLM2's are mostly prose, not calls): they stand
+	// beside the generator's rows, never an on-policy run's.
+	if strings.HasSuffix(env, onPolicySuffix) {
+		return ""
+	}
 	env = scopeEnv(env)
 	best, bestRank := "", -1
 	for _, f := range r.Figures {

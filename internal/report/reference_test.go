@@ -43,6 +43,14 @@ func TestStudyReference(t *testing.T) {
 		// ≈83% is the per-item reading of the copy share.
 		{"copy_share_per_item", "toolshed", "verbatim", "≈83%"},
 		{"copy_share", "toolshed", "verbatim", ""},
+		// The study's items are not the model's own attempts: nothing of it
+		// stands beside an on-policy run's rows, whatever its scope.
+		{"gain_per_token", "toolshed (on-policy)", "verbatim", ""},
+		{"gain_per_action", "toolshed (on-policy)", "verbatim", ""},
+		{"copy_share_per_item", "toolshed (on-policy)", "verbatim", ""},
+		{"share_removed", "toolshed (on-policy)", "abstract", ""},
+		// A constrained rollout is still the study's environment.
+		{"gain_per_action", "toolshed (grammar)", "verbatim", "-17.38"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.figure+"/"+tt.env+"/"+tt.harness, func(t *testing.T) {
