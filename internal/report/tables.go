@@ -350,11 +350,11 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 const onPolicySuffix = " (on-policy)"
 
 // onPolicyNote says what an on-policy item fixes. The greedy reply before
-// the failure is the failed action itself, but not always exactly (an
-// attempt cut at the environment's token limit is shorter than the greedy
-// reply the probe decodes), so the rate is not marked as fixed; the note
-// keeps it from being read as a finding.
-const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is near 100% by construction (short of it only where that attempt was cut at the environment's token limit); it is not a finding."
+// the failure is the failed action itself, but not always (an attempt cut
+// at the environment's token limit is shorter than the greedy reply the
+// probe decodes: 37 of SmolLM2's 96 ToolShed items), so the rate is not
+// marked as fixed; the note keeps it from being read as a finding.
+const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is high by construction (short of 100% mostly where that attempt was cut at the environment's token limit, and the probe decodes past it); it is not a finding."
 
 // forced is the value a harness fixes a figure to by its definition, for
 // the figures it fixes.
