@@ -62,6 +62,9 @@ type Progress interface {
 	Finish()
 }
 
+// Silent is the Progress that draws nothing, for callers given none.
+var Silent Progress = silent{}
+
 type silent struct{}
 
 func (silent) Add(int) {}

@@ -97,7 +97,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	progress := p.Progress
 	if progress == nil {
-		progress = nopProgress{}
+		progress = iostreams.Silent
 	}
 	defer progress.Finish()
 	var sum Summary
@@ -229,8 +229,3 @@ func SelectTasks(e Env, n int, split string) ([]Task, error) {
 	}
 	return tasks, nil
 }
-
-type nopProgress struct{}
-
-func (nopProgress) Add(int) {}
-func (nopProgress) Finish() {}
