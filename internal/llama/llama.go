@@ -1017,18 +1017,10 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 // choose picks the next token of st from the logits at batch index b and
 // decides whether the sequence goes on.
 func (m *Model) choose(st *genState, b int) {
-	logits := m.logits(b)
-	// The maximum in float32 is the float64 maximum of the widened logits;
-	// the normaliser is left to the C side once the token is chosen (see
-	// below), since a pass of Go's math.Exp over the vocabulary cost a few
+	// The normaliser is left to the C side once the token is chosen (see
+	// below): a pass of Go's math.Exp over the vocabulary cost a few
 	// percent of a decode step.
-	mx32 := logits[0]
-	for _, v := range logits[1:] {
-		if v > mx32 {
-			mx32 = v
-		}
-	}
-	mx := float64(mx32)
+	logits := m.logits(b)
 
 	gen := st.out.Tokens
 	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
@@ -1055,7 +1047,7 @@ func (m *Model) choose(st *genState, b int) {
 	}
 	var next lm.Token
 	for {
-		next = m.pick(st, logits, mx, masked)
+		next = m.pick(st, logits, masked)
 		if next < 0 {
 			break
 		}
@@ -1170,10 +1162,10 @@ func (m *Model) grammarMask(g *C.struct_llama_sampler) []bool {
 	return out
 }
 
-// pick is the next token of st from the logits (max mx), never a masked
-// one: the highest (ties to the lowest id) when greedy, else a seeded draw
-// at the request's temperature; -1 when every token is masked.
-func (m *Model) pick(st *genState, logits []float32, mx float64, masked func(lm.Token) bool) lm.Token {
+// pick is the next token of st from the logits, never a masked one: the
+// highest (ties to the lowest id) when greedy, else a seeded draw at the
+// request's temperature; -1 when every token is masked.
+func (m *Model) pick(st *genState, logits []float32, masked func(lm.Token) bool) lm.Token {
 	next := lm.Token(-1)
 	if st.rng == nil {
 		best := math.Inf(-1)
@@ -1184,6 +1176,13 @@ func (m *Model) pick(st *genState, logits []float32, mx float64, masked func(lm.
 		}
 		return next
 	}
+	// Only a draw needs the maximum; in float32 it is the float64 maximum
+	// of the widened logits.
+	mx32 := logits[0]
+	for _, v := range logits[1:] {
+		mx32 = max(mx32, v)
+	}
+	mx := float64(mx32)
 	// One buffer of weights serves every draw: allocating a vocabulary's
 	// worth per token cost more than the draw itself.
 	if len(m.weights) != len(logits) {

@@ -340,8 +340,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 		addStudy(&tables[i], ref)
 	}
 	if slices.ContainsFunc(items, func(it Item) bool { return strings.HasSuffix(it.Env, onPolicySuffix) }) {
-		harnesses := &tables[2]
-		harnesses.Notes = append(harnesses.Notes, onPolicyNote)
+		tables[2].Notes = append(tables[2].Notes, onPolicyNote) // Table 3
 	}
 	return tables, nil
 }
