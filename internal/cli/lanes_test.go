@@ -230,6 +230,41 @@ func TestAnInterruptedLaneResumes(t *testing.T) {
 	}
 }
 
+// TestAnOnPolicyItemPhaseResumes: Ctrl-C during the on-policy item phase
+// (at the model's first attempt) exits 130 with the attempt logged; the
+// same command then reuses it, tries the other contexts only, and writes
+// the rows and attempt log of one uninterrupted run.
+func TestAnOnPolicyItemPhaseResumes(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "resumed")
+	probe := []string{"probe", "--items", "5", "--on-policy", "--harness", "verbatim,ban"}
+	c.ok(append(probe, "--out", one)...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fresh := c.newModel
+	c.newModel = func() lm.Model { return &onFirstCall{Model: fresh(), then: cancel} }
+	code, _, stderr := c.runCtx(ctx, append(probe, "--out", out)...)
+	if code != ExitInterrupted || !strings.Contains(stderr, "interrupted while making on-policy items") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant %d and a word on the item phase", code, stderr, ExitInterrupted)
+	}
+	if n := len(sortedRows(t, out, results.OnPolicyAttempts)) - 1; n != 1 {
+		t.Errorf("%d attempts logged, want the one in flight at the interrupt", n)
+	}
+
+	c.newModel = fresh
+	_, status := c.ok(append(probe, "--out", out)...)
+	if !strings.Contains(status, "probe: attempts of 1 contexts reused from "+filepath.Join(out, results.OnPolicyAttempts.Name)) {
+		t.Errorf("the rerun did not reuse the logged attempt:\n%s", status)
+	}
+	for _, spec := range []results.TableSpec{results.ProbeItems, results.OnPolicyAttempts} {
+		if got, want := readBytes(t, filepath.Join(out, spec.Name)), readBytes(t, filepath.Join(one, spec.Name)); got != want {
+			t.Errorf("%s: the resumed run wrote\n%s\none run wrote\n%s", spec.Name, got, want)
+		}
+	}
+}
+
 // TestAFailingLaneFailsTheCommand: the command exits with the failing
 // lane's code, names its folder, shows its error prefixed, and merges
 // nothing.

@@ -100,23 +100,6 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	defer m.Close()
-	// probed is the shard of the item list that this process probes; an
-	// on-policy shard has made only its own items.
-	probed := shard
-	if opts.OnPolicy {
-		items = probe.ContextShard(items, shard)
-		probed = results.Shard{}
-		opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
-		exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-			return env.ExecuteItem(ctx, it, action)
-		}
-		if items, err = probe.OnPolicy(m, items, env.MaxTokens(), exec, env.Describe); err != nil {
-			return err
-		}
-		if len(items) == 0 && shard.N <= 1 {
-			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
-		}
-	}
 	out := opts.Out
 	if out == "" {
 		out = probeFolder(m.Entry.Name, env.Name(), opts)
@@ -132,18 +115,34 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
-		Env: env.Name(), Items: items, Shard: probed, OutDir: out,
+		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
 		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
+		Cut:      tornRow(opts.IO),
+	}
+	if opts.OnPolicy {
+		if err := run.Prepare(); err != nil {
+			return err
+		}
+		if run.Items, err = onPolicyItems(ctx, opts, m, env, probe.ContextShard(items, shard), shard, out); err != nil {
+			if errors.Is(err, results.ErrInterrupted) {
+				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
+			}
+			return err
+		}
+		// An on-policy shard has made only its own items and probes them all.
+		run.Shard = results.Shard{}
+		if len(run.Items) == 0 && shard.N <= 1 {
+			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
+		}
 	}
 	inShard := 0
-	for i := range items {
-		if probed.Has(i) {
+	for i := range run.Items {
+		if run.Shard.Has(i) {
 			inShard++
 		}
 	}
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
-	run.Cut = tornRow(opts.IO)
 	sum, err := run.Execute(ctx)
 	if errors.Is(err, results.ErrInterrupted) {
 		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)
@@ -152,6 +151,26 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
+}
+
+// onPolicyItems makes the on-policy items of a shard's contexts, logging
+// each attempt in the run folder out and reusing those logged by an earlier
+// run of it.
+func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env env.Env, items []transcript.Item, shard results.Shard, out string) ([]transcript.Item, error) {
+	log, err := probe.OpenAttemptLog(out, m.Entry.Name, env.Name(), tornRow(opts.IO))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
+	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+		return env.ExecuteItem(ctx, it, action)
+	}
+	made, err := probe.OnPolicy(ctx, m, items, env.MaxTokens(), exec, env.Describe, log)
+	if n := log.Reused(); n > 0 {
+		opts.IO.Statusf("probe: attempts of %d contexts reused from %s", n, filepath.Join(out, results.OnPolicyAttempts.Name))
+	}
+	return made, err
 }
 
 // probeFolder is the default run folder of a probe.

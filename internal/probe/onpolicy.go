@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -19,7 +20,12 @@ type Executor func(it transcript.Item, action string) (observation string, failu
 // runtime's description. Contexts where the model's attempt succeeds give
 // no item. The candidate set keeps the item's correct action and
 // distractors, dropping any that equal the model's attempt.
-func OnPolicy(m lm.Model, items []transcript.Item, maxTokens int, exec Executor, describe func(transcript.StructuredError) string) ([]transcript.Item, error) {
+//
+// With a log (nil for none), every context's attempt is recorded as soon
+// as it is known, and a context already in the log is not tried again: a
+// resumed run makes the same items without generating them again.
+// Cancelling ctx stops before the next attempt, with results.ErrInterrupted.
+func OnPolicy(ctx context.Context, m lm.Model, items []transcript.Item, maxTokens int, exec Executor, describe func(transcript.StructuredError) string, log *AttemptLog) ([]transcript.Item, error) {
 	var out []transcript.Item
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -28,52 +34,110 @@ func OnPolicy(m lm.Model, items []transcript.Item, maxTokens int, exec Executor,
 			continue
 		}
 		seen[key] = true
-		m.BeginUnit()
-		text, err := m.RenderChat(it.Context, true)
-		if err != nil {
-			return nil, err
-		}
-		prompt, err := m.Tokenize(text, true, true)
-		if err != nil {
-			return nil, err
-		}
-		gs, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: maxTokens}})
-		if err != nil {
-			return nil, fmt.Errorf("item %s: %w", it.ID, err)
-		}
-		action := strings.TrimSpace(gs[0].Text)
-		if action == "" {
-			continue
-		}
-		obs, failure, err := exec(it, action)
-		if err != nil {
-			return nil, fmt.Errorf("item %s: %w", it.ID, err)
-		}
-		if failure == nil {
-			continue
-		}
-		op := it
-		op.ID = it.TaskID + "/on-policy/" + fmt.Sprint(len(it.Context))
-		op.FailureKind = failure.Kind
-		op.FailedAction = action
-		op.Observation = obs
-		op.Error = *failure
-		op.Description = describe(*failure)
-		op.Distractors = nil
-		for _, c := range append([]string{it.CorrectAction}, it.Distractors...) {
-			if c != action && len(op.Distractors) < 3 {
-				op.Distractors = append(op.Distractors, c)
+		if log != nil {
+			a, ok, err := log.lookup(it)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				if op, ok := a.item(it, describe); ok {
+					out = append(out, op)
+				}
+				continue
 			}
 		}
-		if it.CorrectAction == action || len(op.Distractors) < 3 {
-			// The model produced one of the candidates (or they collide):
-			// the fixed four-candidate set cannot be formed.
-			continue
+		if ctx.Err() != nil {
+			return nil, results.ErrInterrupted
 		}
-		op.CorrectAction, op.Distractors = op.Distractors[0], op.Distractors[1:]
-		out = append(out, op)
+		a, err := attempt(m, it, maxTokens, exec)
+		if err != nil {
+			return nil, err
+		}
+		if log != nil {
+			if err := log.record(it, a); err != nil {
+				return nil, err
+			}
+		}
+		if op, ok := a.item(it, describe); ok {
+			out = append(out, op)
+		}
 	}
 	return out, nil
+}
+
+// Attempt is what became of the model's greedy attempt from one context.
+type Attempt struct {
+	Action      string // trimmed; empty when the model wrote nothing
+	Observation string
+	Failure     *transcript.StructuredError // nil when the attempt passed
+}
+
+func attempt(m lm.Model, it transcript.Item, maxTokens int, exec Executor) (Attempt, error) {
+	m.BeginUnit()
+	text, err := m.RenderChat(it.Context, true)
+	if err != nil {
+		return Attempt{}, err
+	}
+	prompt, err := m.Tokenize(text, true, true)
+	if err != nil {
+		return Attempt{}, err
+	}
+	gs, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: maxTokens}})
+	if err != nil {
+		return Attempt{}, fmt.Errorf("item %s: %w", it.ID, err)
+	}
+	a := Attempt{Action: strings.TrimSpace(gs[0].Text)}
+	if a.Action == "" {
+		return a, nil
+	}
+	if a.Observation, a.Failure, err = exec(it, a.Action); err != nil {
+		return Attempt{}, fmt.Errorf("item %s: %w", it.ID, err)
+	}
+	return a, nil
+}
+
+// outcome is the attempt's word in onpolicy_attempts.csv.
+func (a Attempt) outcome(it transcript.Item) string {
+	switch {
+	case a.Action == "":
+		return "empty"
+	case a.Failure == nil:
+		return "passed"
+	}
+	if _, ok := a.item(it, nil); !ok {
+		return "candidate"
+	}
+	return "failed"
+}
+
+// item is the on-policy item a failed attempt makes from it, if the fixed
+// four-candidate set can be formed.
+func (a Attempt) item(it transcript.Item, describe func(transcript.StructuredError) string) (transcript.Item, bool) {
+	if a.Action == "" || a.Failure == nil {
+		return transcript.Item{}, false
+	}
+	op := it
+	op.ID = it.TaskID + "/on-policy/" + fmt.Sprint(len(it.Context))
+	op.FailureKind = a.Failure.Kind
+	op.FailedAction = a.Action
+	op.Observation = a.Observation
+	op.Error = *a.Failure
+	if describe != nil {
+		op.Description = describe(*a.Failure)
+	}
+	op.Distractors = nil
+	for _, c := range append([]string{it.CorrectAction}, it.Distractors...) {
+		if c != a.Action && len(op.Distractors) < 3 {
+			op.Distractors = append(op.Distractors, c)
+		}
+	}
+	if it.CorrectAction == a.Action || len(op.Distractors) < 3 {
+		// The model produced one of the candidates (or they collide):
+		// the fixed four-candidate set cannot be formed.
+		return transcript.Item{}, false
+	}
+	op.CorrectAction, op.Distractors = op.Distractors[0], op.Distractors[1:]
+	return op, true
 }
 
 // ContextShard keeps the items whose context falls in shard, counting

@@ -1,6 +1,10 @@
 package probe
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +27,7 @@ func TestOnPolicyUsesTheModelsOwnFailingAttempt(t *testing.T) {
 		return "Observation: SyntaxError: invalid syntax", &transcript.StructuredError{Kind: "syntax_error", Message: "invalid syntax"}, nil
 	}
 	describe := func(e transcript.StructuredError) string { return "The call was not valid Python." }
-	got, err := OnPolicy(m, items, 24, fail, describe)
+	got, err := OnPolicy(context.Background(), m, items, 24, fail, describe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func TestOnPolicyUsesTheModelsOwnFailingAttempt(t *testing.T) {
 	pass := func(transcript.Item, string) (string, *transcript.StructuredError, error) {
 		return "Observation: ok", nil, nil
 	}
-	if got, _ := OnPolicy(m, items, 24, pass, describe); len(got) != 0 {
+	if got, _ := OnPolicy(context.Background(), m, items, 24, pass, describe, nil); len(got) != 0 {
 		t.Errorf("attempts that succeed gave %d items", len(got))
 	}
 }
@@ -60,7 +64,7 @@ func TestContextShardsMakeTheWholeRunsItems(t *testing.T) {
 		return "Observation: SyntaxError", &transcript.StructuredError{Kind: "syntax_error"}, nil
 	}
 	describe := func(transcript.StructuredError) string { return "" }
-	whole, err := OnPolicy(&lm.Fake{}, items, 24, fail, describe)
+	whole, err := OnPolicy(context.Background(), &lm.Fake{}, items, 24, fail, describe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func TestContextShardsMakeTheWholeRunsItems(t *testing.T) {
 				t.Errorf("shard %d/3 holds the duplicate context's item without the first", k)
 			}
 		}
-		got, err := OnPolicy(&lm.Fake{}, part, 24, fail, describe)
+		got, err := OnPolicy(context.Background(), &lm.Fake{}, part, 24, fail, describe, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,5 +94,135 @@ func TestContextShardsMakeTheWholeRunsItems(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(ids, want) || tried != 7 {
 		t.Errorf("shards made %q (%d), one process %q", ids, tried, want)
+	}
+}
+
+// countedReplies counts the model's generations; reply, when set, rewrites
+// the text of the n-th (from 1).
+type countedReplies struct {
+	lm.Model
+	calls int
+	reply func(n int, text string) string
+}
+
+func (m *countedReplies) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	m.calls++
+	gs, err := m.Model.Generate(reqs)
+	if m.reply != nil {
+		for i := range gs {
+			gs[i].Text = m.reply(m.calls, gs[i].Text)
+		}
+	}
+	return gs, err
+}
+
+// TestAnInterruptedItemPhaseResumesFromItsLog: an on-policy item phase that
+// breaks, then is interrupted, then is run again makes exactly the items of
+// one uninterrupted phase, byte for byte (attempts that end inside a
+// character, observations with bytes that are not UTF-8), and the model is
+// asked only for the contexts not yet in the log.
+func TestAnInterruptedItemPhaseResumesFromItsLog(t *testing.T) {
+	items := manyItems(7)
+	dup := items[3]
+	dup.ID = "dup"
+	items = append(items, dup)
+	reply := func(n int, text string) string {
+		if n == 2 {
+			return " \n" // nothing to run
+		}
+		return text + "\xe2\x82" // cut inside "€"
+	}
+	describe := func(e transcript.StructuredError) string { return "described: " + e.Kind }
+	var broken func(it transcript.Item) error
+	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+		if broken != nil {
+			if err := broken(it); err != nil {
+				return "", nil, err
+			}
+		}
+		if strings.HasSuffix(it.ID, "-5") {
+			return "Observation: ok", nil, nil
+		}
+		return "Observation: \xff" + it.ID, &transcript.StructuredError{Kind: "syntax_error", Message: "bad \xfe byte"}, nil
+	}
+	ctx := context.Background()
+	whole, err := OnPolicy(ctx, &countedReplies{Model: &lm.Fake{}, reply: reply}, items, 24, exec, describe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != 5 {
+		t.Fatalf("%d items from 7 contexts (one empty, one passed), want 5", len(whole))
+	}
+
+	dir := t.TempDir()
+	open := func() *AttemptLog {
+		l, err := OpenAttemptLog(dir, "fake", "toolshed", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	// The sandbox breaks at the fourth context: three attempts are logged.
+	broken = func(it transcript.Item) error {
+		if it.ID == "item-3" {
+			return errors.New("the sandbox broke")
+		}
+		return nil
+	}
+	m := &countedReplies{Model: &lm.Fake{}, reply: reply}
+	if _, err := OnPolicy(ctx, m, items, 24, exec, describe, open()); err == nil || !strings.Contains(err.Error(), "the sandbox broke") {
+		t.Fatalf("broken sandbox: %v", err)
+	}
+	// Then Ctrl-C during the fifth context's attempt (the fourth is made):
+	// it stops before the sixth.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	broken = func(it transcript.Item) error {
+		if it.ID == "item-4" {
+			cancel()
+		}
+		return nil
+	}
+	m = &countedReplies{Model: &lm.Fake{}, reply: func(n int, text string) string { return reply(n+3, text) }}
+	if _, err := OnPolicy(cctx, m, items, 24, exec, describe, open()); !errors.Is(err, results.ErrInterrupted) {
+		t.Fatalf("cancelled: %v, want ErrInterrupted", err)
+	}
+	if m.calls != 2 {
+		t.Errorf("the resumed phase asked the model %d times, want 2 (item-3 and item-4)", m.calls)
+	}
+	broken = nil
+	m = &countedReplies{Model: &lm.Fake{}, reply: func(n int, text string) string { return reply(n+5, text) }}
+	log := open()
+	got, err := OnPolicy(ctx, m, items, 24, exec, describe, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.calls != 2 || log.Reused() != 5 {
+		t.Errorf("the last phase asked the model %d times and reused %d attempts, want 2 and 5", m.calls, log.Reused())
+	}
+	if !reflect.DeepEqual(got, whole) {
+		t.Errorf("resumed items differ from one uninterrupted phase:\n%+v\n%+v", got, whole)
+	}
+	_, rows, err := results.ReadTable(filepath.Join(dir, results.OnPolicyAttempts.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes []string
+	for _, r := range rows {
+		outcomes = append(outcomes, r[results.OnPolicyAttempts.Column("item_id")]+":"+r[results.OnPolicyAttempts.Column("outcome")])
+	}
+	want := []string{"item-0:failed", "item-1:empty", "item-2:failed", "item-3:failed", "item-4:failed", "item-5:passed", "item-6:failed"}
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("log rows %q, want %q", outcomes, want)
+	}
+
+	// A log made from other contexts is refused, naming the file and item.
+	other := slices.Clone(items)
+	other[0].Context = append([]transcript.Message{}, other[0].Context...)
+	other[0].Context[1].Content += " Changed."
+	_, err = OnPolicy(ctx, &lm.Fake{}, other, 24, exec, describe, open())
+	if err == nil || !strings.Contains(err.Error(), "onpolicy_attempts.csv: item item-0's context_sha256") {
+		t.Errorf("a log of other contexts: %v", err)
 	}
 }

@@ -25,6 +25,26 @@ type Run struct {
 	Progress         iostreams.Progress
 	// Cut is told when resuming cuts a torn last row off a table.
 	Cut results.CutFunc
+
+	prepared bool
+}
+
+// Prepare makes the run folder and writes or checks its manifest; Execute
+// does it when it has not been done. An on-policy run prepares the folder
+// before its item phase, so that the attempts it logs there belong to a run
+// of this configuration.
+func (r *Run) Prepare() error {
+	if r.prepared {
+		return nil
+	}
+	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
+		return err
+	}
+	if err := results.Resume(r.OutDir, r.Manifest); err != nil {
+		return err
+	}
+	r.prepared = true
+	return nil
 }
 
 // Summary says what a run did.
@@ -39,10 +59,7 @@ type Summary struct {
 // results.ErrInterrupted.
 func (r *Run) Execute(ctx context.Context) (Summary, error) {
 	var sum Summary
-	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
-		return sum, err
-	}
-	if err := results.Resume(r.OutDir, r.Manifest); err != nil {
+	if err := r.Prepare(); err != nil {
 		return sum, err
 	}
 	key := results.ProbeItems.KeyFunc()

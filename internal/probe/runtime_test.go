@@ -2,10 +2,12 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -163,4 +165,68 @@ func TestSIGKILLThenResume(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills", kills)
+}
+
+// TestOnPolicyLogOnTheRealRuntime: the tiny llama's own attempts (random
+// tokens, often cut inside a character), logged by an item phase that was
+// interrupted after two contexts, make on resume the items of one
+// uninterrupted phase, and the resumed phase generates for the other three
+// contexts only.
+func TestOnPolicyLogOnTheRealRuntime(t *testing.T) {
+	path, err := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llama.Load(path, llama.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	items := manyItems(5)
+	var onExec func()
+	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
+		if onExec != nil {
+			onExec()
+		}
+		return "Observation: NameError: " + action, &transcript.StructuredError{Kind: "not_found", Message: action}, nil
+	}
+	describe := func(e transcript.StructuredError) string { return "unknown: " + e.Message }
+	ctx := context.Background()
+	whole, err := OnPolicy(ctx, m, items, 16, exec, describe, nil)
+	if err != nil || len(whole) != 5 {
+		t.Fatalf("uninterrupted phase: %d items, %v", len(whole), err)
+	}
+	dir := t.TempDir()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := 0
+	onExec = func() {
+		if n++; n == 2 {
+			cancel()
+		}
+	}
+	log, err := OpenAttemptLog(dir, "tiny", "toolshed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OnPolicy(cctx, m, items, 16, exec, describe, log); !errors.Is(err, results.ErrInterrupted) {
+		t.Fatalf("interrupted phase: %v", err)
+	}
+	log.Close()
+	onExec = nil
+	if log, err = OpenAttemptLog(dir, "tiny", "toolshed", nil); err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	counted := &countedReplies{Model: m}
+	got, err := OnPolicy(ctx, counted, items, 16, exec, describe, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted.calls != 3 || log.Reused() != 2 {
+		t.Errorf("resumed phase generated %d times and reused %d attempts, want 3 and 2", counted.calls, log.Reused())
+	}
+	if !reflect.DeepEqual(got, whole) {
+		t.Errorf("resumed items differ from one uninterrupted phase:\n%+v\n%+v", got, whole)
+	}
 }

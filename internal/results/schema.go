@@ -84,9 +84,24 @@ var SweepEpisodes = TableSpec{
 	Key: []string{"agent", "fault_rate", "retries", "on_loop", "seed"},
 }
 
+// OnPolicyAttempts is onpolicy_attempts.csv: one row per distinct context
+// an on-policy probe tried, keyed by the first item with that context. It
+// is the record of which contexts the model's own attempt failed, and the
+// checkpoint a resumed run makes its items from instead of generating
+// again. outcome is failed (an item), candidate (the attempt failed but
+// equals a candidate: no item), passed or empty. attempt is the text for
+// readers; record is the attempt, observation and structured error as
+// base64 gob, byte for byte: a reply cut at its token budget can end
+// inside a character, which the CSV's text would turn into U+FFFD.
+var OnPolicyAttempts = TableSpec{
+	Name:   "onpolicy_attempts.csv",
+	Header: []string{"model", "env", "item_id", "context_sha256", "outcome", "attempt", "record"},
+	Key:    []string{"model", "env", "item_id"},
+}
+
 // RunTables are the tables a probe or rollout run folder may hold, the ones
 // merge joins.
-var RunTables = []TableSpec{ProbeItems, ProbeTokens, RolloutEpisodes, RolloutSteps}
+var RunTables = []TableSpec{ProbeItems, ProbeTokens, OnPolicyAttempts, RolloutEpisodes, RolloutSteps}
 
 // KeyFunc is the table's key over its own header. The specs above are
 // checked by a test, so a key column missing from the header is a
