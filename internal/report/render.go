@@ -98,7 +98,8 @@ func (r Report) preamble() []string {
 }
 
 // provenance names every build that wrote to a run, the llama.cpp commit
-// and the attention kernel where the manifest records them, and flags a run
+// (or the older manifests' build line) and the attention kernel, or that it
+// was not recorded, and flags a run
 // that more than one build, or a build from a dirty tree, wrote to: its
 // rows may not all come from one version of the code.
 func provenance(m results.Manifest) string {
@@ -123,11 +124,19 @@ func provenance(m results.Manifest) string {
 		parts[i] = fmt.Sprintf("feedrun %s (commit %s; %s)", orUnknown(b.Version), orUnknown(b.Commit), strings.Join(how, ", "))
 	}
 	s := "written by " + strings.Join(parts, ", ")
-	if m.LlamaCommit != "" {
+	switch {
+	case m.LlamaCommit != "":
 		s += ", llama.cpp " + m.LlamaCommit
+	case m.LlamaBuild != "":
+		s += ", " + m.LlamaBuild
 	}
+	// Runs made before the manifest recorded the attention kernel say so:
+	// the kernel moves a score in its last digits, and a reader comparing
+	// runs must not take its absence for "the same one".
 	if m.Attention != "" {
 		s += ", " + m.Attention
+	} else {
+		s += ", attention kernel not recorded"
 	}
 	var flags []string
 	if len(builds) > 1 {

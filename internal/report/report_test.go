@@ -294,10 +294,17 @@ func TestProvenanceFlagsManyBuilds(t *testing.T) {
 	m.Resumed = []results.Resumption{{FeedrunVersion: "def-dirty", Commit: "def456"}}
 	ok(t, results.WriteManifest(dir, m))
 	single := runDir(t, inverted("1", 1, 1).with(func(p *probe) { p.env = "coderepair" }))
+	// A manifest from before the llama.cpp commit and the attention kernel
+	// were recorded: its build line, and a word that the kernel is unknown.
+	old, err := results.ReadManifest(single)
+	ok(t, err)
+	old.LlamaBuild = "llama.cpp ec98e2002 (vendored)"
+	ok(t, results.WriteManifest(single, old))
 	out := report(t, Options{Dirs: []string{dir, single}, Reps: 20, Format: FormatMarkdown})
 	for _, want := range []string{
 		"feedrun test (commit abc123; started), feedrun def-dirty (commit def456; resumed, dirty tree), llama.cpp ec98e2002, flash attention enabled",
 		"[FLAG: 2 builds wrote to this run; a build from a dirty tree wrote to it]",
+		"feedrun test (commit abc123; started), llama.cpp ec98e2002 (vendored), attention kernel not recorded",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
