@@ -35,9 +35,9 @@ func manyItems(n int) []transcript.Item {
 	return out
 }
 
-// tinyRun probes items with the tiny random llama through the real
-// llama.cpp runtime.
-func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) Summary {
+// tinyLlama loads the tiny random llama through the real llama.cpp
+// runtime, closed when the test ends.
+func tinyLlama(t testing.TB) *llama.Model {
 	t.Helper()
 	path, err := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 11})
 	if err != nil {
@@ -47,7 +47,15 @@ func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) S
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// tinyRun probes items with the tiny random llama through the real
+// llama.cpp runtime.
+func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) Summary {
+	t.Helper()
+	m := tinyLlama(t)
 	r := &Run{
 		Prober: New(m, Options{Harnesses: harness.ProbeHarnesses, PerToken: true}),
 		Model:  "tiny", ModelSHA256: "11", Env: "toolshed", Items: items, OutDir: dir,
@@ -173,15 +181,7 @@ func TestSIGKILLThenResume(t *testing.T) {
 // uninterrupted phase, and the resumed phase generates for the other three
 // contexts only.
 func TestOnPolicyLogOnTheRealRuntime(t *testing.T) {
-	path, err := gguf.WriteTinyLlama(t.TempDir(), gguf.TinyOptions{Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llama.Load(path, llama.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := tinyLlama(t)
 	items := manyItems(5)
 	var onExec func()
 	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
