@@ -132,10 +132,12 @@ func provenance(m results.Manifest) string {
 	}
 	// Runs made before the manifest recorded the attention kernel say so:
 	// the kernel moves a score in its last digits, and a reader comparing
-	// runs must not take its absence for "the same one".
-	if m.Attention != "" {
+	// runs must not take its absence for "the same one". A run without a
+	// model (the scripted sweep) has no kernel to name.
+	switch {
+	case m.Attention != "":
 		s += ", " + m.Attention
-	} else {
+	case m.ModelSHA256 != "" || m.LlamaBuild != "":
 		s += ", attention kernel not recorded"
 	}
 	var flags []string

@@ -310,6 +310,9 @@ func TestProvenanceFlagsManyBuilds(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	if p := provenance(results.Manifest{FeedrunVersion: "test", Commit: "abc123"}); strings.Contains(p, "attention") {
+		t.Errorf("a run without a model (the scripted sweep) names an attention kernel: %q", p)
+	}
 	if strings.Count(out, "FLAG") != 1 {
 		t.Errorf("want one flagged run, got:\n%s", out)
 	}
