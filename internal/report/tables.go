@@ -351,9 +351,11 @@ const onPolicySuffix = " (on-policy)"
 // onPolicyNote says what an on-policy item fixes. The greedy reply before
 // the failure is the failed action itself, but not always (an attempt cut
 // at the environment's token limit is shorter than the greedy reply the
-// probe decodes: 37 of SmolLM2's 96 ToolShed items), so the rate is not
-// marked as fixed; the note keeps it from being read as a finding.
-const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is high by construction (short of 100% mostly where that attempt was cut at the environment's token limit, and the probe decodes past it); it is not a finding."
+// probe decodes: 37 of SmolLM2's 96 ToolShed items; or written through a
+// tokenization its text does not give back: 7 of its 185 CodeRepair
+// items), so the rate is not marked as fixed; the note keeps it from being
+// read as a finding.
+const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is high by construction (short of 100% where that attempt was cut at the environment's token limit, which the probe's greedy reply runs past, or was written through other tokens than its text tokenizes to, since an exact repeat is judged token for token); it is not a finding."
 
 // forced is the value a harness fixes a figure to by its definition, for
 // the figures it fixes.
