@@ -117,7 +117,8 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 					return UsageError{err}
 				}
 				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: demoMessages(demos)}
-				res, err := rollout.Run(ctx, env, agent, cfg, task, uint64(seed))
+				// Ctrl-C lets the episode in flight finish, as in rollout.
+				res, err := rollout.Run(context.WithoutCancel(ctx), env, agent, cfg, task, uint64(seed))
 				if err != nil {
 					return err
 				}

@@ -163,8 +163,10 @@ func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env 
 	}
 	defer log.Close()
 	opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
+	// The attempt in flight runs to its end on Ctrl-C (the sandbox would
+	// kill it), so that it is logged; OnPolicy stops before the next.
 	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-		return env.ExecuteItem(ctx, it, action)
+		return env.ExecuteItem(context.WithoutCancel(ctx), it, action)
 	}
 	made, err := probe.OnPolicy(ctx, m, items, env.MaxTokens(), exec, env.Describe, log)
 	if n := log.Reused(); n > 0 {

@@ -290,3 +290,40 @@ func (c *cancelTogether) ActTogether(ctx context.Context, reqs []ActRequest) ([]
 	}
 	return c.BatchAgent.ActTogether(ctx, reqs)
 }
+
+// cancellable makes FixTest's episodes honour cancellation, as CodeRepair's
+// sandbox does: a cancelled context fails the action.
+type cancellable struct{ FixTest }
+
+func (c cancellable) NewEpisode(ctx context.Context, t Task) (Episode, error) {
+	ep, err := c.FixTest.NewEpisode(ctx, t)
+	return cancellableEpisode{ep}, err
+}
+
+type cancellableEpisode struct{ Episode }
+
+func (e cancellableEpisode) Execute(ctx context.Context, action string) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	return e.Episode.Execute(ctx, action)
+}
+
+// TestCtrlCFinishesTheEpisodeInFlight: Ctrl-C in the middle of an episode,
+// in an environment that honours cancellation, still lets that episode
+// finish and write its rows; the plan then stops with ErrInterrupted.
+func TestCtrlCFinishesTheEpisodeInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	p := testPlan(&lm.Fake{Copy: 3}, dir, func(a Agent) Agent { return &cancelAfter{Agent: a, n: 1, cancel: cancel} }, results.Shard{})
+	p.Env = cancellable{}
+	_, err := p.Execute(ctx)
+	if !errors.Is(err, results.ErrInterrupted) {
+		t.Fatalf("plan stopped with %v, want ErrInterrupted after the episode in flight", err)
+	}
+	_, rows, err := results.ReadTable(filepath.Join(dir, results.RolloutEpisodes.Name))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d episode rows (%v), want the one in flight at the cancel", len(rows), err)
+	}
+}

@@ -114,7 +114,11 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 		if ctx.Err() != nil {
 			return sum, results.ErrInterrupted
 		}
-		res, err := p.play(ctx, batch)
+		// The batch plays under a context that Ctrl-C does not end, so that
+		// an environment that honours cancellation (CodeRepair's sandbox
+		// kills the program it runs) lets the episodes in flight finish and
+		// their rows be written, rather than failing them.
+		res, err := p.play(context.WithoutCancel(ctx), batch)
 		if err != nil {
 			return sum, err
 		}
