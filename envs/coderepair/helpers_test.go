@@ -1,6 +1,8 @@
 package coderepair
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,30 @@ import (
 	"testing"
 	"time"
 )
+
+// pausedRunEnv makes the test binary, started with the program in it, run
+// that one program in a sandbox and print the verdict: a stand-in for
+// feedrun that a test can stop and continue with signals.
+const pausedRunEnv = "CODEREPAIR_TEST_PAUSED_RUN"
+
+func TestMain(m *testing.M) {
+	code, ok := os.LookupEnv(pausedRunEnv)
+	if !ok {
+		os.Exit(m.Run())
+	}
+	lim := DefaultLimits()
+	lim.WallTime = pausedRunWallTime
+	s, err := NewSandbox(Config{Limits: lim})
+	if err == nil {
+		var r Result
+		if r, err = s.Run(context.Background(), hostileProblem(), code); err == nil {
+			fmt.Printf("passed=%v kind=%q\n", r.Passed, r.Error.Kind)
+			os.Exit(0)
+		}
+	}
+	fmt.Println(err)
+	os.Exit(2)
+}
 
 // mbppPath is where tests find the sanitized MBPP file: $FEEDRUN_MBPP, or
 // shared/data beside the repository (tests run in envs/coderepair).

@@ -30,7 +30,7 @@ var bootstrapSource string
 // Limits bound one sandboxed run.
 type Limits struct {
 	CPUTime   time.Duration // RLIMIT_CPU, whole seconds; SIGXCPU ends the run
-	WallTime  time.Duration // the process group is killed after this
+	WallTime  time.Duration // the process group is killed after this much running time (see watchWallTime)
 	Memory    int64         // RLIMIT_AS in bytes
 	FileSize  int64         // RLIMIT_FSIZE in bytes
 	Processes int           // RLIMIT_NPROC: with 1 the code can start no thread or process
@@ -330,7 +330,12 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	go func() { verdictDone <- readCapped(verdictR, 64<<10, func() {}) }()
 
 	var wallKill atomic.Bool
-	timer := time.AfterFunc(lim.WallTime, func() { wallKill.Store(true); killGroup() })
+	exited := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchWallTime(lim.WallTime, exited, func() { wallKill.Store(true); killGroup() })
+	}()
 	stopCtx := context.AfterFunc(ctx, killGroup)
 
 	// Wait for the exit without reaping it: while the leader is a zombie its
@@ -342,8 +347,9 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 			break
 		}
 	}
+	close(exited)
+	<-watched
 	killGroup()
-	timer.Stop()
 	stopCtx()
 	killMu.Lock()
 	reaped = true
@@ -364,6 +370,42 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 		return raw, err
 	}
 	return raw, nil
+}
+
+// wallTick is how often watchWallTime looks at the clock, and the most
+// running time one look may add.
+const wallTick = 50 * time.Millisecond
+
+// watchWallTime calls onLimit once the run has had limit of running time,
+// unless exited is closed first. Running time is wall time less the gaps in
+// which feedrun itself did not run: a gap between two looks longer than
+// four ticks counts as one tick. Without that, stopping feedrun (Ctrl-Z and
+// fg, a Slurm suspend and resume) for longer than the limit while a program
+// ran would make it a timeout on resume, even a program that finished
+// during the pause, and the run's rows would depend on when it was paused.
+// A program that sleeps or blocks is still stopped after limit.
+func watchWallTime(limit time.Duration, exited <-chan struct{}, onLimit func()) {
+	t := time.NewTicker(wallTick)
+	defer t.Stop()
+	var ran time.Duration
+	last := time.Now()
+	for {
+		select {
+		case <-exited:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		step := now.Sub(last)
+		last = now
+		if step > 4*wallTick {
+			step = wallTick
+		}
+		if ran += step; ran >= limit {
+			onLimit()
+			return
+		}
+	}
 }
 
 // readCapped reads r to the end, keeping at most limit bytes; past the limit

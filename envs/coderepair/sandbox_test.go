@@ -1,13 +1,17 @@
 package coderepair
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,6 +135,85 @@ func TestSandboxHostileCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pausedRunWallTime is the wall limit of the sandbox that a paused run
+// (pausedRunEnv) uses; the pauses below are longer.
+const pausedRunWallTime = 4 * time.Second
+
+// TestSandboxPauseIsNotRunningTime stops a process running one sandboxed
+// program for longer than the wall limit while the program runs, alone (as
+// Ctrl-Z stops feedrun but not the program, which has its own process
+// group) and together with the program (as a Slurm suspend stops a whole
+// job), then continues it. The program needs half a second of CPU and
+// passes; the pause must not turn it into a timeout, or a run's rows would
+// depend on when someone paused it.
+func TestSandboxPauseIsNotRunningTime(t *testing.T) {
+	code := "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.5:\n    pass\n\ndef f():\n    return 1\n"
+	for _, tc := range []struct {
+		name        string
+		stopProgram bool
+	}{{"feedrun paused, the program runs on", false}, {"feedrun and the program paused", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), pausedRunEnv+"="+code)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			program := childOf(t, cmd.Process.Pid)
+			time.Sleep(200 * time.Millisecond)
+			signal := func(pid int, sig syscall.Signal) {
+				if err := syscall.Kill(pid, sig); err != nil {
+					t.Errorf("kill %d %v: %v", pid, sig, err)
+				}
+			}
+			signal(cmd.Process.Pid, syscall.SIGSTOP)
+			if tc.stopProgram {
+				signal(program, syscall.SIGSTOP)
+			}
+			time.Sleep(pausedRunWallTime + 2*time.Second)
+			if tc.stopProgram {
+				signal(program, syscall.SIGCONT)
+			}
+			signal(cmd.Process.Pid, syscall.SIGCONT)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("paused run: %v\n%s", err, out.String())
+			}
+			if got, want := strings.TrimSpace(out.String()), `passed=true kind=""`; got != want {
+				t.Errorf("after a pause of %s the run says %s, want %s", pausedRunWallTime+2*time.Second, got, want)
+			}
+		})
+	}
+}
+
+// childOf waits for pid to start a sandboxed program and returns its pid.
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			t.Fatalf("read /proc: %v", err)
+		}
+		for _, e := range entries {
+			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			if len(rest) < 2 || rest[1] != strconv.Itoa(pid) {
+				continue
+			}
+			// The sandbox's interpreter, not the version check before it.
+			if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) {
+				child, _ := strconv.Atoi(e.Name())
+				return child
+			}
+		}
+	}
+	t.Fatalf("process %d started no sandboxed program within 10s", pid)
+	return 0
 }
 
 func TestSandboxVerdicts(t *testing.T) {
