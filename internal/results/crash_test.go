@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// crashChildEnv makes TestCrashChild, run in a child process, append the
+// crashChildEnv makes TestAppendSurvivesKill, run in a child process, append the
 // crash test's rows to the CSV file it names.
 const crashChildEnv = "FEEDRUN_RESULTS_CRASH_CHILD"
 
@@ -41,20 +41,17 @@ func appendCrashRows(t *testing.T, path string, pause time.Duration) {
 	}
 }
 
-func TestCrashChild(t *testing.T) {
-	path := os.Getenv(crashChildEnv)
-	if path == "" {
-		t.Skip("runs only as the child of TestAppendSurvivesKill")
-	}
-	appendCrashRows(t, path, 300*time.Microsecond)
-}
-
 // TestAppendSurvivesKill SIGKILLs a writer at seeded random moments,
 // restarts it each time, and checks that the file ends up byte for byte what
 // an uninterrupted run writes. SIGKILL cannot split a single write() to a
 // regular file, so between some restarts the test also appends a prefix of a
 // row by hand: the torn tail a power loss could leave.
 func TestAppendSurvivesKill(t *testing.T) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		// This is the child: the writer the test kills.
+		appendCrashRows(t, path, 300*time.Microsecond)
+		return
+	}
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
@@ -62,7 +59,7 @@ func TestAppendSurvivesKill(t *testing.T) {
 	path := filepath.Join(dir, "probe_items.csv")
 	rng := rand.New(rand.NewPCG(2026, 1))
 	for round := range 8 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAppendSurvivesKill$")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
 		ok(t, cmd.Start())
 		time.Sleep(time.Duration(10+rng.IntN(60)) * time.Millisecond)
@@ -84,7 +81,7 @@ func TestAppendSurvivesKill(t *testing.T) {
 			t.Logf("round %d: %d rows after the kill", round, len(rows))
 		}
 	}
-	final := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	final := exec.Command(os.Args[0], "-test.run=^TestAppendSurvivesKill$")
 	final.Env = append(os.Environ(), crashChildEnv+"="+path)
 	if out, err := final.CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
