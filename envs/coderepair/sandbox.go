@@ -358,12 +358,17 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	raw.state = cmd.ProcessState
 
 	// Every writer was in the group just killed; the deadline only guards
-	// against a descendant that escaped it.
-	deadline := time.Now().Add(2 * time.Second)
-	_ = outR.SetReadDeadline(deadline)
-	_ = verdictR.SetReadDeadline(deadline)
+	// against a descendant that escaped it. It too is running time, so that
+	// a pause here cannot cut the output short.
+	read := make(chan struct{})
+	go watchWallTime(2*time.Second, read, func() {
+		now := time.Now()
+		_ = outR.SetReadDeadline(now)
+		_ = verdictR.SetReadDeadline(now)
+	})
 	raw.output = <-outDone
 	raw.verdict = strings.TrimSpace(string(<-verdictDone))
+	close(read)
 	raw.overflow = overflow.Load()
 	raw.wallKill = wallKill.Load()
 	if err := ctx.Err(); err != nil {
