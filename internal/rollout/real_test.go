@@ -69,7 +69,12 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 
 func loadSmolLM2(t *testing.T, opts llama.Options) *llama.Model {
 	t.Helper()
-	path, err := models.CachedPath("smollm2-135m")
+	return loadCached(t, "smollm2-135m", opts)
+}
+
+func loadCached(t *testing.T, name string, opts llama.Options) *llama.Model {
+	t.Helper()
+	path, err := models.CachedPath(name)
 	if err != nil {
 		t.Fatal(err) // `make test` pulls it; a skipped integration test proves nothing
 	}
@@ -126,6 +131,42 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 	}
 	if !afterProse || !fenced {
 		t.Fatalf("no greedy reply among the first problems fenced its program after prose (%v) or at the start (%v): the test proves nothing", afterProse, fenced)
+	}
+}
+
+// The base Gemma, in the plain role format, echoes a CodeRepair problem and
+// then its own syntax error, and writes that error back whole once it has
+// failed: an exact repeat under verbatim. Under ban the failed program must
+// not come back. Its replies open with the format's space, which CodeRepair
+// keeps as indentation; the ban once read them so and let every such repeat
+// through.
+func TestGemmaNeverRepeatsAFailedProgramUnderBan(t *testing.T) {
+	cr := openCodeRepair(t)
+	m := loadCached(t, "gemma3-270m", llama.Options{Threads: 1})
+	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+	task := cr.Tasks()[0]
+	run := func(h harness.Name) Result {
+		res, err := Run(context.Background(), cr, agent, Config{Harness: h, MaxSteps: 4, OnLoop: "stop"}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if verb := run(harness.Verbatim); verb.ExactRepeats == 0 {
+		t.Fatalf("verbatim: no exact repeat in %d steps: the ban check below would prove nothing", len(verb.Steps))
+	}
+	ban := run(harness.Ban)
+	failed := map[string]bool{}
+	for _, st := range ban.Steps {
+		if failed[st.Action] {
+			t.Errorf("ban: step %d repeats an earlier failed program %q", st.Index, st.Action)
+		}
+		if st.Failed {
+			failed[st.Action] = true
+		}
+	}
+	if ban.ExactRepeats != 0 || len(failed) < 2 {
+		t.Errorf("ban: %d exact repeats over %d failed programs", ban.ExactRepeats, len(failed))
 	}
 }
 

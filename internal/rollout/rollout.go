@@ -142,7 +142,9 @@ func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
 		// action.
 		ban := &lm.ActionBan{Actions: r.Banned}
 		if a.Env != nil {
-			ban.Extract, ban.Closed = a.Env.Action, a.Env.Closed
+			e := a.Env
+			ban.Extract = func(reply string) string { return executedAction(e, reply) }
+			ban.Closed = e.Closed
 		}
 		for _, b := range r.Banned {
 			ids, err := a.Model.Tokenize(b, false, false)
@@ -155,6 +157,14 @@ func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
 	}
 	return req, nil
 }
+
+// executedAction is what e executes of a reply: the action it extracts
+// from the reply without its surrounding white space. The action ban reads
+// replies through it too, so that it forbids exactly what would be
+// executed; reading them as they come (a plain-format reply opens with a
+// space, which CodeRepair keeps as the first line's indentation) it let
+// every unfenced failed program through again.
+func executedAction(e Env, reply string) string { return e.Action(strings.TrimSpace(reply)) }
 
 // Loop settings for one harness.
 type Config struct {
@@ -250,7 +260,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}
 		reply = strings.TrimSpace(reply)
-		action := e.Action(reply)
+		action := executedAction(e, reply)
 		st := Step{Index: i, Reply: reply, Action: action, Tokens: tokens}
 		if cfg.Harness == harness.Scrub {
 			for _, t := range turns {

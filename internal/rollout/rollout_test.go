@@ -273,3 +273,28 @@ func TestGrammarRolloutOnTheFake(t *testing.T) {
 		t.Error("grammar decoding on a model without a grammar engine succeeded")
 	}
 }
+
+// In a format whose replies open with a delimiter (the plain role format's
+// space), the ban must read a reply as the environment executes it:
+// CodeRepair keeps a first line's indentation, so a ban that read the reply
+// as it came never matched an unfenced failed program. (A byte-level fake
+// cannot show it in a rollout: its token ban already catches the program
+// after the space, where a real tokenizer merges the space into the first
+// word.)
+func TestBanReadsRepliesAsTheyAreExecuted(t *testing.T) {
+	cr := openCodeRepair(t)
+	program := "def f():\n    return 1"
+	agent := &ModelAgent{Model: &lm.Fake{ReplyDelimiter: " "}, Env: cr, MaxTokens: 64}
+	req, err := agent.request(ActRequest{Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{program}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reply := range []string{" " + program, program + " \n", "\n" + program, " ```python\n" + program + "\n```"} {
+		if got := executedAction(cr, reply); got != program {
+			t.Fatalf("executedAction(%q) = %q, want %q", reply, got, program)
+		}
+		if got := req.ActionBan.Extract(reply); got != program || !req.ActionBan.Bans(got) {
+			t.Errorf("the ban reads %q as %q, which it does not ban; the rollout executes %q", reply, got, program)
+		}
+	}
+}
