@@ -50,17 +50,8 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 		t.Fatalf("verbatim: no exact repeat in %d steps (%+v): the ban check below would prove nothing", len(verb.Steps), verb.Steps)
 	}
 	ban := run(harness.Ban)
-	failed := map[string]bool{}
-	for _, st := range ban.Steps {
-		if failed[st.Action] {
-			t.Errorf("ban: step %d repeats an earlier failed action %q", st.Index, st.Action)
-		}
-		if st.Failed {
-			failed[st.Action] = true
-		}
-	}
-	if ban.ExactRepeats != 0 || len(failed) == 0 {
-		t.Errorf("ban: %d exact repeats over %d failed actions", ban.ExactRepeats, len(failed))
+	if failed := failedNeverReturn(t, ban); ban.ExactRepeats != 0 || failed == 0 {
+		t.Errorf("ban: %d exact repeats over %d failed actions", ban.ExactRepeats, failed)
 	}
 	if verb.Passed || ban.Passed {
 		t.Error("prose that never calls a tool passed the task's check")
@@ -156,18 +147,25 @@ func TestGemmaNeverRepeatsAFailedProgramUnderBan(t *testing.T) {
 		t.Fatalf("verbatim: no exact repeat in %d steps: the ban check below would prove nothing", len(verb.Steps))
 	}
 	ban := run(harness.Ban)
+	if failed := failedNeverReturn(t, ban); ban.ExactRepeats != 0 || failed < 2 {
+		t.Errorf("ban: %d exact repeats over %d failed programs", ban.ExactRepeats, failed)
+	}
+}
+
+// failedNeverReturn fails t for every step of res that repeats an earlier
+// failed action, and returns how many distinct actions failed.
+func failedNeverReturn(t *testing.T, res Result) int {
+	t.Helper()
 	failed := map[string]bool{}
-	for _, st := range ban.Steps {
+	for _, st := range res.Steps {
 		if failed[st.Action] {
-			t.Errorf("ban: step %d repeats an earlier failed program %q", st.Index, st.Action)
+			t.Errorf("step %d repeats an earlier failed action %q", st.Index, st.Action)
 		}
 		if st.Failed {
 			failed[st.Action] = true
 		}
 	}
-	if ban.ExactRepeats != 0 || len(failed) < 2 {
-		t.Errorf("ban: %d exact repeats over %d failed programs", ban.ExactRepeats, len(failed))
-	}
+	return len(failed)
 }
 
 // Constrained to ToolShed's call grammar after two solved demonstrations,
