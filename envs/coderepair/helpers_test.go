@@ -84,14 +84,21 @@ func newSandbox(t *testing.T, lim Limits) *Sandbox {
 	return s
 }
 
-// groupMembers lists the live processes whose process group is pgid.
-func groupMembers(t *testing.T, pgid int) []int {
+// procStat is a live process and the fields of its /proc stat line after
+// the command name (state, ppid, pgrp, ...).
+type procStat struct {
+	pid    int
+	fields []string
+}
+
+// liveProcesses reads the stat line of every live process.
+func liveProcesses(t *testing.T) []procStat {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatalf("read /proc: %v", err)
 	}
-	var pids []int
+	var out []procStat
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -102,9 +109,18 @@ func groupMembers(t *testing.T, pgid int) []int {
 			continue // exited while we looked
 		}
 		// Fields after the command name, which may itself hold spaces and ')'.
-		rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(rest) > 2 && rest[2] == strconv.Itoa(pgid) {
-			pids = append(pids, pid)
+		out = append(out, procStat{pid, strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))})
+	}
+	return out
+}
+
+// groupMembers lists the live processes whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	var pids []int
+	for _, p := range liveProcesses(t) {
+		if len(p.fields) > 2 && p.fields[2] == strconv.Itoa(pgid) {
+			pids = append(pids, p.pid)
 		}
 	}
 	return pids

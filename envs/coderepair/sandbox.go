@@ -383,12 +383,13 @@ const wallTick = 50 * time.Millisecond
 // watchWallTime calls onLimit once limit of running time has passed,
 // unless done is closed first. Running time is wall time less the gaps in
 // which feedrun itself did not run: a gap between two looks longer than
-// four ticks counts as one tick (on a machine so loaded that feedrun
-// waits that long for a core, the limit is the more lenient for it). Without that, stopping feedrun (Ctrl-Z and
-// fg, a Slurm suspend and resume) for longer than the limit while a program
-// ran would make it a timeout on resume, even a program that finished
-// during the pause, and the run's rows would depend on when it was paused.
-// A program that sleeps or blocks is still stopped after limit.
+// four ticks counts as one tick (on a machine so loaded that feedrun waits
+// that long for a core, the limit is the more lenient for it). Without
+// that, stopping feedrun (Ctrl-Z and fg, a Slurm suspend and resume) for
+// longer than the limit while a program ran would make it a timeout on
+// resume, even a program that finished during the pause, and the run's
+// rows would depend on when it was paused. A program that sleeps or blocks
+// is still stopped after limit.
 func watchWallTime(limit time.Duration, done <-chan struct{}, onLimit func()) {
 	t := time.NewTicker(wallTick)
 	defer t.Stop()

@@ -192,23 +192,13 @@ func TestSandboxPauseIsNotRunningTime(t *testing.T) {
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			t.Fatalf("read /proc: %v", err)
-		}
-		for _, e := range entries {
-			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-			if len(rest) < 2 || rest[1] != strconv.Itoa(pid) {
+		for _, p := range liveProcesses(t) {
+			if len(p.fields) < 2 || p.fields[1] != strconv.Itoa(pid) {
 				continue
 			}
 			// The sandbox's interpreter, not the version check before it.
-			if cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) {
-				child, _ := strconv.Atoi(e.Name())
-				return child
+			if cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "cmdline")); err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) {
+				return p.pid
 			}
 		}
 	}
