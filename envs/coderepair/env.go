@@ -167,7 +167,7 @@ func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.T
 		out = append(out, env.Demonstration{TaskID: taskID(p), Messages: msgs})
 	}
 	if len(out) < n {
-		return nil, fmt.Errorf("coderepair: --shots %d: only %d problems outside the evaluated ones pass their tests", n, len(out))
+		return nil, env.TooFewDemonstrations{Env: "coderepair", Shots: n, Have: len(out), Of: "problems outside the evaluated ones pass their tests"}
 	}
 	return out, nil
 }

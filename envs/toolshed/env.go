@@ -173,7 +173,7 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 	}
 	slices.SortStableFunc(firsts, func(a, b Task) int { return len(distinctTools(b)) - len(distinctTools(a)) })
 	if len(firsts) < n {
-		return nil, fmt.Errorf("toolshed: --shots %d: only %d training templates are not evaluated", n, len(firsts))
+		return nil, env.TooFewDemonstrations{Env: "toolshed", Shots: n, Have: len(firsts), Of: "training templates are not evaluated"}
 	}
 	var out []env.Demonstration
 	for _, task := range firsts[:n] {

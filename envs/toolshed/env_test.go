@@ -2,6 +2,7 @@ package toolshed
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -45,8 +46,9 @@ func TestDemonstrationsAreCheckedTrainingEpisodes(t *testing.T) {
 	}
 	// Evaluating training tasks removes their templates from the pool.
 	demos, err = e.Demonstrations(context.Background(), 1, train)
-	if err == nil || !strings.Contains(err.Error(), "--shots 1") {
-		t.Errorf("with every training template evaluated: %v, %v", demos, err)
+	var few env.TooFewDemonstrations
+	if !errors.As(err, &few) || !strings.Contains(err.Error(), "--shots 1") {
+		t.Errorf("with every training template evaluated: %v, %v (want a TooFewDemonstrations naming --shots 1)", demos, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
@@ -37,6 +39,7 @@ func TestBadCountsAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 		{args: []string{"rollout", "--retries", "-1"}, want: "--retries: expected a whole number >= 0"},
 		{args: []string{"rollout", "--backoff-ms", "-1"}, want: "--backoff-ms: expected a whole number >= 0"},
 		{args: []string{"rollout", "--backoff-factor", "0.5"}, want: "--backoff-factor: expected >= 1"},
+		{args: []string{"rollout", "--shots", "1000"}, want: "toolshed: --shots 1000: only"},
 		{args: []string{"memory", "build", "--seeds", "0"}, want: "--seeds: expected a whole number >= 1"},
 		{args: []string{"memory", "build", "--max-steps", "-4"}, want: "--max-steps: expected a whole number >= 1"},
 		{args: []string{"items", "--n", "-1"}, want: "--n: expected a whole number >= 0"},
@@ -124,5 +127,34 @@ func TestCheckBoundsAcceptsTheEdges(t *testing.T) {
 				t.Errorf("checkBounds = %v, want ok=%v", err, c.ok)
 			}
 		})
+	}
+}
+
+// demoFailure is an environment whose demonstrations fail with err.
+type demoFailure struct {
+	env.Env
+	err error
+}
+
+func (d demoFailure) Demonstrations(context.Context, int, []env.Task) ([]env.Demonstration, error) {
+	return nil, d.err
+}
+
+// Asking for more shots than there are is the user's to fix (exit 2); a
+// demonstration that cannot be run or fails its own check is not.
+func TestOnlyTooFewDemonstrationsIsAUsageError(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		usage bool
+	}{
+		{env.TooFewDemonstrations{Env: "coderepair", Shots: 9, Have: 2, Of: "problems pass"}, true},
+		{errors.New("coderepair: sandbox: python3 not found"), false},
+		{errors.New("toolshed: demonstration t1 does not pass its own check"), false},
+	} {
+		_, err := demonstrations(context.Background(), demoFailure{err: c.err}, 9, nil)
+		var usage UsageError
+		if got := errors.As(err, &usage); got != c.usage || !errors.Is(err, c.err) {
+			t.Errorf("%v: usage error %v (err %v), want %v", c.err, got, err, c.usage)
+		}
 	}
 }

@@ -112,9 +112,9 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 				}
 				// Demonstrations come from other training templates than
 				// the one being played, so no episode is shown its answer.
-				demos, err := env.Demonstrations(ctx, opts.Shots, []rollout.Task{task})
+				demos, err := demonstrations(ctx, env, opts.Shots, []rollout.Task{task})
 				if err != nil {
-					return UsageError{err}
+					return err
 				}
 				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: demoMessages(demos)}
 				// Ctrl-C lets the episode in flight finish, as in rollout.

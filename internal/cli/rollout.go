@@ -165,9 +165,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
-	demos, err := env.Demonstrations(ctx, opts.Shots, tasks)
+	demos, err := demonstrations(ctx, env, opts.Shots, tasks)
 	if err != nil {
-		return UsageError{err}
+		return err
 	}
 	mf := opts.Model
 	mf.Kept = opts.Batch
@@ -265,6 +265,18 @@ func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
 	}
 	opts.IO.Statusf("rollout: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
 	return run.execute(ctx)
+}
+
+// demonstrations asks the environment for shots solved episodes. Only
+// asking for more than it has is a usage error (exit 2); a demonstration
+// that fails its own check, or a sandbox that cannot run one, is not the
+// user's doing and exits 1.
+func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
+	demos, err := e.Demonstrations(ctx, shots, exclude)
+	if few := (env.TooFewDemonstrations{}); errors.As(err, &few) {
+		return nil, UsageError{err}
+	}
+	return demos, err
 }
 
 // demoMessages flattens demonstrations into the messages shown before a

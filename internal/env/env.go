@@ -10,6 +10,7 @@ package env
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -55,6 +56,21 @@ type Episode interface {
 type Demonstration struct {
 	TaskID   string
 	Messages []transcript.Message
+}
+
+// TooFewDemonstrations is Demonstrations' error when --shots asks for more
+// solved episodes than the environment has outside the evaluated tasks. It
+// is the user's to fix, unlike a demonstration that fails its own check or
+// a sandbox that cannot run, so the command layer reports only this one as
+// a usage error.
+type TooFewDemonstrations struct {
+	Env         string
+	Shots, Have int
+	Of          string // what Have counts, e.g. "training templates are not evaluated"
+}
+
+func (e TooFewDemonstrations) Error() string {
+	return fmt.Sprintf("%s: --shots %d: only %d %s", e.Env, e.Shots, e.Have, e.Of)
 }
 
 // Env is an environment.
