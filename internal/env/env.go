@@ -109,7 +109,8 @@ type Env interface {
 	Grammar() string
 	// Demonstrations are n solved episodes of tasks that are not evaluated
 	// (training templates, problems outside the evaluated set), each
-	// checked by the environment. exclude lists the evaluated tasks.
+	// checked by the environment. exclude lists the evaluated tasks. When
+	// fewer than n qualify the error is a TooFewDemonstrations.
 	Demonstrations(ctx context.Context, n int, exclude []Task) ([]Demonstration, error)
 	// Control reports whether an action is a control action (finish)
 	// rather than a tool call: transient faults strike tool calls only.
