@@ -273,7 +273,7 @@ func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
 // user's doing and exits 1.
 func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
 	demos, err := e.Demonstrations(ctx, shots, exclude)
-	if few := (env.TooFewDemonstrations{}); errors.As(err, &few) {
+	if errors.As(err, new(env.TooFewDemonstrations)) {
 		return nil, UsageError{err}
 	}
 	return demos, err
