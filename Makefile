@@ -29,7 +29,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-slurm bench bench-anchor demo reference-check clean
+.PHONY: all deps build models test test-slurm bench bench-anchor demo reference-check print-env clean
 
 all: build
 
@@ -87,6 +87,11 @@ demo: build
 # sandbox; rewrites envs/coderepair/REFERENCE_CHECK.md.
 reference-check:
 	scripts/reference-check.sh $(MBPP)
+
+# The cgo settings above as shell exports, for running `go test` by hand:
+# eval "$$(make -s print-env)".
+print-env:
+	@echo 'export CGO_ENABLED=$(CGO_ENABLED) CGO_CPPFLAGS="$(CGO_CPPFLAGS)" CGO_CFLAGS="$(CGO_CFLAGS)" CGO_CXXFLAGS="$(CGO_CXXFLAGS)" FEEDRUN_MBPP="$(FEEDRUN_MBPP)"'
 
 clean:
 	rm -rf bin
