@@ -22,8 +22,14 @@ VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 
 export CGO_ENABLED  = 1
 export CGO_CPPFLAGS = -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml/backend/ggml/ggml/include
-export CGO_CFLAGS   = -O3 -march=native
-export CGO_CXXFLAGS = -O3 -march=native
+# The vendored ggml-cpu package references its AMX matrix kernels whenever
+# the compiler targets AMX, but the module does not build them (they sit in a
+# subfolder no Go package compiles), so on an AMX CPU -march=native alone
+# fails to link. AMX is turned off: the AVX-512 kernels do the work, as on
+# every CPU without AMX, so an AMX machine computes what the others do.
+NO_AMX    := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -o /dev/null - 2>/dev/null && echo -mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+export CGO_CFLAGS   = -O3 -march=native $(NO_AMX)
+export CGO_CXXFLAGS = -O3 -march=native $(NO_AMX)
 
 LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
