@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -16,6 +17,9 @@ import (
 type Environment struct {
 	Dataset *Dataset
 	Sandbox *Sandbox
+
+	readingsMu sync.Mutex
+	readings   map[readingKey]Reading // see ReadFunction
 }
 
 var _ env.Env = (*Environment)(nil)
@@ -60,7 +64,11 @@ func (e *Environment) ExecuteItem(ctx context.Context, it transcript.Item, actio
 	if !ok {
 		return "", nil, fmt.Errorf("coderepair: no problem %s", it.TaskID)
 	}
-	res, err := e.Sandbox.Run(ctx, p, ExtractCode(action))
+	r, err := e.ReadFunction(ctx, p.Function, ExtractCode(action))
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := e.run(ctx, p, r)
 	if err != nil || res.Passed {
 		return res.Observation, nil, err
 	}
@@ -83,26 +91,74 @@ func (e *Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode,
 	if !ok {
 		return nil, fmt.Errorf("coderepair: no task %q", task.ID)
 	}
-	return &episode{p: p, sb: e.Sandbox}, nil
+	return &episode{p: p, env: e}, nil
 }
 
-// Action is the program the sandbox runs: the code extracted from the
-// reply (a fenced block, else the whole reply).
-func (*Environment) Action(reply string) string { return ExtractCode(reply) }
+// Action is the program the sandbox runs of a reply: of the code extracted
+// from it (a fenced block, else the whole reply), the function the
+// problem asks for and the imports above it (ReadFunction). What else the
+// code held is Dropped.
+func (e *Environment) Action(task env.Task, reply string) (env.Reading, error) {
+	want, err := e.wanted(task)
+	if err != nil {
+		return env.Reading{}, err
+	}
+	r, err := e.ReadFunction(context.Background(), want, ExtractCode(reply))
+	return env.Reading{Action: r.Program, Dropped: r.Dropped}, err
+}
+
+// wanted is the name of the function task's tests call; "" for the zero
+// task, whose reading takes the first function.
+func (e *Environment) wanted(task env.Task) (string, error) {
+	if task.ID == "" {
+		return "", nil
+	}
+	p, ok := e.problem(task.ID)
+	if !ok {
+		return "", fmt.Errorf("coderepair: no task %q", task.ID)
+	}
+	return p.Function, nil
+}
+
+// KindNoFunction is the failure of a reply whose code holds no function:
+// nothing is run.
+const KindNoFunction = "no_function"
+
+// run executes a reading against p's tests; a reading with no function
+// fails without running.
+func (e *Environment) run(ctx context.Context, p Problem, r Reading) (Result, error) {
+	if !r.NoFunction() {
+		return e.Sandbox.Run(ctx, p, r.Program)
+	}
+	m := fmt.Sprintf("the reply defines no function (expected def %s(...): and its body), so nothing was run.", p.Function)
+	return Result{
+		Observation: transcript.ObservationPrefix + m,
+		Error:       transcript.StructuredError{Tool: p.Function, Kind: KindNoFunction, Message: m, Expected: testsPass(len(p.Tests))},
+	}, nil
+}
 
 var closedFence = regexp.MustCompile("(?s)```[ \t]*[A-Za-z0-9_+-]*[^\n]*\n(.*?)\n[ \t]*```")
 
-// Closed lists the contents of the fenced blocks a partial reply has
-// closed. Extraction prefers a later Python block to an earlier untagged
-// one, so an untagged block is not strictly final; the ban treats every
-// closed block as final all the same, since a failed program the model has
-// fenced is one it means to run.
-func (*Environment) Closed(partial string) []string {
+// Closed lists the programs (the functions, read as Action reads them) of
+// the fenced blocks a partial reply has closed. Extraction prefers a later
+// Python block to an earlier untagged one, so an untagged block is not
+// strictly final; the ban treats every closed block as final all the
+// same, since a failed program the model has fenced is one it means to
+// run.
+func (e *Environment) Closed(task env.Task, partial string) ([]string, error) {
+	want, err := e.wanted(task)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, m := range closedFence.FindAllStringSubmatch(strings.ReplaceAll(partial, "\r\n", "\n"), -1) {
-		out = append(out, trimBlankLines(m[1]))
+		r, err := e.ReadFunction(context.Background(), want, trimBlankLines(m[1]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Program)
 	}
-	return out
+	return out, nil
 }
 
 func (*Environment) Normalize(action string) (string, bool) { return NormalizeCode(action), true }
@@ -174,14 +230,20 @@ func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.T
 
 type episode struct {
 	p      Problem
-	sb     *Sandbox
+	env    *Environment
 	passed bool
 }
 
 func (e *episode) Messages() []transcript.Message { return Prompt(e.p) }
 
 func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, error) {
-	res, err := e.sb.Run(ctx, e.p, action)
+	// The action is normally read already, and reads as itself; reading
+	// it again keeps a raw reply from running whole.
+	r, err := e.env.ReadFunction(ctx, e.p.Function, action)
+	if err != nil {
+		return env.Outcome{}, err
+	}
+	res, err := e.env.run(ctx, e.p, r)
 	if err != nil {
 		return env.Outcome{}, err
 	}

@@ -102,26 +102,39 @@ func (s *Sandbox) Compiles(ctx context.Context, sources []string) ([]bool, error
 	if len(sources) == 0 {
 		return nil, nil
 	}
-	in, err := json.Marshal(sources)
-	if err != nil {
+	var ok []bool
+	if err := s.pythonJSON(ctx, compileScript, nil, sources, &ok); err != nil {
 		return nil, fmt.Errorf("compile check: %w", err)
+	}
+	if len(ok) != len(sources) {
+		return nil, fmt.Errorf("compile check: %d answers for %d sources", len(ok), len(sources))
+	}
+	return ok, nil
+}
+
+// pythonJSON runs one of feedrun's own scripts (never candidate code) in
+// the sandbox's interpreter, isolated and as the sandbox's user, with in
+// as JSON on stdin and its JSON answer decoded into out.
+func (s *Sandbox) pythonJSON(ctx context.Context, script string, args []string, in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.python, "-I", "-c", compileScript)
+	cmd := exec.CommandContext(ctx, s.python, append([]string{"-I", "-c", script}, args...)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	answer, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("compile check: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var ok []bool
-	if err := json.Unmarshal(out, &ok); err != nil || len(ok) != len(sources) {
-		return nil, fmt.Errorf("compile check: unexpected answer %.200q", out)
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("unexpected answer %.200q", answer)
 	}
-	return ok, nil
+	return nil
 }

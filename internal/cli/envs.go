@@ -8,6 +8,7 @@ import (
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // Environment names accepted by --env.
@@ -37,15 +38,25 @@ func openEnv(name, mbpp string) (env.Env, error) {
 	}
 }
 
-// probeNearRepeat compares a generated reply with a failed action after
-// the environment's normalisation; an action with no normal form (it does
-// not parse) is never a near repeat here, the probe counts exact repeats
-// separately.
-func probeNearRepeat(e env.Env) func(generated, failed string) bool {
-	return func(generated, failed string) bool {
-		g, okG := e.Normalize(e.Action(generated))
-		f, okF := e.Normalize(failed)
-		return okG && okF && g == f
+// probeNearRepeat compares a generated reply with an item's failed action
+// after the environment's reading (CodeRepair: the function the problem
+// asks for, of both) and its normalisation; an action with no normal form
+// (it does not parse) is never a near repeat here, the probe counts exact
+// repeats separately.
+func probeNearRepeat(e env.Env) func(it transcript.Item, generated string) (bool, error) {
+	return func(it transcript.Item, generated string) (bool, error) {
+		task := env.Task{ID: it.TaskID}
+		g, err := e.Action(task, generated)
+		if err != nil {
+			return false, err
+		}
+		f, err := e.Action(task, it.FailedAction)
+		if err != nil {
+			return false, err
+		}
+		gn, okG := e.Normalize(g.Action)
+		fn, okF := e.Normalize(f.Action)
+		return okG && okF && gn == fn, nil
 	}
 }
 

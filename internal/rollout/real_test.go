@@ -94,15 +94,15 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			t.Fatal(err)
 		}
 		agent.BeginEpisode()
-		reply, _, err := agent.Act(context.Background(), ep.Messages(), nil, 1)
+		reply, _, err := agent.Act(context.Background(), task, ep.Messages(), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fence := strings.Index(reply, "```")
-		action := cr.Action(reply)
+		action := readAction(t, cr, task, reply)
 		kind := ""
 		switch {
-		case fence < 0 || action == "" || !slices.Contains(cr.Closed(reply), action):
+		case fence < 0 || action == "" || !slices.Contains(closedActions(t, cr, task, reply), action):
 			continue // the program is not in a closed fence: not what this test is about
 		case strings.TrimSpace(reply[:fence]) != "" && !afterProse:
 			kind, afterProse = "after prose", true
@@ -112,11 +112,11 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			continue
 		}
 		agent.BeginEpisode()
-		again, _, err := agent.Act(context.Background(), ep.Messages(), []string{action}, 1)
+		again, _, err := agent.Act(context.Background(), task, ep.Messages(), []string{action}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cr.Action(again) == action || slices.Contains(cr.Closed(again), action) {
+		if readAction(t, cr, task, again) == action || slices.Contains(closedActions(t, cr, task, again), action) {
 			t.Errorf("%s, fenced %s: the banned program came back in %q", task.ID, kind, again)
 		}
 	}
@@ -316,4 +316,25 @@ func openCodeRepair(t *testing.T) *coderepair.Environment {
 		t.Fatal(err)
 	}
 	return cr
+}
+
+// readAction is the action cr executes of a reply to task.
+func readAction(t *testing.T, cr *coderepair.Environment, task Task, reply string) string {
+	t.Helper()
+	r, err := executedAction(cr, task, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Action
+}
+
+// closedActions are the actions of the code fences a reply to task has
+// closed.
+func closedActions(t *testing.T, cr *coderepair.Environment, task Task, reply string) []string {
+	t.Helper()
+	closed, err := cr.Closed(task, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return closed
 }
