@@ -174,18 +174,22 @@ func (*Environment) Pattern(string) (string, string, bool) { return "", "", fals
 func (*Environment) TaskTools(env.Task) []string           { return nil }
 
 // Grammar is a reply that is one Python function definition, optionally
-// after import lines: `def name(...):` and an indented body, with blank
-// lines inside it and at its end, each body line indented by pairs of
-// spaces or by tabs (a small model's stray one-space indent after a blank
-// line is an IndentationError that says nothing about its fix). It does
-// not parse Python; it keeps the reply to code alone, which the sandbox
-// then judges. One optional leading
-// space lets a plain-format reply keep its delimiter.
+// after import lines: `def name(...):` and an indented body, each body
+// line indented by pairs of spaces or by tabs (a small model's stray
+// one-space indent is an IndentationError that says nothing about its
+// fix). A blank line ends the function, and the reply with it: after the
+// last body line come at most two newlines and the end. Small models
+// write a blank line where the function ends and their test calls,
+// prints and numbers begin; a grammar that let them go on could only take
+// those as further indented lines, and the sandbox ran them. It does not
+// parse Python; it keeps the reply to code alone, which the sandbox then
+// judges. One optional leading space lets a plain-format reply keep its
+// delimiter.
 func (*Environment) Grammar() string {
-	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n"+ body
+	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
 header ::= ("import " | "from ") [^\n]+ "\n"+
 name ::= [A-Za-z_] [A-Za-z0-9_]*
-body ::= line ("\n"+ line)* "\n"*
+body ::= line ("\n" line)*
 line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*
 `
 }
@@ -260,12 +264,20 @@ func (e *episode) Passed() bool                       { return e.passed }
 func (e *episode) Precondition(string) (string, bool) { return "", false }
 
 // oneFunction reports whether code is imports and one function definition,
-// with nothing else at the top level.
+// with nothing else at the top level and no blank line inside the
+// function (where the grammar ends a reply): the reply a demonstration
+// shows must be one the grammar allows.
 func oneFunction(code string) bool {
 	defs := 0
-	for _, line := range strings.Split(strings.ReplaceAll(code, "\r\n", "\n"), "\n") {
+	blank := false
+	for _, line := range strings.Split(strings.TrimRight(strings.ReplaceAll(code, "\r\n", "\n"), "\n"), "\n") {
 		switch {
-		case strings.TrimSpace(line) == "" || line[0] == ' ' || line[0] == '\t':
+		case strings.TrimSpace(line) == "":
+			blank = defs > 0
+		case line[0] == ' ' || line[0] == '\t':
+			if blank {
+				return false
+			}
 		case strings.HasPrefix(line, "def "):
 			defs++
 		case strings.HasPrefix(line, "import ") || strings.HasPrefix(line, "from "):
