@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -337,4 +338,63 @@ func closedActions(t *testing.T, cr *coderepair.Environment, task Task, reply st
 		t.Fatal(err)
 	}
 	return closed
+}
+
+// The must-show rollout, played as the command plays it (`feedrun rollout
+// --model smollm2-135m --env coderepair --decode grammar --harness
+// verbatim --tasks 5 --seeds 1 --max-steps 3`): every action is the
+// function, with no top-level line after its body, no step fails on the
+// indentation of a line after the function, and every line of a reply is
+// either executed or kept as dropped.
+func TestSmolLM2GrammarCodeRepairActionIsTheFunction(t *testing.T) {
+	cr := openCodeRepair(t)
+	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	tasks, err := SelectTasks(cr, 5, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens(), Decode: DecodeGrammar}
+	steps := 0
+	for _, task := range tasks {
+		res, err := Run(context.Background(), cr, agent, Config{Harness: harness.Verbatim, MaxSteps: 3, OnLoop: "stop"}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range res.Steps {
+			steps++
+			where := fmt.Sprintf("%s step %d", task.ID, st.Index)
+			if afterBody := topLevelAfterDef(st.Action); afterBody != "" {
+				t.Errorf("%s: the action %q has the top-level line %q after the function", where, st.Action, afterBody)
+			}
+			if strings.Contains(st.Observation, "IndentationError") || strings.Contains(st.Observation, "TabError") {
+				t.Errorf("%s: %q fails on indentation: %s", where, st.Action, st.Observation)
+			}
+			for _, line := range strings.Split(st.Reply, "\n") {
+				if strings.TrimSpace(line) != "" && !strings.Contains(st.Action, line) && !strings.Contains(st.Dropped, line) {
+					t.Errorf("%s: the reply's line %q is neither executed nor dropped", where, line)
+				}
+			}
+		}
+	}
+	if steps == 0 {
+		t.Fatal("no step was played")
+	}
+}
+
+// topLevelAfterDef is the first line after code's first def that starts at
+// the left margin, or "".
+func topLevelAfterDef(code string) string {
+	seen := false
+	for _, line := range strings.Split(code, "\n") {
+		switch {
+		case strings.HasPrefix(line, "def "):
+			if seen {
+				return line
+			}
+			seen = true
+		case seen && strings.TrimSpace(line) != "" && line[0] != ' ' && line[0] != '\t':
+			return line
+		}
+	}
+	return ""
 }
