@@ -112,6 +112,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newItemsCmd(f),
 		newProbeCmd(f),
 		newReportCmd(f),
+		newShowCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),

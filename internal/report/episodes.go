@@ -42,6 +42,11 @@ type Episode struct {
 	// Decode is the run's decoding, from its manifest ("free" for runs
 	// made before grammar decoding existed).
 	Decode string
+	// Run is the run folder the episode was read from.
+	Run string
+	// Transcript is the episode's steps, in order, once LoadSteps has
+	// read them; the tables never need them.
+	Transcript []Step
 }
 
 // readEpisodes reads one rollout_episodes.csv and says where each episode
