@@ -35,7 +35,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-slurm bench bench-anchor demo reference-check print-env clean
+.PHONY: all deps build models test test-slurm test-browser bench bench-anchor demo reference-check print-env clean
 
 all: build
 
@@ -68,6 +68,12 @@ test: models
 # docs/cluster.md).
 test-slurm: build
 	bash scripts/slurm/test.sh
+
+# The HTML report in headless chromium (Debian's package, installed as
+# root when absent): load, filter, click a table cell, a hostile reply
+# shown as text (scripts/test-browser.sh, docs/viewer.md).
+test-browser: deps
+	GO='$(GO)' bash scripts/test-browser.sh
 
 bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -25,6 +28,9 @@ type ReportOptions struct {
 	Bootstrap int
 	Seed      uint64
 	Reference string
+	// Out is the file the report goes to; "" is stdout.
+	Out  string
+	MBPP string // sanitized MBPP, for the HTML report's CodeRepair item contexts
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -36,7 +42,11 @@ func newReportCmd(f *Factory) *cobra.Command {
 named, every run folder under --results (default results/) is reported.
 
 --format text (the default) is a compact view that fits the terminal
-(COLUMNS, or the terminal's width); markdown and csv have every column.`,
+(COLUMNS, or the terminal's width); markdown and csv have every column.
+--format html is one self-contained page (no network, no server) with
+the tables, their plots inline and every episode and probe item of the
+folders, with the filters of ` + "`feedrun show`" + `; clicking a figure lists
+the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
@@ -44,7 +54,9 @@ named, every run folder under --results (default results/) is reported.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown or csv")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown, csv or html")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, to show CodeRepair items' context in the HTML report")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
@@ -73,7 +85,42 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	default:
 		ro.Reference = opts.Reference
 	}
-	return report.Run(ctx, ro, opts.IO.Out)
+	if opts.Format == report.FormatHTML {
+		d, err := report.Load(opts.Dirs)
+		if err != nil {
+			return err
+		}
+		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.IO.Statusf)
+	}
+	if opts.Out == "" {
+		return report.Run(ctx, ro, opts.IO.Out)
+	}
+	var buf bytes.Buffer
+	if err := report.Run(ctx, ro, &buf); err != nil {
+		return err
+	}
+	return writeReplacing(opts.Out, buf.Bytes())
+}
+
+// writeReplacing writes data to path through a temporary file beside it,
+// so that a reader never sees half a report where the last one was.
+func writeReplacing(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // defaultWidth bounds the text report when neither COLUMNS nor a terminal

@@ -80,7 +80,7 @@ func (s TextStyle) rule(b *strings.Builder, title string) {
 
 func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
 	s.rule(b, fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed))
-	b.WriteString(s.paint(ansiDim, "   "+strings.Join(episodeSummary(e), " · ")) + "\n")
+	b.WriteString(s.paint(ansiDim, "   "+strings.Join(append(episodeSummary(e), e.Run), " · ")) + "\n")
 	if len(e.Transcript) == 0 {
 		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+StepsFile+")") + "\n")
 	}
@@ -119,7 +119,7 @@ func episodeSummary(e Episode) []string {
 	if e.Lessons > 0 {
 		out = append(out, plural(e.Lessons, "lesson")+" shown")
 	}
-	return append(out, e.Run)
+	return out
 }
 
 // stepMarks are a step's marks as the terminal prints them.
