@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -33,7 +34,7 @@ const hostileReply = `<script>window.__pwned = 1</script><!-- hidden --></pre><i
 
 // browser starts headless chromium with a fresh profile and returns a
 // context for driving it and the errors its pages logged.
-func browser(t *testing.T) (context.Context, *[]string) {
+func browser(t testing.TB) (context.Context, *[]string) {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -127,7 +128,7 @@ func plantReply(t *testing.T, dir string) (harness, task, seed string) {
 	return r[col("harness")], r[col("task")], r[col("seed")]
 }
 
-func count(t *testing.T, tab context.Context, list string) int {
+func count(t testing.TB, tab context.Context, list string) int {
 	t.Helper()
 	var n int
 	if err := chromedp.Run(tab, chromedp.Evaluate(`Number(document.getElementById("`+list+`-count").dataset.count)`, &n)); err != nil {
@@ -137,7 +138,7 @@ func count(t *testing.T, tab context.Context, list string) int {
 }
 
 // setFilter sets a filter control as a user does and lets the page react.
-func setFilter(t *testing.T, tab context.Context, id, value string) {
+func setFilter(t testing.TB, tab context.Context, id, value string) {
 	t.Helper()
 	if err := chromedp.Run(tab, chromedp.SetValue("#"+id, value, chromedp.ByID),
 		chromedp.Evaluate(`document.getElementById("`+id+`").dispatchEvent(new Event("input"))`, nil)); err != nil {
@@ -263,4 +264,64 @@ func TestHTMLReportInChromium(t *testing.T) {
 			t.Errorf("the page logged: %s", strings.Join(*logged, "; "))
 		}
 	})
+}
+
+// BenchmarkLargestRunInChromium opens the HTML report of the largest
+// committed run folder (by bytes) in chromium and filters its episodes:
+// open-ms is navigation to the first list drawn, filter-ms one filter
+// change drawn. Run it with
+//
+//	eval "$(make -s print-env)"; go test -tags browser -run '^$' -bench InChromium -benchtime 3x ./internal/cli/
+func BenchmarkLargestRunInChromium(b *testing.B) {
+	dirs, err := report.RunFolders(filepath.Join("..", "..", "results"))
+	if err != nil || len(dirs) == 0 {
+		b.Fatalf("no committed run folders: %v", err)
+	}
+	largest, most := "", int64(0)
+	for _, dir := range dirs {
+		var size int64
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil && !e.IsDir() {
+				size += info.Size()
+			}
+		}
+		if size > most {
+			largest, most = dir, size
+		}
+	}
+	page := filepath.Join(b.TempDir(), "report.html")
+	io, _, _ := iostreams.Test(false)
+	if err := reportRun(context.Background(), &ReportOptions{IO: io, Dirs: []string{largest}, Format: report.FormatHTML, Out: page, Bootstrap: 200, Seed: 1, Reference: "none"}); err != nil {
+		b.Fatal(err)
+	}
+	info, err := os.Stat(page)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: %.1f MB of run folder, %.1f MB of HTML", largest, float64(most)/1e6, float64(info.Size())/1e6)
+	tab, logged := browser(b)
+	var open, filter time.Duration
+	for range b.N {
+		if err := chromedp.Run(tab, chromedp.Navigate("about:blank")); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := chromedp.Run(tab, chromedp.Navigate("file://"+page), chromedp.WaitVisible("#episode-count", chromedp.ByID),
+			chromedp.Evaluate(`document.body.offsetHeight`, nil)); err != nil {
+			b.Fatal(err)
+		}
+		open += time.Since(start)
+		start = time.Now()
+		setFilter(b, tab, "f-harness", string(harness.Scrub))
+		if err := chromedp.Run(tab, chromedp.Click("#f-loops", chromedp.ByID), chromedp.Evaluate(`document.body.offsetHeight`, nil)); err != nil {
+			b.Fatal(err)
+		}
+		filter += time.Since(start)
+	}
+	if len(*logged) > 0 {
+		b.Errorf("the page logged: %s", strings.Join(*logged, "; "))
+	}
+	b.ReportMetric(float64(open.Milliseconds())/float64(b.N), "open-ms")
+	b.ReportMetric(float64(filter.Milliseconds())/float64(b.N), "filter-ms")
 }

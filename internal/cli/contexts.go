@@ -17,14 +17,16 @@ import (
 // recorded. A run whose items cannot be made here (on-policy items, which
 // came from the model's own attempts; CodeRepair without the MBPP file;
 // another dataset) gets none, and the viewer says so, with a note on
-// stderr; a viewer works without them.
-func itemContexts(ctx context.Context, d report.Data, mbpp string, note func(format string, args ...any)) report.Contexts {
+// stderr; a viewer works without them. Making CodeRepair's items runs every
+// item's programs in the sandbox again (minutes for a committed run), so it
+// is done only when slow is set (--contexts).
+func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, note func(format string, args ...any)) report.Contexts {
 	out := report.Contexts{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
 			continue
 		}
-		items, err := runItems(ctx, run, mbpp)
+		items, err := runItems(ctx, run, mbpp, slow)
 		if err != nil {
 			note("%s: items not shown with their context: %v", run.Dir, err)
 			continue
@@ -36,7 +38,7 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, note func(for
 	return out
 }
 
-func runItems(ctx context.Context, run report.RunInfo, mbpp string) ([]transcript.Item, error) {
+func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	if onPolicy, _ := c["on_policy"].(bool); onPolicy {
 		return nil, fmt.Errorf("on-policy items are the model's own attempts, which the run does not keep")
@@ -59,6 +61,9 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string) ([]transcrip
 			return nil, fmt.Errorf("items file %s is not the one the run read", file)
 		}
 		return items, nil
+	}
+	if name == envCodeRepair && !slow {
+		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
 	}
 	if name == envCodeRepair && mbpp == "" {
 		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")

@@ -31,6 +31,8 @@ type ReportOptions struct {
 	// Out is the file the report goes to; "" is stdout.
 	Out  string
 	MBPP string // sanitized MBPP, for the HTML report's CodeRepair item contexts
+	// Contexts makes CodeRepair items again for the HTML report (slow).
+	Contexts bool
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -56,7 +58,8 @@ the episodes or items behind it.`,
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown, csv or html")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
-	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, to show CodeRepair items' context in the HTML report")
+	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
@@ -90,7 +93,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.IO.Statusf)
+		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
 	}
 	if opts.Out == "" {
 		return report.Run(ctx, ro, opts.IO.Out)

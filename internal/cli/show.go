@@ -23,7 +23,10 @@ type ShowOptions struct {
 	IO     *iostreams.IOStreams
 	Dirs   []string
 	MBPP   string
-	Filter report.Filter
+	// Contexts makes CodeRepair items again to show their context (slow;
+	// ToolShed's are always made).
+	Contexts bool
+	Filter   report.Filter
 	// Pager runs a pager over the output; nil is runPager. Tests give
 	// one that records what it was given.
 	Pager func(io *iostreams.IOStreams, text []byte) error
@@ -47,6 +50,10 @@ Filters narrow what is shown; --passed, --failed, --loops, --seed and
 (an exact repeat of an earlier failed call; for an item, the greedy reply
 after the failure is the failed action) or near (after the environment's
 normalisation).
+
+ToolShed items are shown with their context, made again from the run's
+settings; CodeRepair items only with --contexts, which runs their programs
+again (minutes for a committed run). On-policy items have none.
 
 Colour only on a terminal; lines fit COLUMNS (or the terminal); output
 longer than the screen goes through $PAGER (default less -FRX) when
@@ -87,7 +94,8 @@ stdout is a terminal.`,
 	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
 	bound(fl, "step", 0, unbounded)
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, to show CodeRepair items' context")
+	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
+	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
 	return cmd
 }
 
@@ -107,7 +115,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err := report.LoadSteps(&d); err != nil {
 		return UsageError{err}
 	}
-	contexts := itemContexts(ctx, d, opts.MBPP, opts.IO.Statusf)
+	var contexts report.Contexts
+	if selectsItems(d, opts.Filter) {
+		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+	}
 	style := report.TextStyle{Width: terminalWidth(opts.IO), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
 	var buf bytes.Buffer
 	episodes, items, err := report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
@@ -127,6 +138,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	_, err = opts.IO.Out.Write(buf.Bytes())
 	return err
+}
+
+func selectsItems(d report.Data, f report.Filter) bool {
+	return slices.ContainsFunc(d.Items, f.Item)
 }
 
 // terminalHeight is LINES when set, else the height of the terminal

@@ -178,7 +178,7 @@
       for (const [role, content] of c.messages) box.append(text(role, content));
       box.append(text("failed action", c.failed_action, "ran"), text("observation", c.obs, "failed"));
     } else {
-      box.append(el("p", {}, "Context not shown: the item could not be made again from the run's settings."));
+      box.append(el("p", {}, "Context not shown: the item was not made again when the report was written (on-policy items keep none; CodeRepair's need report --contexts)."));
     }
     box.append(el("div", { class: "side" }, ...same.map((x) => el("div", { class: "transcript" },
       el("h3", {}, x.harness), el("div", { class: "label" }, x.figures),
@@ -220,5 +220,18 @@
     cell = null;
     update();
   });
+  // A link can carry a view: #harness=ban&loops=1&open=0 sets the
+  // filters and opens the first matching episode (open=N: the Nth).
+  const hash = new URLSearchParams(location.hash.slice(1));
+  for (const [key, value] of hash) {
+    const input = $("f-" + key);
+    if (!input) continue;
+    if (input.type === "checkbox") input.checked = value === "1";
+    else input.value = value;
+  }
   update();
+  const open = hash.get("open");
+  if (open !== null && lists.episodes.matches.length > Number(open)) {
+    showEpisode(lists.episodes.matches[Number(open)]);
+  }
 })();
