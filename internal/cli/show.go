@@ -20,9 +20,9 @@ import (
 
 // ShowOptions are the settings of `feedrun show`.
 type ShowOptions struct {
-	IO     *iostreams.IOStreams
-	Dirs   []string
-	MBPP   string
+	IO   *iostreams.IOStreams
+	Dirs []string
+	MBPP string
 	// Contexts makes CodeRepair items again to show their context (slow;
 	// ToolShed's are always made).
 	Contexts bool
