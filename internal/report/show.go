@@ -80,7 +80,7 @@ func (s TextStyle) rule(b *strings.Builder, title string) {
 
 func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
 	s.rule(b, fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed))
-	b.WriteString(s.paint(ansiDim, "   "+strings.Join(append(episodeSummary(e), e.Run), " · ")) + "\n")
+	b.WriteString(s.paint(ansiDim, wrap(strings.Join(append(episodeSummary(e), e.Run), " · "), s.Width, "   ")) + "\n")
 	if len(e.Transcript) == 0 {
 		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+StepsFile+")") + "\n")
 	}
@@ -235,7 +235,7 @@ func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item) {
 		title += " (" + it.FailureKind + ")"
 	}
 	s.rule(b, title)
-	b.WriteString(s.paint(ansiDim, "   "+it.Run) + "\n")
+	b.WriteString(s.paint(ansiDim, wrap(it.Run, s.Width, "   ")) + "\n")
 	if ctx.ID == "" {
 		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; on-policy items keep none, CodeRepair's need --contexts)") + "\n")
 	} else {

@@ -1,7 +1,8 @@
 // The report's viewer: filters, lists and transcripts over FEEDRUN, the
 // episodes and items the report was made from. Every text from a run is
 // set as text (textContent, text nodes), never as markup, so a reply that
-// holds <script> or an HTML comment shows as written and runs nothing.
+// holds a script element or an HTML comment shows as written and runs
+// nothing.
 "use strict";
 (function () {
   const D = FEEDRUN;
