@@ -221,6 +221,10 @@
     cell = null;
     update();
   });
+  // A report without episodes or without items has no list of them.
+  $("episodes").hidden = D.episodes.length === 0;
+  $("items").hidden = D.items.length === 0;
+
   // A link can carry a view: #harness=ban&loops=1&open=0 sets the
   // filters and opens the first matching episode (open=N: the Nth).
   const hash = new URLSearchParams(location.hash.slice(1));
