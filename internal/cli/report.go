@@ -134,13 +134,29 @@ const defaultWidth = 160
 // and a user can set it), else the width of the terminal stdout is, else
 // defaultWidth.
 func terminalWidth(io *iostreams.IOStreams) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+	return terminalSize(io, "COLUMNS", false, defaultWidth)
+}
+
+// terminalHeight is LINES when set, else the height of the terminal
+// stdout is; a stdout whose height is unknown pages nothing.
+func terminalHeight(io *iostreams.IOStreams) int {
+	return terminalSize(io, "LINES", true, int(^uint(0)>>1))
+}
+
+// terminalSize is the environment variable env when it holds a positive
+// number, else the terminal's width (height: its height) when stdout is
+// one, else fallback.
+func terminalSize(io *iostreams.IOStreams, env string, height bool, fallback int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
 		return n
 	}
 	if f, ok := io.Out.(*os.File); ok {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+		if w, h, err := term.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {
+			if height {
+				return h
+			}
 			return w
 		}
 	}
-	return defaultWidth
+	return fallback
 }

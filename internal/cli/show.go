@@ -7,11 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -142,20 +140,6 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 
 func selectsItems(d report.Data, f report.Filter) bool {
 	return slices.ContainsFunc(d.Items, f.Item)
-}
-
-// terminalHeight is LINES when set, else the height of the terminal
-// stdout is; a stdout whose height is unknown pages nothing.
-func terminalHeight(io *iostreams.IOStreams) int {
-	if n, err := strconv.Atoi(os.Getenv("LINES")); err == nil && n > 0 {
-		return n
-	}
-	if f, ok := io.Out.(*os.File); ok {
-		if _, h, err := term.GetSize(int(f.Fd())); err == nil && h > 0 {
-			return h
-		}
-	}
-	return int(^uint(0) >> 1)
 }
 
 // runPager pipes text through $PAGER, or less as git runs it (-F quits
