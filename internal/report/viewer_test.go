@@ -229,8 +229,9 @@ func TestHTMLReportEscapesReplies(t *testing.T) {
 		t.Error("no plot inline")
 	}
 	// The data reaches the script intact.
-	start := strings.Index(page, "const FEEDRUN = ") + len("const FEEDRUN = ")
-	end := strings.Index(page[start:], ";</script>")
+	const open = `<script type="application/json" id="feedrun-data">`
+	start := strings.Index(page, open) + len(open)
+	end := strings.Index(page[start:], "</script>")
 	var data htmlData
 	ok(t, json.Unmarshal([]byte(page[start:start+end]), &data))
 	var replies []string

@@ -1,11 +1,12 @@
-// The report's viewer: filters, lists and transcripts over FEEDRUN, the
-// episodes and items the report was made from. Every text from a run is
+// The report's viewer: filters, lists and transcripts over the episodes and
+// items the report was made from, which the page carries as JSON (parsed
+// with JSON.parse, much faster than a script literal of the same size). Every text from a run is
 // set as text (textContent, text nodes), never as markup, so a reply that
 // holds a script element or an HTML comment shows as written and runs
 // nothing.
 "use strict";
 (function () {
-  const D = FEEDRUN;
+  const D = JSON.parse(document.getElementById("feedrun-data").textContent);
   const PAGE = 200;
   const $ = (id) => document.getElementById(id);
 
