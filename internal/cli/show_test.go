@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // fakeRollout makes a small rollout run with the fake model.
@@ -117,5 +118,42 @@ func TestRunPager(t *testing.T) {
 	out.Reset()
 	if err := runPager(io, []byte("a\n")); err != nil || out.String() != "a\n" {
 		t.Errorf("a pager that is not there: %v, %q; want the text printed", err, out.String())
+	}
+}
+
+func TestShowProbeItemsWithTheirContext(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := filepath.Join(t.TempDir(), "probe")
+	c.ok("probe", "--env", "toolshed", "--items", "2", "--harness", "verbatim,ban", "--out", dir)
+	items, _ := c.ok("items", "--env", "toolshed", "--n", "2")
+	first := strings.SplitN(items, "\n", 2)[0]
+	id := first[strings.Index(first, `"id":"`)+6:]
+	id = id[:strings.Index(id, `"`)]
+
+	out, stderr := c.ok("show", dir, "--task", id)
+	for _, want := range []string{"item " + id, "system ", "failed action", "observation", "verbatim ", "ban ", "greedy after", "P(repeat)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("item %s shows no %q:\n%s", id, want, out)
+		}
+	}
+	if strings.Count(out, "── ") != 1 || stderr != "" {
+		t.Errorf("--task %s: want that one item and no note, got:\n%s\nstderr: %s", id, out, stderr)
+	}
+	// A run whose dataset is not the one here shows its items without.
+	manifest := filepath.Join(dir, results.ManifestName)
+	m, err := results.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.DatasetSHA256 = "another"
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr = c.ok("show", dir, "--task", id)
+	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "is not the run's") {
+		t.Errorf("another dataset: shows\n%s\nstderr: %s", out, stderr)
 	}
 }
