@@ -123,7 +123,11 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if episodes+items == 0 {
+	switch {
+	case len(d.Episodes)+len(d.Items) == 0:
+		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
+		return nil
+	case episodes+items == 0:
 		opts.IO.Statusf("nothing in %s matches the filters", strings.Join(opts.Dirs, ", "))
 		return nil
 	}
