@@ -470,13 +470,13 @@ func inversion(f *figurer, items []Item) map[string]Figure {
 	pooled := func(g, n []float64) float64 { return floats.Sum(g) / floats.Sum(n) }
 	scratch := make([]float64, len(perToken))
 	return map[string]Figure{
-		"items":           count(len(items)),
-		"banned_items":    count(len(items) - len(ok)),
-		"gain_per_token":  f.sample(perToken, banned, stats.Mean),
+		"items":          count(len(items)),
+		"banned_items":   count(len(items) - len(ok)),
+		"gain_per_token": f.sample(perToken, banned, stats.Mean),
 		// The median beside the mean: one item with a long action and a
 		// large gain cannot move it.
 		"gain_per_token_median": f.sample(perToken, banned, func(g []float64) float64 { return median(g, scratch) }),
-		"gain_per_action": f.sample(gains, banned, stats.Mean),
+		"gain_per_action":       f.sample(gains, banned, stats.Mean),
 		// The odds factor of the mean per-token gain, bootstrapped as such
 		// (not exp of the bounds, which shifts them by one order statistic).
 		"odds_factor": f.sample(perToken, banned, func(g []float64) float64 { return math.Exp(-stats.Mean(g)) }),

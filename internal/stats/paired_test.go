@@ -10,12 +10,12 @@ func TestMcNemarExact(t *testing.T) {
 		b, c int
 		want float64
 	}{
-		{4, 0, 0.125},   // 2 · ½⁴
-		{0, 4, 0.125},   // two-sided: the direction does not matter
-		{0, 0, 1},       // nothing discordant
-		{3, 3, 1},       // capped at 1
-		{5, 0, 0.0625},  // 2 · ½⁵
-		{1, 6, 0.125},   // 2 · (1 + 7) / 2⁷
+		{4, 0, 0.125},  // 2 · ½⁴
+		{0, 4, 0.125},  // two-sided: the direction does not matter
+		{0, 0, 1},      // nothing discordant
+		{3, 3, 1},      // capped at 1
+		{5, 0, 0.0625}, // 2 · ½⁵
+		{1, 6, 0.125},  // 2 · (1 + 7) / 2⁷
 		// The memory repeats: Σ_{k≤5} C(19,k) = 1 + 19 + 171 +
 		// 969 + 3876 + 11628 = 16664, and 2 · 16664 / 2¹⁹ = 0.0636.
 		{14, 5, 2 * 16664 / math.Pow(2, 19)},
