@@ -3,9 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // PairedTest is an exact paired test of a harness against verbatim on the
@@ -51,14 +50,25 @@ func SignTest(a, b []float64) (PairedTest, error) {
 // discordant pairs: twice the binomial tail of the rarer direction,
 // capped at 1 (so b = c, and b = c = 0, give 1). b = 4, c = 0 gives
 // 2 · ½⁴ = 0.125: four discordant pairs, however one-sided, cannot reach
-// 0.05.
+// 0.05. The tail Σ_{k ≤ min(b,c)} C(n, k) / 2ⁿ is a sum of integers over
+// a power of two, so it is summed exactly and rounded once, rather than
+// taken from gonum's Binomial.CDF, which goes through the regularised
+// incomplete beta function and misses exact values such as 2⁻⁶ in the
+// last digits.
 func McNemarExact(b, c int) float64 {
 	n := b + c
 	if n == 0 {
 		return 1
 	}
-	tail := distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c)))
-	return min(1, 2*tail)
+	sum, term := new(big.Int), big.NewInt(1) // term = C(n, k)
+	for k := 0; k <= min(b, c); k++ {
+		sum.Add(sum, term)
+		term.Mul(term, big.NewInt(int64(n-k)))
+		term.Quo(term, big.NewInt(int64(k+1)))
+	}
+	// 2 · sum / 2ⁿ
+	p, _ := new(big.Rat).SetFrac(sum.Lsh(sum, 1), new(big.Int).Lsh(big.NewInt(1), uint(n))).Float64()
+	return min(1, p)
 }
 
 // Holm adjusts a family of p-values for multiple comparisons by Holm's

@@ -27,6 +27,20 @@ func TestMcNemarExact(t *testing.T) {
 	}
 }
 
+// Exact values come out exact, and a long tail is still summed: 0 of 1000
+// discordant pairs one way is 2 · 2⁻¹⁰⁰⁰.
+func TestMcNemarExactIsExact(t *testing.T) {
+	if got := McNemarExact(7, 0); got != 1.0/64 {
+		t.Errorf("McNemarExact(7, 0) = %v, want exactly 2⁻⁶", got)
+	}
+	if got := McNemarExact(0, 1000); got != math.Ldexp(1, -999) {
+		t.Errorf("McNemarExact(0, 1000) = %v, want 2⁻⁹⁹⁹", got)
+	}
+	if got := McNemarExact(500, 500); got != 1 {
+		t.Errorf("McNemarExact(500, 500) = %v, want 1", got)
+	}
+}
+
 func TestSignTest(t *testing.T) {
 	// Four items up, none down, two tied: p = 0.125.
 	got, err := SignTest([]float64{0.9, 0.5, 1, 0.3, 0.2, 0}, []float64{0.1, 0.4, 0, 0.2, 0.2, 0})
