@@ -111,7 +111,7 @@ func TestSandboxHostileCode(t *testing.T) {
 			if elapsed, most := time.Since(start), s.limits.WallTime+2*time.Second; elapsed > most {
 				t.Errorf("run took %s, more than %s", elapsed, most)
 			}
-			assertGroupGone(t, raw.pgid)
+			assertRunGone(t, raw)
 			if _, err := os.Stat(raw.dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("temporary directory %s left behind (stat: %v)", raw.dir, err)
 			}
@@ -308,7 +308,7 @@ func TestSandboxStopsOnCancel(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the context's deadline", err)
 	}
-	assertGroupGone(t, raw.pgid)
+	assertRunGone(t, raw)
 }
 
 func TestSandboxIdentity(t *testing.T) {
