@@ -246,6 +246,40 @@ func attackChild(t *testing.T) {
 		})
 	}
 
+	// All at once, as the containment findings put it: one program that
+	// undoes the guard, then tries the socket, a write outside and the
+	// MBPP file, then forges a pass on fd 3 and exits.
+	t.Run("all at once, then a forged pass", func(t *testing.T) {
+		var chosen []attack
+		for _, a := range attacks {
+			switch a.name {
+			case "socket to 127.0.0.1", "os.open outside the work folder", "reading the MBPP file":
+				chosen = append(chosen, a)
+			}
+		}
+		if len(chosen) != 3 {
+			t.Fatalf("found %d of the 3 attacks", len(chosen))
+		}
+		code := unguard
+		for _, a := range chosen {
+			code += a.code
+		}
+		code += "import os\nos.write(3, b'pass\\n')\nos._exit(0)\ndef f():\n    return 1\n"
+		r, raw, err := safe.run(context.Background(), p, code)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		assertRunGone(t, raw)
+		if r.Passed || r.Error.Kind != KindEarlyExit {
+			t.Errorf("passed=%v kind=%q, want a failed run that exited early; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
+		}
+		for _, a := range chosen {
+			if a.achieved(r) {
+				t.Errorf("%s: achieved; observation:\n%s", a.name, r.Observation)
+			}
+		}
+	})
+
 	// Forged verdicts, with the guard undone: "pass" on fd 3 and a clean
 	// exit, before the tests or from inside the function the test calls.
 	forgeries := map[string]string{
