@@ -36,7 +36,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-deps test-slurm bench bench-anchor demo reference-check print-env clean
+.PHONY: all deps build models bubblewrap test test-deps test-slurm bench bench-anchor demo reference-check print-env clean
 
 all: build
 
@@ -58,8 +58,23 @@ bin/feedrun: FORCE
 models: build
 	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
+# bubblewrap (bwrap), the OS sandbox CodeRepair runs every program in
+# (docs/methodology.md). As root, Debian's bubblewrap package is installed
+# when bwrap is absent (apt-get update first if the package is not known
+# yet); otherwise it has to be installed already.
+bubblewrap:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "make: CodeRepair's sandbox needs bwrap: install Debian's bubblewrap package (as root, 'make bubblewrap' does)" >&2; exit 2; \
+	  fi; \
+	  echo "make: installing bubblewrap"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }; \
+	}
+
 # All tests, the real-model integration tests included.
-test: models test-deps
+test: models bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
 
@@ -98,7 +113,7 @@ demo: build
 
 # Every MBPP reference solution against its own tests in the CodeRepair
 # sandbox; rewrites envs/coderepair/REFERENCE_CHECK.md.
-reference-check:
+reference-check: bubblewrap
 	scripts/reference-check.sh $(MBPP)
 
 # The cgo settings above as shell exports, for running `go test` by hand:
