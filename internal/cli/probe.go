@@ -61,6 +61,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 		},
 	}
 	opts.Model.register(cmd.Flags())
+	opts.Model.registerObservations(cmd.Flags())
 	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
@@ -116,6 +117,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
 	}
 	recordUnsafeSandbox(config, opts.UnsafeSandbox)
+	recordObservations(config, opts.Model)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,

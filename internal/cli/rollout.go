@@ -114,6 +114,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	}
 	fl := cmd.Flags()
 	opts.Model.register(fl)
+	opts.Model.registerObservations(fl)
 	fl.StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
@@ -230,6 +231,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		"decode": opts.Decode, "max_tokens": env.MaxTokens(), "shots": opts.Shots, "demonstrations": demoIDs(demos), "split": opts.Split,
 	}
 	recordUnsafeSandbox(config, opts.UnsafeSandbox)
+	recordObservations(config, opts.Model)
 	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	if err := results.Resume(out, man); err != nil {
 		return err
