@@ -68,7 +68,7 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 	if name == envCodeRepair && mbpp == "" {
 		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
 	}
-	e, err := openEnv(name, mbpp)
+	e, err := openEnv(name, mbpp, false)
 	if err != nil {
 		return nil, err
 	}

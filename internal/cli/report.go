@@ -28,6 +28,9 @@ type ReportOptions struct {
 	Bootstrap int
 	Seed      uint64
 	Reference string
+	// ModelsFile is the model registry whose sizes scope the study's
+	// figures; "" is the one built in.
+	ModelsFile string
 	// Out is the file the report goes to; "" is stdout.
 	Out  string
 	MBPP string // sanitized MBPP, for the HTML report's CodeRepair item contexts
@@ -65,6 +68,7 @@ the episodes or items behind it.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
 	bound(cmd.Flags(), "bootstrap", 1, unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
+	cmd.Flags().StringVar(&opts.ModelsFile, "models-file", "", "model registry whose sizes decide which rows the study's size-scoped figures stand beside (default: the models.yaml built into feedrun)")
 	return cmd
 }
 
@@ -80,7 +84,17 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		}
 		opts.Dirs = dirs
 	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO)}
+	reg, err := loadRegistry(opts.ModelsFile)
+	if err != nil {
+		return err
+	}
+	// The study's rollout figures are its 0.5B agents': the registry's
+	// sizes keep them beside 0.5B rows only, whatever a model is named.
+	sizes := make(map[string]string, len(reg.Models))
+	for _, m := range reg.Models {
+		sizes[m.Name] = m.Parameters
+	}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO), Sizes: sizes}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference

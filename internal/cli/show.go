@@ -110,9 +110,6 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
-	if err := report.LoadSteps(&d); err != nil {
-		return UsageError{err}
-	}
 	var contexts report.Contexts
 	if selectsItems(d, opts.Filter) {
 		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)

@@ -187,6 +187,11 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
+		if stepsPath := filepath.Join(dir, StepsFile); present(stepsPath) {
+			if err := addSteps(stepsPath, episodes, locs); err != nil {
+				return err
+			}
+		}
 		// The rollout records instruction_tuned for its one model.
 		tuned, said, err := manifestBool(dir, manifest, "instruction_tuned")
 		if err != nil {

@@ -35,6 +35,10 @@ type Options struct {
 	// ReferenceData, when set, is the reference file's content and
 	// Reference only names it (the copy built into feedrun).
 	ReferenceData []byte
+	// Sizes is each model's parameters from the model registry
+	// ("135M", "0.5B"), by name: study figures scoped to a size stand
+	// beside rows of that size only, and none beside a model missing here.
+	Sizes map[string]string
 	// Width is the widest line of the text format, a terminal's columns;
 	// 0 is no limit.
 	Width int
@@ -71,6 +75,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return err
 		}
 	}
+	ref.Sizes = opts.Sizes
 	b := Bootstrap{Reps: opts.Reps, Seed: opts.Seed, Level: opts.Level}
 	var tables []Table
 	if len(data.Items) > 0 {
@@ -96,9 +101,6 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	var buf bytes.Buffer
 	if opts.Format == FormatHTML {
 		// The page carries every episode's transcript and its plots.
-		if err := LoadSteps(&data); err != nil {
-			return err
-		}
 		plots, err := drawPlots(tables)
 		if err != nil {
 			return err

@@ -14,8 +14,8 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// step is one rollout_steps.csv fixture row of model "m" on ToolShed.
-type step struct {
+// stepFixture is one rollout_steps.csv fixture row of model "m" on ToolShed.
+type stepFixture struct {
 	harness, task                string
 	seed                         uint64
 	n                            int
@@ -23,7 +23,7 @@ type step struct {
 	failed, repeat, near, looped bool
 }
 
-func (s step) record(header []string) []string {
+func (s stepFixture) record(header []string) []string {
 	b := strconv.FormatBool
 	cells := map[string]string{
 		"model": "m", "env": "toolshed", "harness": s.harness, "task": s.task, "seed": strconv.FormatUint(s.seed, 10),
@@ -39,7 +39,7 @@ func (s step) record(header []string) []string {
 }
 
 // transcriptRun writes a rollout run folder with these episodes and steps.
-func transcriptRun(t *testing.T, config map[string]any, header []string, episodes []episode, steps []step) string {
+func transcriptRun(t *testing.T, config map[string]any, header []string, episodes []episode, steps []stepFixture) string {
 	t.Helper()
 	dir := rolloutDir(t, config, episodes...)
 	recs := make([][]string, len(steps))
@@ -50,23 +50,22 @@ func transcriptRun(t *testing.T, config map[string]any, header []string, episode
 	return dir
 }
 
-func loadWithSteps(t *testing.T, dirs ...string) Data {
+func loadRuns(t *testing.T, dirs ...string) Data {
 	t.Helper()
 	d, err := Load(dirs)
 	ok(t, err)
-	ok(t, LoadSteps(&d))
 	return d
 }
 
 // loopFixture is a verbatim episode that repeats its failed call until it
 // loops, written with its steps out of order, and a ban episode of two
 // steps whose call the environment took out of prose.
-func loopFixture() ([]episode, []step) {
+func loopFixture() ([]episode, []stepFixture) {
 	eps := []episode{
 		ep("verbatim", "t1", 1).with(func(e *episode) { e.steps, e.exact, e.looped = 3, 2, true }),
 		ep("ban", "t1", 1).with(func(e *episode) { e.steps, e.finished, e.passed = 2, true, true }),
 	}
-	steps := []step{
+	steps := []stepFixture{
 		{harness: "verbatim", task: "t1", seed: 1, n: 2, reply: "f()", action: "f()", observation: "(stopped)", repeat: true, looped: true},
 		{harness: "verbatim", task: "t1", seed: 1, n: 0, reply: "f()", action: "f()", observation: "Observation: Error", failed: true},
 		{harness: "verbatim", task: "t1", seed: 1, n: 1, reply: "f()", action: "f()", observation: "Observation: Error", failed: true, repeat: true},
@@ -76,13 +75,13 @@ func loopFixture() ([]episode, []step) {
 	return eps, steps
 }
 
-func TestLoadSteps(t *testing.T) {
+func TestLoadTranscripts(t *testing.T) {
 	eps, steps := loopFixture()
 	t.Run("each episode gets its steps in order", func(t *testing.T) {
 		// A grammar run: Load adds the decoding to the env, the steps file
 		// does not have it.
 		cfg := map[string]any{"instruction_tuned": true, "decode": "grammar"}
-		d := loadWithSteps(t, transcriptRun(t, cfg, results.RolloutSteps.Header, eps, steps))
+		d := loadRuns(t, transcriptRun(t, cfg, results.RolloutSteps.Header, eps, steps))
 		for _, e := range d.Episodes {
 			if len(e.Transcript) != e.Steps {
 				t.Fatalf("%s: %d steps in the transcript, episode says %d", e.Harness, len(e.Transcript), e.Steps)
@@ -99,7 +98,7 @@ func TestLoadSteps(t *testing.T) {
 		}
 	})
 	t.Run("runs before the reply was kept", func(t *testing.T) {
-		d := loadWithSteps(t, transcriptRun(t, tuned(true), results.RolloutStepsV1Header, eps, steps))
+		d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutStepsV1Header, eps, steps))
 		for _, e := range d.Episodes {
 			for _, s := range e.Transcript {
 				if s.ActionDiffers() || s.Reply != s.Action {
@@ -107,12 +106,6 @@ func TestLoadSteps(t *testing.T) {
 				}
 			}
 		}
-	})
-	t.Run("a step of no episode", func(t *testing.T) {
-		stray := append(slices.Clone(steps), step{harness: "scrub", task: "t9", seed: 1, reply: "x", action: "x"})
-		d, err := Load([]string{transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, stray)})
-		ok(t, err)
-		errContains(t, LoadSteps(&d), "rollout_steps.csv: row 6: step of episode")
 	})
 }
 
@@ -167,7 +160,7 @@ func TestFilter(t *testing.T) {
 func TestWriteTranscripts(t *testing.T) {
 	eps, steps := loopFixture()
 	steps[1].observation = "Observation: " + strings.Repeat("long error text ", 20)
-	d := loadWithSteps(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
+	d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
 	print := func(f Filter, style TextStyle) (string, int) {
 		var b bytes.Buffer
 		n, _, err := WriteTranscripts(&b, d, nil, f, style)
