@@ -44,6 +44,10 @@ var cellPicks = map[string]string{
 	"loop_rate":          "loop",
 	"finished_rate":      "finished",
 	"passed_rate":        "passed",
+	"failed_episodes":    "failed_step",
+	"failed_pairs":       "failed_step",
+	"recovered":          "recovered",
+	"gave_up":            "gave_up",
 	"share_inverted":     "inverted",
 	"banned_items":       "banned",
 	"greedy_repeat_pre":  "greedy_pre",
@@ -112,6 +116,8 @@ type htmlEpisode struct {
 	Exact      int        `json:"exact"`
 	Near       int        `json:"near"`
 	Looped     bool       `json:"looped"`
+	FailedStep bool       `json:"failed_step"` // at least one step failed
+	GaveUp     bool       `json:"gave_up"`
 	Summary    string     `json:"summary"`
 	Run        int        `json:"run"`
 	Transcript []htmlStep `json:"transcript"`
@@ -223,6 +229,7 @@ func newHTMLData(d Data, contexts Contexts) htmlData {
 		he := htmlEpisode{
 			Model: modelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
 			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
+			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
 			Summary: strings.Join(episodeSummary(e), " · "), Run: runIndex[e.Run], Transcript: []htmlStep{},
 		}
 		for _, s := range e.Transcript {

@@ -50,6 +50,9 @@
     loop: (e) => e.looped,
     finished: (e) => e.finished,
     passed: (e) => e.passed,
+    failed_step: (e) => e.failed_step,
+    recovered: (e) => e.failed_step && e.passed,
+    gave_up: (e) => e.failed_step && e.gave_up,
   };
   const itemPicks = {
     all: () => true,
