@@ -25,12 +25,15 @@ type Environment struct {
 var _ env.Env = (*Environment)(nil)
 
 // Open loads the sanitized MBPP file and starts the sandbox.
-func Open(mbpp string) (*Environment, error) {
+func Open(mbpp string) (*Environment, error) { return OpenWith(mbpp, Config{}) }
+
+// OpenWith is Open with a sandbox of cfg (Config.Unsafe: --unsafe-sandbox).
+func OpenWith(mbpp string, cfg Config) (*Environment, error) {
 	ds, err := Load(mbpp)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := NewSandbox(Config{})
+	sb, err := NewSandbox(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
@@ -19,8 +21,8 @@ const (
 
 // openEnv resolves --env: the one place that names the environments; the
 // runners see only env.Env. mbpp is the sanitized MBPP file CodeRepair
-// reads.
-func openEnv(name, mbpp string) (env.Env, error) {
+// reads; unsafeSandbox is --unsafe-sandbox.
+func openEnv(name, mbpp string, unsafeSandbox bool) (env.Env, error) {
 	switch name {
 	case envToolShed:
 		return toolshed.Environment{}, nil
@@ -28,13 +30,27 @@ func openEnv(name, mbpp string) (env.Env, error) {
 		if mbpp == "" {
 			return nil, Usagef("--env coderepair needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)")
 		}
-		e, err := coderepair.Open(mbpp)
+		e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
 		if err != nil {
 			return nil, UsageError{err}
 		}
 		return e, nil
 	default:
 		return nil, Usagef("unknown environment %q: expected toolshed or coderepair", name)
+	}
+}
+
+// unsafeSandboxFlag registers --unsafe-sandbox on a command that can run
+// CodeRepair.
+func unsafeSandboxFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
+}
+
+// recordUnsafeSandbox notes --unsafe-sandbox in a run's manifest config;
+// runs in the OS sandbox, as every run before it, carry no key.
+func recordUnsafeSandbox(config map[string]any, unsafeSandbox bool) {
+	if unsafeSandbox {
+		config["unsafe_sandbox"] = true
 	}
 }
 
