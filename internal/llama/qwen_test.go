@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -84,15 +85,20 @@ func qwenContexts(t *testing.T) map[string][]transcript.Message {
 			out[key+"/neutral"] = pc.Neutral
 			out[key+"/post"] = pc.Post
 			out[key+"/post+action"] = append(pc.Post[:len(pc.Post):len(pc.Post)], transcript.Message{Role: transcript.RoleAssistant, Content: it.FailedAction})
+			// --observations tool: the observations in Qwen's own
+			// tool-result turn.
+			out[key+"/post/tool"] = transcript.ObservationsAsTool(pc.Post)
+			out[key+"/neutral/tool"] = transcript.ObservationsAsTool(pc.Neutral)
 		}
 	}
 	return out
 }
 
 // TestQwenCoderChatFormatIsItsTemplate renders ToolShed and CodeRepair
-// contexts through feedrun's path (llama.cpp's template engine and
-// chatFixes) and through the GGUF's own Jinja template: they must be the
-// same bytes, and every control token must tokenize as itself.
+// contexts, with observations in user turns and in tool turns, through
+// feedrun's path (llama.cpp's template engine and chatFixes) and through
+// the GGUF's own Jinja template: they must be the same bytes, and every
+// control token must tokenize as itself.
 func TestQwenCoderChatFormatIsItsTemplate(t *testing.T) {
 	m := loadReal(t, qwenCoder, Options{})
 	tmpl := m.Info().ChatTemplate
@@ -173,5 +179,58 @@ func TestQwenCoderTurnMarkerEndsTheReply(t *testing.T) {
 	}
 	if strings.Contains(g.Text, "<|im_start|>") || g.Text == "" {
 		t.Errorf("grammar: reply %q; want a line of text without the marker", g.Text)
+	}
+}
+
+// Exactness on the 0.5B, whose Q4_K_M file mixes Q5_0 and Q8_0 tensors
+// with the Q4_K ones (docs/runtime.md): episodes advanced together reply
+// what each replies alone, bit for bit.
+func TestQwenCoderEpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
+	together := loadReal(t, qwenCoder, Options{Threads: 2, Kept: len(togetherTasks)})
+	alone := loadReal(t, qwenCoder, Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 0)
+}
+
+// A warm cache (a longer episode played first) gives the episode a cold
+// model gives, bit for bit: what a resumed run rests on.
+func TestQwenCoderEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
+	warm := loadReal(t, qwenCoder, Options{Threads: 2})
+	cold := loadReal(t, qwenCoder, Options{Threads: 2})
+	long := "Cancel the 10:00 meeting. " + strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 10)
+	agentEpisode(t, warm, long)
+	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
+	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
+	if len(c[2].Tokens) == 0 {
+		t.Fatal("the last step generated nothing: the comparison would prove little")
+	}
+	sameEpisode(t, "warm", w, "cold", c, 0)
+}
+
+// Prefix-shared scoring of a probe item's candidates, after a real
+// ToolShed context, equals scoring each whole sequence from scratch.
+func TestQwenCoderPrefixSharedScoringEqualsScratch(t *testing.T) {
+	shared := loadReal(t, qwenCoder, Options{Threads: 2})
+	scratch := loadReal(t, qwenCoder, Options{Threads: 2, NoPrefixReuse: true})
+	it := toolshed.Items(1, 1)[0]
+	text, err := shared.RenderChat(it.Context, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := tokens(t, shared, text)
+	var conts []lm.Continuation
+	for _, c := range it.Candidates() {
+		conts = append(conts, lm.Continuation{Tokens: tokens(t, shared, c)})
+	}
+	a := scoreConts(t, shared, prefix, conts)
+	b := scoreConts(t, scratch, prefix, conts)
+	var worst float64
+	for i := range conts {
+		for j := range a[i] {
+			worst = max(worst, math.Abs(a[i][j]-b[i][j]))
+		}
+	}
+	t.Logf("largest difference %.3g nats per token over %d candidates", worst, len(conts))
+	if worst != 0 {
+		t.Errorf("prefix-shared and scratch scores differ by up to %.3g nats per token", worst)
 	}
 }
