@@ -249,7 +249,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &usage) || isCobraUsage(err):
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError
