@@ -119,10 +119,10 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Cut:      tornRow(opts.IO),
 	}
 	defer run.Close()
+	if err := run.Prepare(); err != nil {
+		return err
+	}
 	if opts.OnPolicy {
-		if err := run.Prepare(); err != nil {
-			return err
-		}
 		if run.Items, err = onPolicyItems(ctx, opts, m, env, probe.ContextShard(items, shard), shard, out, run.Begin); err != nil {
 			if errors.Is(err, results.ErrInterrupted) {
 				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")

@@ -43,7 +43,7 @@ func LockPath(path string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if !ok {
-		return nil, Busy{Path: path, PID: lockHolder(path)}
+		return nil, Busy{Path: path, PID: LockHolder(path)}
 	}
 	return &Lock{fl: fl}, nil
 }
@@ -58,9 +58,10 @@ func (l *Lock) Unlock() error {
 	return err
 }
 
-// lockHolder finds the process holding a flock on path in /proc/locks,
-// which names locks by device and inode; 0 when it cannot say.
-func lockHolder(path string) int {
+// LockHolder finds the process holding a flock on path in /proc/locks,
+// which names locks by device and inode; 0 when none does or it cannot
+// say.
+func LockHolder(path string) int {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return 0
