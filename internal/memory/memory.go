@@ -83,6 +83,13 @@ func (s *Store) Clear() error {
 	return err
 }
 
+// Episodes counts the episodes the store has learned from.
+func (s *Store) Episodes() (int, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM episode`).Scan(&n)
+	return n, err
+}
+
 // Learned reports whether the lessons of the episode key are in the store.
 func (s *Store) Learned(key string) (bool, error) {
 	var n int
