@@ -238,7 +238,7 @@ func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcr
 		items, err := env.Items(ctx, opts.Seed, opts.Items)
 		return items, env.DatasetSHA256(), err
 	}
-	items, err := readItemsFile(opts.ItemsFile)
+	items, err := readItemsFile(opts.ItemsFile, env.Name())
 	if err != nil {
 		return nil, "", err
 	}
