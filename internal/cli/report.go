@@ -39,6 +39,11 @@ named, every run folder under --results (default results/) is reported.
 (COLUMNS, or the terminal's width); markdown and csv have every column.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch opts.Format {
+			case report.FormatText, report.FormatMarkdown, report.FormatCSV:
+			default:
+				return Usagef("--format: expected text, markdown or csv, got %q", opts.Format)
+			}
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
 		},
@@ -54,20 +59,12 @@ named, every run folder under --results (default results/) is reported.
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
-	switch opts.Format {
-	case report.FormatText, report.FormatMarkdown, report.FormatCSV:
-	default:
-		return Usagef("--format: expected text, markdown or csv, got %q", opts.Format)
-	}
 	for _, dir := range opts.Dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return Usagef("report: %s is not a run folder (it does not exist or is a file)", dir)
 		}
 	}
 	if len(opts.Dirs) == 0 {
-		if fi, err := os.Stat(opts.Results); err != nil || !fi.IsDir() {
-			return Usagef("--results %s: no such folder; name run folders (`feedrun report DIR...`) or the folder that holds them", opts.Results)
-		}
 		dirs, err := report.RunFolders(opts.Results)
 		if err != nil {
 			return err
