@@ -44,19 +44,29 @@ func folderFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// oneRun runs probe, against the fake, into a folder of its own (one)
+// beside the folder the test writes (out, named name), and gives the
+// fake: the rows of one uninterrupted run to compare with. It starts child
+// processes, so it is skipped under -short.
+func oneRun(t *testing.T, name string, probe []string) (c *fakeCLI, one, out string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	c = newFakeCLI(t)
+	dir := t.TempDir()
+	one, out = filepath.Join(dir, "one"), filepath.Join(dir, name)
+	c.ok(append(probe, "--out", one)...)
+	return c, one, out
+}
+
 // Two identical probes started at once on one folder, as two processes:
 // one exits non-zero at once with one line naming the folder and the
 // holder's pid, having written nothing, and the folder holds the rows of
 // one run.
 func TestTwoProbesAtOnceOnOneFolder(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	c := newFakeCLI(t)
-	dir := t.TempDir()
-	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "x")
 	probe := []string{"probe", "--items", "4"}
-	c.ok(append(probe, "--out", one)...)
+	_, one, out := oneRun(t, "x", probe)
 	cmds := []*exec.Cmd{feedrunChild(t, true, append(probe, "--out", out)...), feedrunChild(t, true, append(probe, "--out", out)...)}
 	stderr := []*bytes.Buffer{{}, {}}
 	for i, cmd := range cmds {
@@ -82,22 +92,13 @@ func TestTwoProbesAtOnceOnOneFolder(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], out) || !strings.Contains(lines[0], want) {
 		t.Errorf("the second writer said\n%s\nwant one line naming %s and %q", stderr[loser], out, want)
 	}
-	if got, want := readFile(t, filepath.Join(out, results.ProbeItems.Name)), readFile(t, filepath.Join(one, results.ProbeItems.Name)); got != want {
+	if got, want := readBytes(t, filepath.Join(out, results.ProbeItems.Name)), readBytes(t, filepath.Join(one, results.ProbeItems.Name)); got != want {
 		t.Errorf("the folder holds\n%s\none run writes\n%s", got, want)
 	}
 	man, err := results.ReadManifest(out)
 	if err != nil || len(man.Resumed) != 0 {
 		t.Errorf("manifest %+v (%v): the refused writer left a trace", man.Resumed, err)
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // gone waits for pid to end (or be a zombie nobody reaps): a liveness
@@ -119,14 +120,8 @@ func gone(pid int) bool {
 // the same command rerun at once finds no lane of the old run writing, and
 // resumes to the rows of one uninterrupted run.
 func TestLanesDieWithTheirKilledParent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	c := newFakeCLI(t)
-	dir := t.TempDir()
-	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "lanes")
 	probe := []string{"probe", "--items", "400", "--harness", "verbatim,ban"}
-	c.ok(append(probe, "--out", one)...)
+	_, one, out := oneRun(t, "lanes", probe)
 	args := append(probe, "--lanes", "2", "--out", out)
 	parent := feedrunChild(t, true, args...)
 	if err := parent.Start(); err != nil {
@@ -180,7 +175,7 @@ func TestResumeRefusesAnEditedItemsFile(t *testing.T) {
 	}
 	c.ok("probe", "--items-file", items, "--out", out)
 	before := folderFiles(t, out)
-	data := readFile(t, items)
+	data := readBytes(t, items)
 	lines := strings.SplitAfter(data, "\n")
 	if err := os.WriteFile(items, []byte(strings.Join(lines[1:], "")), 0o644); err != nil {
 		t.Fatal(err)
