@@ -106,4 +106,3 @@ func TestTrials(t *testing.T) {
 	}
 	t.Logf("%d commands × %d trials, %d kills mid-run: every rerun left what an uninterrupted run leaves", len(commands), trials, kills)
 }
-
