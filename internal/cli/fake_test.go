@@ -308,6 +308,9 @@ func TestBadItemsFilesAreRefused(t *testing.T) {
 		where      string // ":line:" and, where the line is valid JSON, the item
 		field      string
 	}{
+		// Before "unknown role", which changes the context every line shares.
+		{"invalid UTF-8", line(func(map[string]any) {}) + strings.Replace(line(func(it map[string]any) { it["id"] = "second" }), "second", "sec\xffond", 1), ":2:", "not valid UTF-8"},
+		{"another environment", line(func(it map[string]any) { it["env"] = "coderepair" }), ":1: item " + id, "is a coderepair item, but --env is toolshed"},
 		{"missing field", line(func(it map[string]any) { delete(it, "failed_action") }), ":1: item " + id, "field failed_action"},
 		{"missing id", line(func(it map[string]any) { delete(it, "id") }), ":1:", "field id"},
 		{"wrong type", line(func(it map[string]any) { it["id"] = 7 }), ":1:", "field id: expected a string"},

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
@@ -93,7 +94,7 @@ func clip(s string, n int) string {
 // readItemsFile reads JSONL items as `feedrun items` writes them, so users
 // can probe their own transcripts. Each item is checked for what the probe
 // needs, and errors name the file and line.
-func readItemsFile(path string) ([]transcript.Item, error) {
+func readItemsFile(path, env string) ([]transcript.Item, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("--items-file: %w", err)}
@@ -108,6 +109,11 @@ func readItemsFile(path string) ([]transcript.Item, error) {
 		if text == "" {
 			continue
 		}
+		// encoding/json would replace invalid UTF-8 with U+FFFD, and the
+		// item probed would not be the one in the file.
+		if !utf8.ValidString(text) {
+			return nil, Usagef("%s:%d: not valid UTF-8", path, line)
+		}
 		var it transcript.Item
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.DisallowUnknownFields()
@@ -116,6 +122,9 @@ func readItemsFile(path string) ([]transcript.Item, error) {
 		}
 		if err := checkItem(it); err != nil {
 			return nil, Usagef("%s:%d: %v", path, line, err)
+		}
+		if it.Env != "" && it.Env != env {
+			return nil, Usagef("%s:%d: item %s is a %s item, but --env is %s", path, line, it.ID, it.Env, env)
 		}
 		if prev, ok := seen[it.ID]; ok {
 			return nil, Usagef("%s:%d: item id %q repeats line %d", path, line, it.ID, prev)

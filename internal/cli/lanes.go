@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
@@ -81,6 +82,15 @@ type laneLauncher interface {
 // stops it as Ctrl-C stops feedrun: after the row in flight. A terminal's
 // Ctrl-C also reaches the children directly (one process group); feedrun
 // ignores every signal after the first, so the second is harmless.
+//
+// A lane dies with its parent: should the parent be killed (SIGKILL, the
+// OOM killer), the kernel sends the lane SIGKILL (Linux's parent-death
+// signal), so that a rerun finds no lane of the old run still writing its
+// folder. Tables cut the torn row a kill leaves. Go's exec sets the signal
+// in the child before it runs feedrun and kills the child itself if the
+// parent died before that. The signal follows the thread that started the
+// child, not the process, so the launching goroutine keeps its thread
+// until the child has ended.
 type execLauncher struct{}
 
 func (execLauncher) Launch(ctx context.Context, args []string, out io.Writer) (int, error) {
@@ -91,6 +101,9 @@ func (execLauncher) Launch(ctx context.Context, args []string, out io.Writer) (i
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = cmd.Run()
 	switch {
 	case cmd.ProcessState == nil && ctx.Err() != nil:
@@ -177,8 +190,20 @@ func (e laneFailure) Error() string {
 // ExitCode is the lane's exit code, which execute returns.
 func (e laneFailure) ExitCode() int { return e.Code }
 
-// execute runs every lane, waits for all and merges them into r.Out.
+// execute runs every lane, waits for all and merges them into r.Out, which
+// it holds as its one writer throughout (each lane holds its own folder).
 func (r *laneRun) execute(ctx context.Context) error {
+	if fi, err := os.Stat(r.Out); err == nil && !fi.IsDir() {
+		return Usagef("--out %s is a file, not a run folder", r.Out)
+	}
+	if err := os.MkdirAll(r.Out, 0o755); err != nil {
+		return err
+	}
+	lock, err := results.LockPath(r.Out)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	merged, err := r.checkOut()
 	if err != nil {
 		return err

@@ -411,8 +411,12 @@ func TestMain(m *testing.M) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := &fakeCLI{newModel: func() lm.Model { return &lm.Fake{Copy: 2} }}
+	if os.Getenv(toolCallEnv) != "" {
+		c.newModel = func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	}
 	if os.Getenv(slowLaneEnv) != "" {
-		c.newModel = func() lm.Model { return slowModel{&lm.Fake{Copy: 2}} }
+		inner := c.newModel
+		c.newModel = func() lm.Model { return slowModel{inner()} }
 	}
 	code := execute(ctx, &Factory{IO: iostreams.System(), openModel: c.open}, os.Args[1:])
 	stop()

@@ -56,25 +56,43 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		&cobra.Command{
 			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withStore(opts.DB, func(s *memory.Store) error { return s.Show(opts.IO.Out) })
+				return withExistingStore(opts.DB, func(s *memory.Store) error { return s.Show(opts.IO.Out) })
 			},
 		},
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withStore(opts.DB, func(s *memory.Store) error { return s.Clear() })
+				return withExistingStore(opts.DB, func(s *memory.Store) error { return s.Clear() })
 			},
 		},
 	)
 	return cmd
 }
 
-func withStore(path string, fn func(*memory.Store) error) error {
+// withExistingStore runs fn on the store at path, which must exist and be
+// a store: a path that is neither is the user's to fix (exit 2).
+func withExistingStore(path string, fn func(*memory.Store) error) error {
+	s, err := memory.OpenExisting(path)
+	if err != nil {
+		return UsageError{err}
+	}
+	defer s.Close()
+	return fn(s)
+}
+
+// withStoreLocked runs fn on the store at path, creating it when needed,
+// as its one writer: a second build on the store is refused at once.
+func withStoreLocked(path string, fn func(*memory.Store) error) error {
 	s, err := memory.Open(path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	lock, err := results.LockPath(path)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	return fn(s)
 }
 
@@ -104,12 +122,21 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(train), opts.Seeds, opts.DB)
 	progress := opts.IO.NewProgress(int64(len(train)*opts.Seeds), "episodes")
 	defer progress.Finish()
-	return withStore(opts.DB, func(s *memory.Store) error {
-		n := 0
+	return withStoreLocked(opts.DB, func(s *memory.Store) error {
+		n, skipped := 0, 0
 		for _, task := range train {
 			for seed := 1; seed <= opts.Seeds; seed++ {
 				if ctx.Err() != nil {
 					return results.ErrInterrupted
+				}
+				key := opts.episodeKey(m.Entry.Name, m.SHA256, task, seed)
+				if learned, err := s.Learned(key); err != nil || learned {
+					if err != nil {
+						return err
+					}
+					skipped++
+					progress.Add(1)
+					continue
 				}
 				// Demonstrations come from other training templates than
 				// the one being played, so no episode is shown its answer.
@@ -123,14 +150,23 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 				if err != nil {
 					return err
 				}
-				if err := rollout.Learn(s, env, res); err != nil {
+				if err := rollout.Learn(s, env, key, res); err != nil {
 					return err
 				}
 				n++
 				progress.Add(1)
 			}
 		}
-		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s\n", n, opts.DB)
+		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s (%d learned before)\n", n, opts.DB, skipped)
 		return nil
 	})
+}
+
+// episodeKey names one training episode of a build in the store: the
+// model file, the settings that shape the episode, its task and seed. A
+// build run again, resumed or repeated, skips the episodes the store holds;
+// one with other settings plays episodes of its own.
+func (o *MemoryOptions) episodeKey(model, sha string, task rollout.Task, seed int) string {
+	return fmt.Sprintf("model=%s sha256=%s decode=%s shots=%d temperature=%v max_steps=%d task=%s seed=%d",
+		model, sha, o.Decode, o.Shots, o.Temperature, o.MaxSteps, task.ID, seed)
 }

@@ -28,7 +28,7 @@ func newMergeCmd(f *Factory) *cobra.Command {
 				return Usagef("merge: --out is required")
 			}
 			opts.Shards = args
-			man, err := results.Merge(opts.Out, opts.Shards, mergeTables)
+			man, err := results.MergeNew(opts.Out, opts.Shards, mergeTables)
 			if err != nil {
 				return UsageError{err}
 			}
@@ -36,6 +36,6 @@ func newMergeCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&opts.Out, "out", "", "merged run folder (must not exist yet)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "merged run folder (must not exist yet, or be empty)")
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -125,11 +124,12 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 		Cut:      tornRow(opts.IO),
 	}
+	defer run.Close()
+	if err := run.Prepare(); err != nil {
+		return err
+	}
 	if opts.OnPolicy {
-		if err := run.Prepare(); err != nil {
-			return err
-		}
-		if run.Items, err = onPolicyItems(ctx, opts, m, env, probe.ContextShard(items, shard), shard, out); err != nil {
+		if run.Items, err = onPolicyItems(ctx, opts, m, env, probe.ContextShard(items, shard), shard, out, run.Begin); err != nil {
 			if errors.Is(err, results.ErrInterrupted) {
 				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
 			}
@@ -156,18 +156,24 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	return finishManifest(out, "items", sum.Items, sum.Skipped, opts.IO)
+	if err := run.Finish(); err != nil {
+		return err
+	}
+	return finished("items", sum.Items, sum.Skipped, opts.IO)
 }
 
 // onPolicyItems makes the on-policy items of a shard's contexts, logging
 // each attempt in the run folder out and reusing those logged by an earlier
 // run of it.
-func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env env.Env, items []transcript.Item, shard results.Shard, out string) ([]transcript.Item, error) {
+func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
 	log, err := probe.OpenAttemptLog(out, m.Entry.Name, env.Name(), tornRow(opts.IO))
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
+	if err := begin(); err != nil {
+		return nil, err
+	}
 	opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
 	// The attempt in flight runs to its end on Ctrl-C (the sandbox would
 	// kill it), so that it is logged; OnPolicy stops before the next.
@@ -227,16 +233,8 @@ func tornRow(io *iostreams.IOStreams) results.CutFunc {
 	}
 }
 
-// finishManifest stamps the finish time once every item of the run is in.
-func finishManifest(dir, unit string, done, skipped int, io *iostreams.IOStreams) error {
-	man, err := results.ReadManifest(dir)
-	if err != nil {
-		return err
-	}
-	man.Finished = time.Now().UTC()
-	if err := results.WriteManifest(dir, man); err != nil {
-		return err
-	}
+// finished says on stderr what a run that finished did.
+func finished(unit string, done, skipped int, io *iostreams.IOStreams) error {
 	io.Statusf("done: %d %s measured, %d already there", done, unit, skipped)
 	return nil
 }
@@ -246,7 +244,7 @@ func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcr
 		items, err := env.Items(ctx, opts.Seed, opts.Items)
 		return items, env.DatasetSHA256(), err
 	}
-	items, err := readItemsFile(opts.ItemsFile)
+	items, err := readItemsFile(opts.ItemsFile, env.Name())
 	if err != nil {
 		return nil, "", err
 	}

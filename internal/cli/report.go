@@ -54,6 +54,11 @@ folders, with the filters of ` + "`feedrun show`" + `; clicking a figure lists
 the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch opts.Format {
+			case report.FormatText, report.FormatMarkdown, report.FormatCSV:
+			default:
+				return Usagef("--format: expected text, markdown or csv, got %q", opts.Format)
+			}
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
 		},
@@ -73,6 +78,11 @@ the episodes or items behind it.`,
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
+	for _, dir := range opts.Dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return Usagef("report: %s is not a run folder (it does not exist or is a file)", dir)
+		}
+	}
 	if len(opts.Dirs) == 0 {
 		dirs, err := report.RunFolders(opts.Results)
 		if err != nil {

@@ -193,9 +193,6 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if auto {
 		out = shardFolder(out, shard)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	plan := &rollout.Plan{
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
 		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode},
@@ -215,9 +212,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			if _, err := os.Stat(memPath); err != nil {
 				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)
 			}
-			store, err := memory.Open(memPath)
+			store, err := memory.OpenExisting(memPath)
 			if err != nil {
-				return err
+				return Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", memPath, err)
 			}
 			defer store.Close()
 			plan.Guidance = rollout.MemoryGuidance(store, env)
@@ -233,9 +230,12 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	recordUnsafeSandbox(config, opts.UnsafeSandbox)
 	recordObservations(config, opts.Model)
 	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
-	if err := results.Resume(out, man); err != nil {
+	folder, err := results.OpenFolder(out, man)
+	if err != nil {
 		return err
 	}
+	defer folder.Close()
+	plan.Begin = folder.Begin
 	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	plan.Cut = tornRow(opts.IO)
@@ -246,7 +246,10 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	return finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO)
+	if err := folder.Finish(); err != nil {
+		return err
+	}
+	return finished("episodes", sum.Episodes, sum.Skipped, opts.IO)
 }
 
 // rolloutFolder is the default run folder of a rollout.

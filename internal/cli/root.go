@@ -191,12 +191,19 @@ func flagText(v any) string {
 // config file is an error rather than a silently ignored setting.
 func checkConfigKeys(root *cobra.Command, v *viper.Viper, path string) error {
 	flags := map[string]bool{}
-	commands := map[string]bool{}
+	// A key under a command's name must be one of that command's flags:
+	// report.items would otherwise be accepted and silently ignored.
+	commands := map[string]map[string]bool{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		commands[c.Name()] = true
-		c.Flags().VisitAll(func(fl *pflag.Flag) { flags[fl.Name] = true })
-		c.PersistentFlags().VisitAll(func(fl *pflag.Flag) { flags[fl.Name] = true })
+		own := commands[c.Name()]
+		if own == nil {
+			own = map[string]bool{}
+			commands[c.Name()] = own
+		}
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags(), c.InheritedFlags()} {
+			fs.VisitAll(func(fl *pflag.Flag) { flags[fl.Name], own[fl.Name] = true, true })
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
@@ -208,7 +215,9 @@ func checkConfigKeys(root *cobra.Command, v *viper.Viper, path string) error {
 		parts := strings.Split(k, ".")
 		switch {
 		case len(parts) == 1 && flags[k]:
-		case len(parts) == 2 && commands[parts[0]] && flags[parts[1]]:
+		case len(parts) == 2 && commands[parts[0]][parts[1]]:
+		case len(parts) == 2 && commands[parts[0]] != nil:
+			return Usagef("config file %s: key %q: %s has no flag --%s", path, k, parts[0], parts[1])
 		default:
 			return Usagef("config file %s: unknown key %q: expected a flag name, optionally under a command name", path, k)
 		}
@@ -250,7 +259,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &usage) || isCobraUsage(err):
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

@@ -87,12 +87,11 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if out == "" {
 		out = filepath.Join("results", "sweep-"+plan.Agent)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	folder, err := results.OpenFolder(out, man)
+	if err != nil {
 		return err
 	}
-	if err := results.Resume(out, man); err != nil {
-		return err
-	}
+	defer folder.Close()
 	path := filepath.Join(out, results.SweepEpisodes.Name)
 	table, err := results.OpenTable(path, results.SweepEpisodes.Header, results.SweepEpisodes.KeyFunc())
 	if err != nil {
@@ -100,6 +99,9 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	}
 	defer table.Close()
 	table.TellCut(tornRow(opts.IO))
+	if err := folder.Begin(); err != nil {
+		return err
+	}
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
@@ -112,7 +114,10 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	if err := table.Close(); err != nil {
 		return err
 	}
-	if err := finishManifest(out, "episodes", sum.Episodes, sum.Skipped, opts.IO); err != nil {
+	if err := folder.Finish(); err != nil {
+		return err
+	}
+	if err := finished("episodes", sum.Episodes, sum.Skipped, opts.IO); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's

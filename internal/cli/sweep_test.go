@@ -58,10 +58,10 @@ func TestSweepWritesResumesAndReports(t *testing.T) {
 		t.Error(err)
 	}
 	io, _, stderr := iostreams.Test(false)
-	if code := Execute(context.Background(), io, []string{"sweep", "--scripted", "--runs", "31", "--retries", "0,1", "--fault-rate", "0.5", "--out", out}); code != ExitUsage && code != 1 {
-		t.Errorf("a sweep with other settings into the same folder exited %d", code)
-	} else if !strings.Contains(stderr.String(), "another configuration") {
-		t.Errorf("stderr %q does not say the folder holds another configuration", stderr.String())
+	if code := Execute(context.Background(), io, []string{"sweep", "--scripted", "--runs", "31", "--retries", "0,1", "--fault-rate", "0.5", "--out", out}); code != ExitUsage {
+		t.Errorf("a sweep with other settings into the same folder exited %d, want %d", code, ExitUsage)
+	} else if !strings.Contains(stderr.String(), "changed runs (30 in the manifest, now 31)") {
+		t.Errorf("stderr %q does not name the setting that changed", stderr.String())
 	}
 }
 

@@ -71,10 +71,12 @@ type Cache struct {
 
 // transcript is what a kept transcript's own sequence holds: held are the
 // tokens its cells hold, in position order, the first canonical of them
-// evaluated in whole aligned blocks.
+// evaluated in whole aligned blocks, and the first shared of them cells
+// that sequence 0 holds too (see drop).
 type transcript struct {
 	held      []lm.Token
 	canonical int
+	shared    int
 }
 
 // New keeps the books for mem.
@@ -251,6 +253,7 @@ type Fork struct {
 	continues bool
 	canonical int
 	keep      int // the kept transcript, 0 for none
+	shared    int // a kept transcript's leading cells that sequence 0 holds too
 }
 
 // Fork starts seq for prompt from the part of sequence 0 it may reuse.
@@ -288,13 +291,15 @@ func (c *Cache) Continue(k int, prompt []lm.Token) Fork {
 		if f.Reused > 0 {
 			c.mem.Copy(0, f.Seq, 0, f.Reused)
 		}
+		f.shared = f.Reused
 		f.continues, f.canonical = c.chainFrom(c.canonical, f.Reused, len(prompt))
 		return f
 	}
 	if !c.noReuse {
 		f.Reused = min(commonPrefix(t.held, prompt), len(prompt)-1)
 	}
-	c.drop(f.Seq, f.Reused)
+	f.shared = t.shared
+	c.drop(&f, f.Reused)
 	f.continues, f.canonical = c.chainFrom(t.canonical, f.Reused, len(prompt))
 	return f
 }
@@ -308,12 +313,18 @@ func (c *Cache) reusableCanonical(prompt []lm.Token) int {
 	return min(c.alignDown(min(commonPrefix(c.held, prompt), len(prompt)-1)), c.canonical)
 }
 
-// drop takes seq's cells from position from on out of seq without freeing
-// them: they go to the grave, which nothing attends to, until the unit
-// ends (see Continue).
-func (c *Cache) drop(seq, from int) {
-	c.mem.Copy(seq, c.grave(), from, -1)
-	c.mem.Remove(seq, from, -1)
+// drop takes f's cells from position from on out of its kept transcript's
+// sequence without freeing them (see Continue): they go to the grave,
+// which nothing attends to, until the unit ends. The leading cells the
+// transcript shares with sequence 0 (the canonical blocks it reused, or
+// gave sequence 0) are not put there: sequence 0 keeps them until the unit
+// ends anyway, and other transcripts hold them too, so two transcripts
+// giving up one cell would put it in the grave twice, which llama.cpp
+// refuses with an abort.
+func (c *Cache) drop(f *Fork, from int) {
+	c.mem.Copy(f.Seq, c.grave(), max(from, f.shared), -1)
+	c.mem.Remove(f.Seq, from, -1)
+	f.shared = min(f.shared, from)
 }
 
 // Truncate takes f's cells from position from on back, so that a reply
@@ -323,7 +334,7 @@ func (c *Cache) Truncate(f *Fork, from int) {
 	// Cells evaluated again one by one are no longer canonical.
 	f.canonical = min(f.canonical, c.alignDown(from))
 	if f.keep > 0 {
-		c.drop(f.Seq, from)
+		c.drop(f, from)
 		return
 	}
 	c.mem.Remove(f.Seq, from, -1)
@@ -342,7 +353,8 @@ func (c *Cache) Kept(f Fork, reply []lm.Token, endedTurn bool) {
 		fed = max(fed-1, 0)
 	}
 	first := c.kept[f.keep-1] == nil
-	c.kept[f.keep-1] = &transcript{held: append(slices.Clip(f.Prompt), reply[:fed]...), canonical: f.canonical}
+	t := &transcript{held: append(slices.Clip(f.Prompt), reply[:fed]...), canonical: f.canonical, shared: f.shared}
+	c.kept[f.keep-1] = t
 	if !first || c.noReuse || !f.continues {
 		return
 	}
@@ -351,6 +363,7 @@ func (c *Cache) Kept(f Fork, reply []lm.Token, endedTurn bool) {
 		c.mem.Copy(f.Seq, 0, h, f.canonical)
 		c.held = append(c.held, f.Prompt[h:f.canonical]...)
 		c.canonical = f.canonical
+		t.shared = f.canonical
 	}
 }
 

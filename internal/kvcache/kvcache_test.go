@@ -556,3 +556,47 @@ func TestItemScoresDoNotDependOnTheItemBefore(t *testing.T) {
 		}
 	}
 }
+
+// Two episodes of a task share the canonical blocks of their first prompt
+// that an earlier unit gave sequence 0. When both
+// rewrite their transcript from inside those blocks, each gives up cells
+// the other holds too; a cell must not be put in the grave twice, which
+// llama.cpp refuses with an abort (seq_add: the cell already belongs to
+// the sequence). The episodes still read what each reads alone.
+func TestEpisodesGiveUpSharedCells(t *testing.T) {
+	system, task := toks(0, 150), toks(1000, 100) // a first prompt of 250: canonical up to 192
+	first := cat(system, task)
+	// The next prompt keeps the first 190 tokens and rewrites the rest, as
+	// a harness that rewrites the last user message does.
+	next := func(i int) []lm.Token { return cat(first[:190], toks(5000+100*i, 40)) }
+	reply := func(i, step int) []lm.Token { return toks(7000+100*i+10*step, 5) }
+	playBoth := func(c *Cache, f *fakeMemory, eps []int) [][]uint64 {
+		c.BeginUnit()
+		figures := make([][]uint64, len(eps))
+		for step := range 3 {
+			var reqs []stepReq
+			for j, i := range eps {
+				prompt := first
+				if step > 0 {
+					prompt = cat(next(i), toks(6000+step, step))
+				}
+				reqs = append(reqs, stepReq{j + 1, prompt, reply(i, step), true})
+			}
+			for j, got := range playTogether(t, c, f, reqs) {
+				figures[j] = append(figures[j], got...)
+			}
+		}
+		return figures
+	}
+	f := newFakeMemory(4096)
+	c := newKept(f, Options{Batch: 512})
+	playBoth(c, f, []int{3}) // a unit before, of the same task
+	together := playBoth(c, f, []int{1, 2})
+	for j, i := range []int{1, 2} {
+		af := newFakeMemory(4096)
+		alone := playBoth(newKept(af, Options{Batch: 512}), af, []int{i})
+		if !slices.Equal(together[j], alone[0]) {
+			t.Errorf("episode %d: together\n  %x\nalone\n  %x", i, together[j], alone[0])
+		}
+	}
+}

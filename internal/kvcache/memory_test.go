@@ -170,6 +170,11 @@ func (f *fakeMemory) Copy(src, dst, from, to int) {
 	for at := range f.cells {
 		c := &f.cells[at]
 		if c.seqs[src] && c.pos >= lo && c.pos < hi {
+			// llama.cpp asserts this (llama-kv-cells.h, seq_add) and
+			// aborts the process.
+			if c.seqs[dst] {
+				panic(fmt.Sprintf("copy %d %d %d %d: cell %d (position %d) already belongs to sequence %d", src, dst, from, to, at, c.pos, dst))
+			}
 			c.seqs[dst] = true
 		}
 	}

@@ -5,6 +5,8 @@ package llama
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
 #include "llama.h"
 #include "ggml-cpu.h"
 
@@ -15,6 +17,27 @@ package llama
 static struct ggml_threadpool * feedrun_threadpool(int n_threads) {
 	struct ggml_threadpool_params p = ggml_threadpool_params_default(n_threads);
 	return ggml_threadpool_new(&p);
+}
+
+// An assertion that fails inside llama.cpp calls abort(). Go's runtime
+// would report the SIGABRT as a crash with exit code 2, which feedrun
+// documents as bad usage; a failed assertion is a bug in feedrun or
+// llama.cpp, so the process says so and exits 1 (the work failed).
+static void feedrun_on_abort(int sig) {
+	static const char msg[] = "feedrun: llama.cpp aborted on a failed check (its message is above); this is a bug in feedrun or llama.cpp, not a usage error\n";
+	ssize_t n = write(2, msg, sizeof msg - 1);
+	(void) n;
+	(void) sig;
+	_exit(1);
+}
+
+static void feedrun_exit_on_abort(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = feedrun_on_abort;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGABRT, &sa, NULL);
 }
 
 // Logging: llama.cpp and ggml log through one callback. We keep the last
@@ -139,6 +162,10 @@ func SystemInfo() string {
 	return C.GoString(C.llama_print_system_info())
 }
 
+// abortOnce installs the handler that turns an abort inside llama.cpp into
+// exit code 1, once, before the first model is loaded.
+var abortOnce sync.Once
+
 // Options configure a loaded model.
 type Options struct {
 	Threads int // 0: all cores
@@ -229,6 +256,7 @@ func Load(path string, opts Options) (*Model, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model file %s: %w", path, err)
 	}
+	abortOnce.Do(func() { C.feedrun_exit_on_abort() })
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 

@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -33,10 +34,28 @@ CREATE TABLE IF NOT EXISTS lesson (
 	text     TEXT NOT NULL,
 	count    INTEGER NOT NULL DEFAULT 1,
 	PRIMARY KEY (env, template, tool, kind, text)
+);
+-- The episodes the lessons were learned from, so that a build run again
+-- (resumed after a kill, or repeated) learns from each episode once.
+CREATE TABLE IF NOT EXISTS episode (
+	key TEXT PRIMARY KEY
 );`
 
 // Open opens (creating if needed) the store at path.
 func Open(path string) (*Store, error) {
+	return open(path)
+}
+
+// OpenExisting opens the store at path, which must exist: showing or
+// clearing a mistyped path must not create an empty store there.
+func OpenExisting(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	}
+	return open(path)
+}
+
+func open(path string) (*Store, error) {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		return nil, fmt.Errorf("memory %s: %w", path, err)
@@ -60,8 +79,22 @@ func (s *Store) Close() error {
 
 // Clear forgets everything.
 func (s *Store) Clear() error {
-	_, err := s.db.Exec(`DELETE FROM lesson`)
+	_, err := s.db.Exec(`DELETE FROM lesson; DELETE FROM episode`)
 	return err
+}
+
+// Episodes counts the episodes the store has learned from.
+func (s *Store) Episodes() (int, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM episode`).Scan(&n)
+	return n, err
+}
+
+// Learned reports whether the lessons of the episode key are in the store.
+func (s *Store) Learned(key string) (bool, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM episode WHERE key = ?`, key).Scan(&n)
+	return n > 0, err
 }
 
 // Kinds of lesson, in the order guidance shows them.
@@ -83,17 +116,26 @@ type Step struct {
 	Kind        string // the structured error's kind
 }
 
-// Learn records the lessons of one training episode: every failure as an
+// Learn records the lessons of the training episode key: every failure as an
 // Avoid (its description), every successful call as a Do (its pattern),
 // precondition failures as Checks, and, for a failed call followed later by
 // a successful call of the same tool, a Repair pairing the description
-// with the pattern that worked.
-func (s *Store) Learn(env, template string, steps []Step) error {
+// with the pattern that worked. The lessons and the episode's key are
+// written in one transaction, so a kill leaves the episode learned whole
+// or not at all; an episode already learned adds nothing.
+func (s *Store) Learn(key, env, template string, steps []Step) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	res, err := tx.Exec(`INSERT INTO episode (key) VALUES (?) ON CONFLICT (key) DO NOTHING`, key)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
 	add := func(tool, kind, text string) error {
 		_, err := tx.Exec(`INSERT INTO lesson (env, template, tool, kind, text) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (env, template, tool, kind, text) DO UPDATE SET count = count + 1`, env, template, tool, kind, text)

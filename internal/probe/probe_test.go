@@ -122,6 +122,7 @@ func runProbe(t *testing.T, dir string, items []transcript.Item, shard results.S
 		Model:  "fake", ModelSHA256: "00", Env: "toolshed", Items: items, Shard: shard, OutDir: dir,
 		Manifest: results.Manifest{Config: map[string]any{"items": len(items)}, Shard: shard},
 	}
+	defer r.Close()
 	sum, err := r.Execute(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +183,7 @@ func TestResumeRefusesOtherConfiguration(t *testing.T) {
 		Model:  "fake", Env: "toolshed", Items: testItems(), OutDir: dir,
 		Manifest: results.Manifest{Config: map[string]any{"items": 99}},
 	}
+	defer r.Close()
 	if _, err := r.Execute(context.Background()); err == nil {
 		t.Error("appended to a run made with another configuration")
 	}

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -26,25 +25,38 @@ type Run struct {
 	// Cut is told when resuming cuts a torn last row off a table.
 	Cut results.CutFunc
 
-	prepared bool
+	folder *results.Folder
 }
 
-// Prepare makes the run folder and writes or checks its manifest; Execute
-// does it when it has not been done. An on-policy run prepares the folder
-// before its item phase, so that the attempts it logs there belong to a run
-// of this configuration.
+// Prepare opens the run folder (see results.OpenFolder: its lock, and its
+// manifest written or checked); Execute does it when it has not been done.
+// An on-policy run prepares the folder before its item phase, so that the
+// attempts it logs there belong to a run of this configuration.
 func (r *Run) Prepare() error {
-	if r.prepared {
+	if r.folder != nil {
 		return nil
 	}
-	if err := os.MkdirAll(r.OutDir, 0o755); err != nil {
+	f, err := results.OpenFolder(r.OutDir, r.Manifest)
+	if err != nil {
 		return err
 	}
-	if err := results.Resume(r.OutDir, r.Manifest); err != nil {
-		return err
-	}
-	r.prepared = true
+	r.folder = f
 	return nil
+}
+
+// Begin logs a resumed run in the manifest, once, as it is about to add
+// rows (see results.Folder.Begin).
+func (r *Run) Begin() error { return r.folder.Begin() }
+
+// Finish stamps the manifest's finish time.
+func (r *Run) Finish() error { return r.folder.Finish() }
+
+// Close lets the next writer of the folder in.
+func (r *Run) Close() error {
+	if r.folder == nil {
+		return nil
+	}
+	return r.folder.Close()
 }
 
 // Summary says what a run did.
@@ -77,6 +89,9 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 		}
 		defer tokens.Close()
 		tokens.TellCut(r.Cut)
+	}
+	if err := r.Begin(); err != nil {
+		return sum, err
 	}
 	var units []transcript.Item
 	for i, it := range r.Items {

@@ -65,6 +65,7 @@ func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) S
 	if stopAfter > 0 {
 		r.Items = items[:stopAfter]
 	}
+	defer r.Close()
 	sum, err := r.Execute(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,8 @@ package results
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,27 +126,68 @@ func decodeJSON(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// Resume prepares dir for a run described by m: it writes m when the
-// folder has no manifest yet, and otherwise refuses a folder made with
-// another configuration, model file or shard, so that rows of two runs are
-// never mixed. A folder it accepts gets m's build, command and threads
-// added to its manifest's Resumed log.
-func Resume(dir string, m Manifest) error {
-	old, err := ReadManifest(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return WriteManifest(dir, m)
+// CheckResume refuses to resume the run of manifest old, in dir, as the
+// run m describes unless both are the same run: the same settings, model
+// file, items or dataset (by sha256) and shard, so that rows of two runs
+// are never mixed. The refusal names every difference.
+func CheckResume(dir string, old, m Manifest) error {
+	var changed []string
+	keys := map[string]bool{}
+	for k := range old.Config {
+		keys[k] = true
 	}
-	if err != nil {
-		return err
+	for k := range m.Config {
+		keys[k] = true
 	}
-	a, _ := json.Marshal(old.Config)
-	b, _ := json.Marshal(m.Config)
-	if string(a) != string(b) || old.ModelSHA256 != m.ModelSHA256 || old.Shard.whole() != m.Shard.whole() {
-		return fmt.Errorf("%s holds a run with another configuration (see its %s); use a new --out folder", dir, ManifestName)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		a, inOld := old.Config[k]
+		b, inNew := m.Config[k]
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		switch {
+		case !inOld:
+			changed = append(changed, fmt.Sprintf("%s (not in the manifest, now %s)", k, jb))
+		case !inNew:
+			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, not set now)", k, ja))
+		case !sameJSON(ja, jb):
+			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, now %s)", k, ja, jb))
+		}
 	}
-	old.Resumed = append(old.Resumed, Resumption{
-		At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
-		LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads,
-	})
-	return WriteManifest(dir, old)
+	if old.ModelSHA256 != m.ModelSHA256 {
+		changed = append(changed, fmt.Sprintf("the model file (sha256 %s in the manifest, now %s)", short(old.ModelSHA256), short(m.ModelSHA256)))
+	}
+	if old.DatasetSHA256 != m.DatasetSHA256 {
+		changed = append(changed, fmt.Sprintf("the items file or dataset (sha256 %s in the manifest, now %s)", short(old.DatasetSHA256), short(m.DatasetSHA256)))
+	}
+	if old.Shard.whole() != m.Shard.whole() {
+		changed = append(changed, fmt.Sprintf("the shard (%s in the manifest, now %s)", old.Shard, m.Shard))
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return refusedf("%s holds a run with other inputs, so it cannot be resumed: changed %s; rerun as it was made (see its %s), or use a new --out folder", dir, strings.Join(changed, ", "), ManifestName)
+}
+
+// sameJSON compares two encodings of manifest values: numbers read back
+// from a manifest are json.Number and encode as written, so 0.7 and 0.7
+// compare equal whichever side they came from.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if decodeJSON(a, &x) != nil || decodeJSON(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+// short is a sha256 cut to what a person compares by eye.
+func short(sum string) string {
+	if sum == "" {
+		return "none"
+	}
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
 }

@@ -75,6 +75,50 @@ func Merge(outDir string, shardDirs []string, tables []TableSpec) (Manifest, err
 	return merged, nil
 }
 
+// MergeNew is Merge into a folder that does not exist yet or is empty,
+// which it holds as its one writer while it merges: merging over a
+// folder's own files would replace them.
+func MergeNew(outDir string, shardDirs []string, tables []TableSpec) (Manifest, error) {
+	if err := checkEmpty(outDir); err != nil {
+		return Manifest{}, err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return Manifest{}, fmt.Errorf("merge: %w", err)
+	}
+	lock, err := LockPath(outDir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer lock.Unlock()
+	// Another writer may have filled it between the check and the lock.
+	if err := checkEmpty(outDir); err != nil {
+		return Manifest{}, err
+	}
+	return Merge(outDir, shardDirs, tables)
+}
+
+// checkEmpty refuses a path that is a file or a folder with anything in it.
+func checkEmpty(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if !fi.IsDir() {
+		return refusedf("merge: --out %s is a file; give a folder that does not exist yet", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if len(entries) > 0 {
+		return refusedf("merge: --out %s is not empty (it holds %s); merge into a folder that does not exist yet or is empty", dir, entries[0].Name())
+	}
+	return nil
+}
+
 func checkSameRun(dirs []string, manifests []Manifest) error {
 	ref, err := runIdentity(manifests[0])
 	if err != nil {

@@ -236,18 +236,28 @@ func TestCompareKeyValue(t *testing.T) {
 	}
 }
 
+// resume opens dir as a run of m and begins it, as a runner does.
+func resume(dir string, m Manifest) error {
+	f, err := OpenFolder(dir, m)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Begin()
+}
+
 func TestResumeLogsEachRerunAndRefusesAnotherRun(t *testing.T) {
 	dir := t.TempDir()
 	first := shardManifest(0, 1)
 	first.Finished = time.Time{}
-	ok(t, Resume(dir, first))
+	ok(t, resume(dir, first))
 	created := readFile(t, filepath.Join(dir, ManifestName))
 
 	again := shardManifest(0, 1)
 	again.Command = append(again.Command, "--threads", "1")
 	again.FeedrunVersion, again.Commit, again.Threads = "0.2.0", "def456", 1
 	again.Started = t0.Add(time.Hour)
-	ok(t, Resume(dir, again))
+	ok(t, resume(dir, again))
 	got, err := ReadManifest(dir)
 	ok(t, err)
 	want := []Resumption{{At: t0.Add(time.Hour), Command: again.Command, FeedrunVersion: "0.2.0", Commit: "def456", Threads: 1}}
@@ -260,7 +270,7 @@ func TestResumeLogsEachRerunAndRefusesAnotherRun(t *testing.T) {
 
 	other := shardManifest(0, 1)
 	other.Config["items"] = 400
-	errContains(t, Resume(dir, other), dir, "another configuration")
+	errContains(t, resume(dir, other), dir, "cannot be resumed", "items (500 in the manifest, now 400)")
 	after, err := ReadManifest(dir)
 	ok(t, err)
 	if len(after.Resumed) != 1 {

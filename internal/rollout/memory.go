@@ -7,8 +7,9 @@ import (
 // GuidancePerKind bounds each kind of memory advice shown before a task.
 const GuidancePerKind = 3
 
-// Learn records an episode's lessons in the memory store.
-func Learn(store *memory.Store, env Env, res Result) error {
+// Learn records the lessons of an episode, known in the store as key, in
+// the memory store; an episode whose key the store holds adds nothing.
+func Learn(store *memory.Store, env Env, key string, res Result) error {
 	steps := make([]memory.Step, 0, len(res.Steps))
 	for _, st := range res.Steps {
 		if st.Looped || st.GateBlocked || st.Transient {
@@ -27,7 +28,7 @@ func Learn(store *memory.Store, env Env, res Result) error {
 		}
 		steps = append(steps, ms)
 	}
-	return store.Learn(env.Name(), res.Task.Template, steps)
+	return store.Learn(key, env.Name(), res.Task.Template, steps)
 }
 
 // MemoryGuidance returns the memory harness's advice function over store.

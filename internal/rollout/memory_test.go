@@ -38,7 +38,7 @@ func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
 		if !res.Steps[0].Failed {
 			t.Fatalf("%s: the broken call %q did not fail", tk.ID, bad)
 		}
-		if err := Learn(store, env, res); err != nil {
+		if err := Learn(store, env, tk.ID, res); err != nil {
 			t.Fatal(err)
 		}
 	}

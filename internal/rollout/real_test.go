@@ -232,7 +232,7 @@ func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Learn(store, ts, res); err != nil {
+		if err := Learn(store, ts, task.ID, res); err != nil {
 			t.Fatal(err)
 		}
 	}

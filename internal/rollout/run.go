@@ -33,6 +33,9 @@ type Plan struct {
 	Progress iostreams.Progress
 	// Cut is told when resuming cuts a torn last row off a table.
 	Cut results.CutFunc
+	// Begin, when set, is called once the tables are open and before any
+	// row is added (results.Folder.Begin logs a resumption then).
+	Begin func() error
 }
 
 // Summary says what Execute did.
@@ -75,6 +78,11 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	defer steps.Close()
 	steps.TellCut(p.Cut)
+	if p.Begin != nil {
+		if err := p.Begin(); err != nil {
+			return Summary{}, err
+		}
+	}
 	// Task-major order: every harness of a task and seed runs before the
 	// next task, and shards split (task, seed) pairs, never the harnesses of
 	// one: a run stopped part-way, or one shard, already holds complete

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/memory"
+)
+
+// toolCallEnv makes the fake feedrun of TestMain reply with toolCallModel.
+const toolCallEnv = "CLI_TEST_TOOL_CALLS"
+
+// toolCalls are ToolShed calls, some that fail and some that work, so
+// that episodes leave lessons.
+var toolCalls = []string{`read_file(path="missing.txt")`, `list_files(directory="/")`, `read_file(path="/")`}
+
+// toolCallModel replies with one of toolCalls, chosen by the prompt's
+// length: an agent whose episodes leave lessons in a memory store.
+type toolCallModel struct{ lm.Model }
+
+func (m toolCallModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	out := make([]lm.Generation, len(reqs))
+	for i, r := range reqs {
+		text := toolCalls[len(r.Prompt)%len(toolCalls)]
+		toks, err := m.Tokenize(text, false, false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = lm.Generation{Tokens: toks, LogProbs: make([]float64, len(toks)), Text: text, StopReason: lm.StopEndOfTurn}
+	}
+	return out, nil
+}
+
+// learnedEpisodes is how many episodes the store at path holds, 0 while
+// it cannot be read.
+func learnedEpisodes(path string) int {
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	s, err := memory.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer s.Close()
+	n, _ := s.Episodes()
+	return n
+}
+
+// memory build is idempotent: killed part-way and run again, or run twice,
+// it leaves the store one uninterrupted build leaves (memory show's output
+// compared).
+func TestMemoryBuildKilledAndRerunEqualsOneBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	t.Setenv(toolCallEnv, "1")
+	dir := t.TempDir()
+	build := []string{"memory", "build", "--seeds", "2", "--max-steps", "3"}
+	whole, killed := filepath.Join(dir, "whole.db"), filepath.Join(dir, "killed.db")
+	c.ok(append(build, "--db", whole)...)
+	show := func(db string) string {
+		out, _ := c.ok("memory", "show", "--db", db)
+		return strings.ReplaceAll(out, db, "STORE")
+	}
+	want := show(whole)
+	if !strings.Contains(want, "avoid") {
+		t.Fatal("the uninterrupted build learned nothing")
+	}
+
+	child := feedrunChild(t, true, append(build, "--db", killed)...)
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); learnedEpisodes(killed) < 1 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	if !child.ProcessState.Exited() && learnedEpisodes(killed) < 1 {
+		t.Fatalf("the killed build learned nothing before the kill:\n%s", stderr.String())
+	}
+	if child.ProcessState.Exited() {
+		t.Fatalf("the build ended (%s) before it was killed:\n%s", child.ProcessState, stderr.String())
+	}
+	out, _ := c.ok(append(build, "--db", killed)...)
+	if !strings.Contains(out, "learned before)") || strings.Contains(out, "(0 learned before)") {
+		t.Errorf("the rerun said %q, want it to skip the episodes learned before the kill", out)
+	}
+	if got := show(killed); got != want {
+		t.Errorf("killed and rerun, the store shows\n%s\none build's shows\n%s", got, want)
+	}
+	c.ok(append(build, "--db", whole)...)
+	if got := show(whole); got != want {
+		t.Errorf("built twice, the store shows\n%s\nonce\n%s", got, want)
+	}
+}

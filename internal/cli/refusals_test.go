@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What the README promises exit 2 for, with one line on stderr, and
+// nothing left behind.
+func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	csv := filepath.Join(dir, "rows.csv")
+	for path, text := range map[string]string{file: "x\n", csv: "a,b\n1,2\n"} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep := filepath.Join(dir, "sweep")
+	c.ok("sweep", "--scripted", "--runs", "2", "--retries", "0", "--out", sweep)
+	config := filepath.Join(dir, "feedrun.yaml")
+	if err := os.WriteFile(config, []byte("report:\n  items: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noRollout := filepath.Join(dir, "no-rollout")
+	typo := filepath.Join(dir, "typo.db")
+	cases := []struct {
+		name     string
+		args     []string
+		contains string
+		absent   string // a path that must not exist afterwards
+	}{
+		{"report format", []string{"report", "--format", "xml", sweep}, `--format: expected text, markdown or csv, got "xml"`, ""},
+		{"report missing folder", []string{"report", filepath.Join(dir, "nope")}, filepath.Join(dir, "nope"), ""},
+		{"out is a file", []string{"probe", "--items", "2", "--out", file}, file + " is a file", ""},
+		{"out is another run", []string{"probe", "--items", "2", "--out", sweep}, "cannot be resumed", ""},
+		{"memory is a CSV", []string{"rollout", "--harness", "memory", "--tasks", "1", "--memory", csv, "--out", noRollout}, "--memory " + csv, noRollout},
+		{"memory show typo", []string{"memory", "show", "--db", typo}, typo, typo},
+		{"memory clear typo", []string{"memory", "clear", "--db", typo}, typo, typo},
+		{"misplaced config key", []string{"report", "--config", config, sweep}, `"report.items"`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := c.run(tc.args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != ExitUsage || !strings.Contains(lines[len(lines)-1], tc.contains) {
+				t.Errorf("exit %d, stderr %q; want %d and a line containing %q", code, stderr, ExitUsage, tc.contains)
+			}
+			if tc.absent != "" {
+				if _, err := os.Stat(tc.absent); !os.IsNotExist(err) {
+					t.Errorf("%s was left behind (stat: %v)", tc.absent, err)
+				}
+			}
+		})
+	}
+	if data, err := os.ReadFile(file); err != nil || string(data) != "x\n" {
+		t.Errorf("%s was changed: %q %v", file, data, err)
+	}
+}

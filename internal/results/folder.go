@@ -1,0 +1,98 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Refused is a run folder or input that the command line named but the run
+// cannot use: a file where a folder belongs, a folder holding another run,
+// inputs that changed since the run began. It is the user's to fix (the
+// command exits 2), and the folder is left as it was.
+type Refused struct{ Err error }
+
+func (e Refused) Error() string { return e.Err.Error() }
+func (e Refused) Unwrap() error { return e.Err }
+
+func refusedf(format string, args ...any) error { return Refused{fmt.Errorf(format, args...)} }
+
+// Folder is a run folder held by one writer for the life of its run, the
+// lifecycle every runner shares: make or resume the folder, hold its lock,
+// write or check its manifest, log the resumption once the run's tables
+// are open, and stamp the finish.
+type Folder struct {
+	Dir     string
+	lock    *Lock
+	resumed *Resumption // logged by Begin; nil for a new run
+}
+
+// OpenFolder makes dir when it does not exist and takes its lock; a
+// folder another writer holds is refused with Busy before anything is
+// written. A new folder gets m as its manifest. A folder with a manifest
+// is resumed only when m describes the same run (see CheckResume):
+// otherwise it is refused, naming what changed, and left as it was.
+func OpenFolder(dir string, m Manifest) (*Folder, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, refusedf("%s is a file, not a run folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := LockPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{Dir: dir, lock: lock}
+	old, err := ReadManifest(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		err = WriteManifest(dir, m)
+	case err == nil:
+		if err = CheckResume(dir, old, m); err == nil {
+			f.resumed = &Resumption{
+				At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
+				LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads,
+			}
+		}
+	}
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Begin logs a resumed run in the manifest's Resumed list, once, when the
+// run has opened its tables and is about to add rows: a resume that fails
+// before then leaves the manifest as it was.
+func (f *Folder) Begin() error {
+	if f.resumed == nil {
+		return nil
+	}
+	man, err := ReadManifest(f.Dir)
+	if err != nil {
+		return err
+	}
+	man.Resumed = append(man.Resumed, *f.resumed)
+	f.resumed = nil
+	return WriteManifest(f.Dir, man)
+}
+
+// Finish stamps the finish time once every unit of the run is in.
+func (f *Folder) Finish() error {
+	if err := f.Begin(); err != nil {
+		return err
+	}
+	man, err := ReadManifest(f.Dir)
+	if err != nil {
+		return err
+	}
+	man.Finished = time.Now().UTC()
+	return WriteManifest(f.Dir, man)
+}
+
+// Close lets the next writer in; safe to call twice.
+func (f *Folder) Close() error { return f.lock.Unlock() }

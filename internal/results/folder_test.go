@@ -1,0 +1,97 @@
+package results
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// One writer per run folder: while one holds it, a second is refused at
+// once, naming the folder and the holder's pid, and writes nothing; once
+// the first lets go, the next gets in.
+func TestFolderHasOneWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	m := shardManifest(0, 1)
+	first, err := OpenFolder(dir, m)
+	ok(t, err)
+	before := readFile(t, filepath.Join(dir, ManifestName))
+	_, err = OpenFolder(dir, m)
+	var busy Busy
+	if !errors.As(err, &busy) {
+		t.Fatalf("a second writer got %v, want Busy", err)
+	}
+	errContains(t, err, dir, fmt.Sprintf("pid %d", os.Getpid()))
+	if after := readFile(t, filepath.Join(dir, ManifestName)); after != before {
+		t.Errorf("the refused writer changed the manifest:\n%s\nwas\n%s", after, before)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the folder holds %d entries, want the manifest alone", len(entries))
+	}
+	ok(t, first.Close())
+	ok(t, first.Close())
+	second, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, second.Close())
+}
+
+// A resume is refused, naming every input that changed, and the folder's
+// manifest is left byte for byte as it was; an accepted one is logged only
+// once it begins.
+func TestResumeChecksItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.Close())
+	created := readFile(t, filepath.Join(dir, ManifestName))
+	changed := shardManifest(0, 1)
+	changed.DatasetSHA256 = "beef"
+	changed.ModelSHA256 = "feed"
+	changed.Config["env"] = "coderepair"
+	_, err = OpenFolder(dir, changed)
+	if !errors.As(err, new(Refused)) {
+		t.Fatalf("got %v, want Refused", err)
+	}
+	errContains(t, err, "the items file or dataset (sha256 cafe in the manifest, now beef)", "the model file", `env (not in the manifest, now "coderepair")`)
+	if readFile(t, filepath.Join(dir, ManifestName)) != created {
+		t.Error("a refused resume changed the manifest")
+	}
+	again, err := OpenFolder(dir, m)
+	ok(t, err)
+	if readFile(t, filepath.Join(dir, ManifestName)) != created {
+		t.Error("a resume that never began was logged")
+	}
+	ok(t, again.Begin())
+	ok(t, again.Begin())
+	ok(t, again.Close())
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	if len(got.Resumed) != 1 {
+		t.Errorf("Resumed = %+v, want one entry", got.Resumed)
+	}
+}
+
+func TestFolderThatIsAFileIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	ok(t, os.WriteFile(path, []byte("x"), 0o644))
+	_, err := OpenFolder(path, shardManifest(0, 1))
+	if !errors.As(err, new(Refused)) {
+		t.Fatalf("got %v, want Refused", err)
+	}
+	errContains(t, err, path, "is a file")
+}
+
+func TestLockHolderFromProcLocks(t *testing.T) {
+	locks := "1: POSIX  ADVISORY  WRITE 77 08:01:99 0 EOF\n2: FLOCK  ADVISORY  WRITE 4242 00:2f:1234 0 EOF\n3: FLOCK  ADVISORY  WRITE 5 00:2f:12345 0 EOF\n"
+	if got := holderIn(bufio.NewScanner(strings.NewReader(locks)), 1234); got != 4242 {
+		t.Errorf("holder %d, want 4242", got)
+	}
+	if got := holderIn(bufio.NewScanner(strings.NewReader(locks)), 99); got != 0 {
+		t.Errorf("holder %d of a POSIX lock, want 0 (flock only)", got)
+	}
+}
