@@ -53,7 +53,7 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 		return nil, err
 	}
 	if file, _ := c["items_file"].(string); file != "" {
-		items, err := readItemsFile(file)
+		items, err := readItemsFile(file, name)
 		if err != nil {
 			return nil, err
 		}

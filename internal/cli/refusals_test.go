@@ -33,7 +33,7 @@ func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
 		contains string
 		absent   string // a path that must not exist afterwards
 	}{
-		{"report format", []string{"report", "--format", "xml", sweep}, `--format: expected text, markdown or csv, got "xml"`, ""},
+		{"report format", []string{"report", "--format", "xml", sweep}, `--format: expected text, markdown, csv or html, got "xml"`, ""},
 		{"report missing folder", []string{"report", filepath.Join(dir, "nope")}, filepath.Join(dir, "nope"), ""},
 		{"out is a file", []string{"probe", "--items", "2", "--out", file}, file + " is a file", ""},
 		{"out is another run", []string{"probe", "--items", "2", "--out", sweep}, "cannot be resumed", ""},

@@ -55,9 +55,9 @@ the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch opts.Format {
-			case report.FormatText, report.FormatMarkdown, report.FormatCSV:
+			case report.FormatText, report.FormatMarkdown, report.FormatCSV, report.FormatHTML:
 			default:
-				return Usagef("--format: expected text, markdown or csv, got %q", opts.Format)
+				return Usagef("--format: expected text, markdown, csv or html, got %q", opts.Format)
 			}
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
