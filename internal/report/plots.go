@@ -27,23 +27,26 @@ const (
 	RepeatPlot        = "repeat_by_harness"
 	RolloutPlot       = "rollout_success"
 	RetryPlot         = "retry_budget"
+	SizePlot          = "by_model_size"
 )
 
 // pngDPI is high enough for a printed page; the SVG is for editing.
 const pngDPI = 150
 
-// WritePlots draws the study's five plots from computed tables into dir
+// WritePlots draws the study's six plots from computed tables into dir
 // (created if needed): the forest plot of mean per-token gain under the
 // verbatim harness, Δcopy and Δsem under verbatim, P(repeat) before and
-// after each harness, the rollouts' success rate per harness, and success
-// against the retry budget under each loop policy. A plot
+// after each harness, the rollouts' success rate per harness, success
+// against the retry budget under each loop policy, and the verbatim gain
+// per token and copy share against model size (sizes by model name, as
+// the registry gives them; a model without one is left out). A plot
 // with nothing to show is still written, with empty axes, so that the set
 // of files is the same for every report.
-func WritePlots(dir string, tables []Table) error {
+func WritePlots(dir string, tables []Table, sizes map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plots: %w", err)
 	}
-	plots, err := drawPlots(tables)
+	plots, err := drawPlots(tables, sizes)
 	if err != nil {
 		return err
 	}
@@ -63,9 +66,9 @@ type drawnPlot struct {
 	png, svg    []byte
 }
 
-// drawPlots draws the five plots of WritePlots, in memory: the HTML report
+// drawPlots draws the plots of WritePlots, in memory: the HTML report
 // carries them inline.
-func drawPlots(tables []Table) ([]drawnPlot, error) {
+func drawPlots(tables []Table, sizes map[string]string) ([]drawnPlot, error) {
 	inv, dec, cmp := findTable(tables, InversionTable), findTable(tables, DecompositionTable), findTable(tables, HarnessTable)
 	var out []drawnPlot
 	add := func(table string) func(drawnPlot, error) error {
@@ -110,7 +113,114 @@ func drawPlots(tables []Table) ([]drawnPlot, error) {
 	if err := add(RetryTable)(drawPanels(RetryPlot, retry)); err != nil {
 		return nil, err
 	}
+	bySize, err := sizePanels(inv, dec, sizes)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(InversionTable)(drawPanels(SizePlot, bySize)); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// parameterCount reads a size as models.yaml gives it ("135M", "1.5B") as
+// a number of parameters.
+func parameterCount(size string) (float64, bool) {
+	if len(size) < 2 {
+		return 0, false
+	}
+	unit := map[byte]float64{'M': 1e6, 'B': 1e9}[size[len(size)-1]]
+	v, err := strconv.ParseFloat(size[:len(size)-1], 64)
+	if unit == 0 || err != nil || v <= 0 {
+		return 0, false
+	}
+	return v * unit, true
+}
+
+// sizePoint is one model's figure at its size.
+type sizePoint struct {
+	params float64
+	label  string
+	point
+}
+
+// sizePoints are, per environment in table order, the verbatim rows'
+// figure id of models whose size is known, with their intervals.
+func sizePoints(t Table, id string, sizes map[string]string) (envs []string, points map[string][]sizePoint) {
+	points = map[string][]sizePoint{}
+	for _, r := range t.Rows {
+		f, ok := r.Figures[id]
+		n, known := parameterCount(sizes[r.Model])
+		if r.Harness != harness.Verbatim || !defined(f, ok) || !known {
+			continue
+		}
+		if _, seen := points[r.Env]; !seen {
+			envs = append(envs, r.Env)
+		}
+		points[r.Env] = append(points[r.Env], sizePoint{params: n, label: r.ModelLabel(), point: pointOf(f)})
+	}
+	return envs, points
+}
+
+// sizePanels plots, per environment, the verbatim mean gain per token
+// (from the inversion table) and the copy share of means (from the
+// decomposition table) against the model's parameter count on a log
+// axis, each point with its interval and the model's label: does the
+// inversion grow or shrink with size?
+func sizePanels(inv, dec Table, sizes map[string]string) ([]*plot.Plot, error) {
+	var panels []*plot.Plot
+	for _, fig := range []struct {
+		t            Table
+		id, title, y string
+	}{
+		{inv, "gain_per_token", "Gain per token by model size (verbatim)", "nats per token (< 0: feedback inversion)"},
+		{dec, "copy_share", "Copy share by model size (verbatim)", "Δcopy / (Δcopy + Δsem), of means"},
+	} {
+		p := plot.New()
+		p.Title.Text = fig.title
+		p.X.Label.Text = "parameters (log scale)"
+		p.Y.Label.Text = fig.y
+		// The study's range, 135M to 1.7B, whatever the runs hold, so
+		// that plots of different reports compare.
+		p.X.Scale = plot.LogScale{}
+		p.X.Min, p.X.Max = 1e8, 2.5e9
+		p.X.Tick.Marker = plot.ConstantTicks{{Value: 135e6, Label: "135M"}, {Value: 270e6, Label: "270M"}, {Value: 0.5e9, Label: "0.5B"}, {Value: 1e9, Label: "1B"}, {Value: 1.5e9, Label: "1.5B"}}
+		p.Legend.Top = true
+		envs, points := sizePoints(fig.t, fig.id, sizes)
+		for i, env := range envs {
+			var xys plotter.XYs
+			var errs plotter.YErrors
+			var labels []string
+			for _, sp := range points[env] {
+				xys = append(xys, plotter.XY{X: sp.params, Y: sp.est})
+				errs = append(errs, struct{ Low, High float64 }{sp.est - sp.lo, sp.hi - sp.est})
+				labels = append(labels, sp.label)
+			}
+			dots, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", SizePlot, err)
+			}
+			dots.Color = plotutil.Color(i)
+			dots.Shape = plotutil.Shape(i)
+			bars, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{xys, errs})
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", SizePlot, err)
+			}
+			bars.Color = plotutil.Color(i)
+			names, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", SizePlot, err)
+			}
+			names.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(4)}
+			p.Add(bars, dots, names)
+			p.Legend.Add(env, dots)
+		}
+		panels = append(panels, p)
+	}
+	return panels, nil
 }
 
 // drawPanels draws one plot per model × env in a grid two panels wide.

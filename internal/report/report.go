@@ -101,7 +101,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	var buf bytes.Buffer
 	if opts.Format == FormatHTML {
 		// The page carries every episode's transcript and its plots.
-		plots, err := drawPlots(tables)
+		plots, err := drawPlots(tables, opts.Sizes)
 		if err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	if opts.Plots != "" {
-		if err := WritePlots(opts.Plots, tables); err != nil {
+		if err := WritePlots(opts.Plots, tables, opts.Sizes); err != nil {
 			return err
 		}
 	}

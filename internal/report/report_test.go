@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -215,7 +217,7 @@ func TestRunPlots(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			plots := filepath.Join(t.TempDir(), "plots")
 			report(t, Options{Dirs: dirs, Reps: 50, Plots: plots})
-			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot, RolloutPlot, RetryPlot} {
+			for _, base := range []string{GainForestPlot, DecompositionPlot, RepeatPlot, RolloutPlot, RetryPlot, SizePlot} {
 				f, err := os.Open(filepath.Join(plots, base+".png"))
 				ok(t, err)
 				img, err := png.Decode(f)
@@ -350,6 +352,40 @@ func TestTextFitsWidth(t *testing.T) {
 				if !strings.Contains(md.String(), "| "+markdownEscape(c.Label)+" ") {
 					t.Errorf("Markdown lacks %s column %q", tb.ID, c.Label)
 				}
+			}
+		}
+	}
+}
+
+// The size plot places each verbatim row at its model's parameter count,
+// keeps its interval, and leaves out other harnesses and models of unknown
+// size.
+func TestSizePoints(t *testing.T) {
+	fig := func(est float64) Figure { return Figure{Estimate: est, Lo: est - 0.1, Hi: est + 0.2} }
+	tbl := Table{Rows: []Row{
+		{Model: "small", Env: "toolshed", Harness: harness.Verbatim, Figures: map[string]Figure{"gain_per_token": fig(-1.5)}},
+		{Model: "small", Env: "toolshed", Harness: harness.Abstract, Figures: map[string]Figure{"gain_per_token": fig(-0.1)}},
+		{Model: "coder", Env: "toolshed", Harness: harness.Verbatim, Figures: map[string]Figure{"gain_per_token": fig(-1.0)}},
+		{Model: "base", Base: true, Env: "coderepair", Harness: harness.Verbatim, Figures: map[string]Figure{"gain_per_token": fig(-2.0)}},
+		{Model: "unlisted", Env: "toolshed", Harness: harness.Verbatim, Figures: map[string]Figure{"gain_per_token": fig(-9)}},
+	}}
+	sizes := map[string]string{"small": "135M", "coder": "0.5B", "base": "270M", "unlisted": "big"}
+	envs, points := sizePoints(tbl, "gain_per_token", sizes)
+	if !slices.Equal(envs, []string{"toolshed", "coderepair"}) {
+		t.Fatalf("environments %v", envs)
+	}
+	want := map[string][]sizePoint{
+		"toolshed":   {{135e6, "small", point{-1.5, -1.6, -1.3}}, {0.5e9, "coder", point{-1.0, -1.1, -0.8}}},
+		"coderepair": {{270e6, "base (base)", point{-2.0, -2.1, -1.8}}},
+	}
+	for env, w := range want {
+		got := points[env]
+		if len(got) != len(w) {
+			t.Fatalf("%s: %v, want %v", env, got, w)
+		}
+		for i := range w {
+			if got[i].params != w[i].params || got[i].label != w[i].label || math.Abs(got[i].est-w[i].est) > 1e-12 || math.Abs(got[i].lo-w[i].lo) > 1e-12 || math.Abs(got[i].hi-w[i].hi) > 1e-12 {
+				t.Errorf("%s point %d: %+v, want %+v", env, i, got[i], w[i])
 			}
 		}
 	}
