@@ -49,14 +49,7 @@ func doEngineWork(t *testing.T, m *Model, user string, together bool) engineWork
 	if len(prompt) < 600 {
 		t.Fatalf("engine prompt is %d tokens, too short to reach split-KV attention", len(prompt))
 	}
-	var conts []lm.Continuation
-	for _, c := range []string{"def is_even(n):\n    return n % 2 == 0", "def is_even(n):\n    return n % 2 == 1", "return True"} {
-		toks, err := m.Tokenize(m.Info().ReplyDelimiter+c, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conts = append(conts, lm.Continuation{Tokens: toks})
-	}
+	conts := isEvenContinuations(t, m)
 	var w engineWork
 	if together {
 		sc, err := m.Score(prompt, conts)
