@@ -6,9 +6,10 @@
 
 GO        ?= go
 MODEL     ?= smollm2-135m
-# Models the integration tests load: the default instruction-tuned model
-# and the base-model contrast.
-TEST_MODELS ?= smollm2-135m gemma3-270m
+# Models the integration tests load: the default instruction-tuned model,
+# the base-model contrast and the instruction-tuned 0.5B inside the study's
+# size range (the 1.5B stays out: too slow for every test run).
+TEST_MODELS ?= smollm2-135m gemma3-270m qwen2.5-coder-0.5b
 # Sanitized MBPP (CodeRepair); never copied into the repository. The copy
 # beside the repository serves machines without network access; where there
 # is none, FEEDRUN_MBPP stays empty and --mbpp falls back to the copy that
@@ -35,7 +36,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models test test-slurm bench bench-anchor engine-check demo reference-check print-env clean
+.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor engine-check demo reference-check print-env clean
 
 all: build
 
@@ -57,10 +58,31 @@ bin/feedrun: FORCE
 models: build
 	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
+# bubblewrap (bwrap), the OS sandbox CodeRepair runs every program in
+# (docs/methodology.md). As root, Debian's bubblewrap package is installed
+# when bwrap is absent (apt-get update first if the package is not known
+# yet); otherwise it has to be installed already.
+bubblewrap:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "make: CodeRepair's sandbox needs bwrap: install Debian's bubblewrap package (as root, 'make bubblewrap' does)" >&2; exit 2; \
+	  fi; \
+	  echo "make: installing bubblewrap"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }; \
+	}
+
 # All tests, the real-model integration tests included.
-test: models
+test: models bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
+
+# What the tests need beside the models: jinja2, with which a test renders
+# a checkpoint's own chat template as transformers does, to compare it with
+# feedrun's rendering (scripts/render-chat-template.py).
+test-deps:
+	@python3 -c 'import jinja2' 2>/dev/null || python3 -m pip install --quiet 'jinja2==3.1.6'
 
 # The Slurm scale-out end to end on a throwaway one-node cluster: as root,
 # installs Debian's slurm and munge packages when absent, runs its own
@@ -68,6 +90,12 @@ test: models
 # docs/cluster.md).
 test-slurm: build
 	bash scripts/slurm/test.sh
+
+# The HTML report in headless chromium (Debian's package, installed as
+# root when absent): load, filter, click a table cell, a hostile reply
+# shown as text (scripts/test-browser.sh, docs/viewer.md).
+test-browser: deps
+	GO='$(GO)' bash scripts/test-browser.sh
 
 bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
@@ -106,7 +134,7 @@ demo: build
 
 # Every MBPP reference solution against its own tests in the CodeRepair
 # sandbox; rewrites envs/coderepair/REFERENCE_CHECK.md.
-reference-check:
+reference-check: bubblewrap
 	scripts/reference-check.sh $(MBPP)
 
 # The cgo settings above as shell exports, for running `go test` by hand:

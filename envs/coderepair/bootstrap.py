@@ -9,13 +9,17 @@
 #
 # argv: CPU seconds, address-space bytes, file-size bytes, process count,
 # open files, last line of the candidate code, first line of the tests.
-# Progress and verdict go to fd 3 as tab-separated lines, so nothing the
-# code prints can be mistaken for them; "test" lines say which test is
-# running, should a limit end the run, and the last line is the verdict:
-#   test  <test index, from 1>
-#   pass
-#   exit  <exit code>
-#   error <exception name> <builtin 0/1> <message>
+# fd 4 holds the run's nonce, read and closed before any candidate code
+# runs. Progress and verdict go to fd 3 as tab-separated lines that start
+# with the nonce, so nothing the code prints or writes to fd 3 itself can be
+# mistaken for them; "ready" says the bootstrap started, "test" lines say
+# which test is running, should a limit end the run, and the last line is
+# the verdict:
+#   <nonce> ready
+#   <nonce> test  <test index, from 1>
+#   <nonce> pass
+#   <nonce> exit  <exit code>
+#   <nonce> error <exception name> <builtin 0/1> <message>
 import os
 import resource
 import sys
@@ -98,6 +102,13 @@ def _guard(work):
 def _main(argv):
     cpu, mem, fsize, nproc, nofile, code_end, tests_start = (int(a) for a in argv)
     write, exit_now, excepthook = os.write, os._exit, sys.__excepthook__
+    nonce = b""
+    while True:
+        part = os.read(4, 64)
+        if not part:
+            break
+        nonce += part
+    os.close(4)
     for limit, soft, hard in (
         (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_AS, mem, mem),
@@ -133,7 +144,9 @@ def _main(argv):
               if lines[n - 1].strip()]
 
     def verdict(*fields):
-        write(3, ("\t".join(str(f).replace("\t", " ").replace("\n", " ") for f in fields) + "\n").encode())
+        write(3, nonce + ("\t" + "\t".join(str(f).replace("\t", " ").replace("\n", " ") for f in fields) + "\n").encode())
+
+    verdict("ready")
 
     guard = _guard(work)
     ours = guard.internal | {_main.__code__}

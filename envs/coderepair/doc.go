@@ -5,7 +5,9 @@
 //
 // Load reads and validates the MBPP file and hashes it for run manifests.
 // Prompt builds an item's context; ExtractCode takes the code out of a model
-// reply; NormalizeCode decides near repeats.
+// reply, and ReadFunction finds in it, with Python's own parser, the
+// function that is the action (the rest is dropped); NormalizeCode decides
+// near repeats.
 //
 // A Sandbox runs candidate code and the problem's tests in a fresh temporary
 // directory, under a small Python bootstrap that sets CPU, address-space,

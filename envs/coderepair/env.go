@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -16,17 +17,23 @@ import (
 type Environment struct {
 	Dataset *Dataset
 	Sandbox *Sandbox
+
+	readingsMu sync.Mutex
+	readings   map[readingKey]Reading // see ReadFunction
 }
 
 var _ env.Env = (*Environment)(nil)
 
 // Open loads the sanitized MBPP file and starts the sandbox.
-func Open(mbpp string) (*Environment, error) {
+func Open(mbpp string) (*Environment, error) { return OpenWith(mbpp, Config{}) }
+
+// OpenWith is Open with a sandbox of cfg (Config.Unsafe: --unsafe-sandbox).
+func OpenWith(mbpp string, cfg Config) (*Environment, error) {
 	ds, err := Load(mbpp)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := NewSandbox(Config{})
+	sb, err := NewSandbox(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +67,11 @@ func (e *Environment) ExecuteItem(ctx context.Context, it transcript.Item, actio
 	if !ok {
 		return "", nil, fmt.Errorf("coderepair: no problem %s", it.TaskID)
 	}
-	res, err := e.Sandbox.Run(ctx, p, ExtractCode(action))
+	r, err := e.ReadFunction(ctx, p.Function, ExtractCode(action))
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := e.run(ctx, p, r)
 	if err != nil || res.Passed {
 		return res.Observation, nil, err
 	}
@@ -83,26 +94,74 @@ func (e *Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode,
 	if !ok {
 		return nil, fmt.Errorf("coderepair: no task %q", task.ID)
 	}
-	return &episode{p: p, sb: e.Sandbox}, nil
+	return &episode{p: p, env: e}, nil
 }
 
-// Action is the program the sandbox runs: the code extracted from the
-// reply (a fenced block, else the whole reply).
-func (*Environment) Action(reply string) string { return ExtractCode(reply) }
+// Action is the program the sandbox runs of a reply: of the code extracted
+// from it (a fenced block, else the whole reply), the function the
+// problem asks for and the imports above it (ReadFunction). What else the
+// code held is Dropped.
+func (e *Environment) Action(task env.Task, reply string) (env.Reading, error) {
+	want, err := e.wanted(task)
+	if err != nil {
+		return env.Reading{}, err
+	}
+	r, err := e.ReadFunction(context.Background(), want, ExtractCode(reply))
+	return env.Reading{Action: r.Program, Dropped: r.Dropped}, err
+}
+
+// wanted is the name of the function task's tests call; "" for the zero
+// task, whose reading takes the first function.
+func (e *Environment) wanted(task env.Task) (string, error) {
+	if task.ID == "" {
+		return "", nil
+	}
+	p, ok := e.problem(task.ID)
+	if !ok {
+		return "", fmt.Errorf("coderepair: no task %q", task.ID)
+	}
+	return p.Function, nil
+}
+
+// KindNoFunction is the failure of a reply whose code holds no function:
+// nothing is run.
+const KindNoFunction = "no_function"
+
+// run executes a reading against p's tests; a reading with no function
+// fails without running.
+func (e *Environment) run(ctx context.Context, p Problem, r Reading) (Result, error) {
+	if !r.NoFunction() {
+		return e.Sandbox.Run(ctx, p, r.Program)
+	}
+	m := fmt.Sprintf("the reply defines no function (expected def %s(...): and its body), so nothing was run.", p.Function)
+	return Result{
+		Observation: transcript.ObservationPrefix + m,
+		Error:       transcript.StructuredError{Tool: p.Function, Kind: KindNoFunction, Message: m, Expected: testsPass(len(p.Tests))},
+	}, nil
+}
 
 var closedFence = regexp.MustCompile("(?s)```[ \t]*[A-Za-z0-9_+-]*[^\n]*\n(.*?)\n[ \t]*```")
 
-// Closed lists the contents of the fenced blocks a partial reply has
-// closed. Extraction prefers a later Python block to an earlier untagged
-// one, so an untagged block is not strictly final; the ban treats every
-// closed block as final all the same, since a failed program the model has
-// fenced is one it means to run.
-func (*Environment) Closed(partial string) []string {
+// Closed lists the programs (the functions, read as Action reads them) of
+// the fenced blocks a partial reply has closed. Extraction prefers a later
+// Python block to an earlier untagged one, so an untagged block is not
+// strictly final; the ban treats every closed block as final all the
+// same, since a failed program the model has fenced is one it means to
+// run.
+func (e *Environment) Closed(task env.Task, partial string) ([]string, error) {
+	want, err := e.wanted(task)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, m := range closedFence.FindAllStringSubmatch(strings.ReplaceAll(partial, "\r\n", "\n"), -1) {
-		out = append(out, trimBlankLines(m[1]))
+		r, err := e.ReadFunction(context.Background(), want, trimBlankLines(m[1]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Program)
 	}
-	return out
+	return out, nil
 }
 
 func (*Environment) Normalize(action string) (string, bool) { return NormalizeCode(action), true }
@@ -118,18 +177,22 @@ func (*Environment) Pattern(string) (string, string, bool) { return "", "", fals
 func (*Environment) TaskTools(env.Task) []string           { return nil }
 
 // Grammar is a reply that is one Python function definition, optionally
-// after import lines: `def name(...):` and an indented body, with blank
-// lines inside it and at its end, each body line indented by pairs of
-// spaces or by tabs (a small model's stray one-space indent after a blank
-// line is an IndentationError that says nothing about its fix). It does
-// not parse Python; it keeps the reply to code alone, which the sandbox
-// then judges. One optional leading
-// space lets a plain-format reply keep its delimiter.
+// after import lines: `def name(...):` and an indented body, each body
+// line indented by pairs of spaces or by tabs (a small model's stray
+// one-space indent is an IndentationError that says nothing about its
+// fix). A blank line ends the function, and the reply with it: after the
+// last body line come at most two newlines and the end. Small models
+// write a blank line where the function ends and their test calls,
+// prints and numbers begin; a grammar that let them go on could only take
+// those as further indented lines, and the sandbox ran them. It does not
+// parse Python; it keeps the reply to code alone, which the sandbox then
+// judges. One optional leading space lets a plain-format reply keep its
+// delimiter.
 func (*Environment) Grammar() string {
-	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n"+ body
+	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
 header ::= ("import " | "from ") [^\n]+ "\n"+
 name ::= [A-Za-z_] [A-Za-z0-9_]*
-body ::= line ("\n"+ line)* "\n"*
+body ::= line ("\n" line)*
 line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*
 `
 }
@@ -174,14 +237,20 @@ func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.T
 
 type episode struct {
 	p      Problem
-	sb     *Sandbox
+	env    *Environment
 	passed bool
 }
 
 func (e *episode) Messages() []transcript.Message { return Prompt(e.p) }
 
 func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, error) {
-	res, err := e.sb.Run(ctx, e.p, action)
+	// The action is normally read already, and reads as itself; reading
+	// it again keeps a raw reply from running whole.
+	r, err := e.env.ReadFunction(ctx, e.p.Function, action)
+	if err != nil {
+		return env.Outcome{}, err
+	}
+	res, err := e.env.run(ctx, e.p, r)
 	if err != nil {
 		return env.Outcome{}, err
 	}
@@ -198,12 +267,20 @@ func (e *episode) Passed() bool                       { return e.passed }
 func (e *episode) Precondition(string) (string, bool) { return "", false }
 
 // oneFunction reports whether code is imports and one function definition,
-// with nothing else at the top level.
+// with nothing else at the top level and no blank line inside the
+// function (where the grammar ends a reply): the reply a demonstration
+// shows must be one the grammar allows.
 func oneFunction(code string) bool {
 	defs := 0
-	for _, line := range strings.Split(strings.ReplaceAll(code, "\r\n", "\n"), "\n") {
+	blank := false
+	for _, line := range strings.Split(strings.TrimRight(strings.ReplaceAll(code, "\r\n", "\n"), "\n"), "\n") {
 		switch {
-		case strings.TrimSpace(line) == "" || line[0] == ' ' || line[0] == '\t':
+		case strings.TrimSpace(line) == "":
+			blank = defs > 0
+		case line[0] == ' ' || line[0] == '\t':
+			if blank {
+				return false
+			}
 		case strings.HasPrefix(line, "def "):
 			defs++
 		case strings.HasPrefix(line, "import ") || strings.HasPrefix(line, "from "):

@@ -19,6 +19,8 @@ func TestOneFunction(t *testing.T) {
 		"def f(x):\n    return x\nprint(f(1))":             false,
 		"x = 1\ndef f():\n    return x":                    false,
 		"def f():\n    return 1\nimport os":                false,
+		"import math\n\ndef f(x):\n    return x\n":         true,
+		"def f(x):\n    y = x\n\n    return y":             false,
 	} {
 		if got := oneFunction(code); got != want {
 			t.Errorf("oneFunction(%q) = %v, want %v", code, got, want)

@@ -114,35 +114,63 @@ func liveProcesses(t *testing.T) []procStat {
 	return out
 }
 
-// groupMembers lists the live processes whose process group is pgid.
+// groupMembers lists the live processes whose process group is pgid. A
+// zombie runs nothing and is left out: bwrap exits without reaping the
+// sandbox's init, whose PID namespace is empty by the time it is one, and
+// the machine's init reaps it when it gets to it.
 func groupMembers(t *testing.T, pgid int) []int {
 	t.Helper()
 	var pids []int
 	for _, p := range liveProcesses(t) {
-		if len(p.fields) > 2 && p.fields[2] == strconv.Itoa(pgid) {
+		if len(p.fields) > 2 && p.fields[2] == strconv.Itoa(pgid) && p.fields[0] != "Z" {
 			pids = append(pids, p.pid)
 		}
 	}
 	return pids
 }
 
-// assertGroupGone waits briefly for the kernel to finish reaping, then fails
-// if any process of the group, or its leader wherever it went, is still
-// there.
-func assertGroupGone(t *testing.T, pgid int) {
+// assertRunGone waits briefly for the kernel to finish reaping, then fails
+// if any process of the run's group, or its leader wherever it went, or a
+// process working in the run's folder (its interpreter, inside the OS
+// sandbox a member of another PID namespace), is still there.
+func assertRunGone(t *testing.T, raw rawRun) {
 	t.Helper()
 	deadline := time.Now().Add(time.Second)
 	for {
-		left := groupMembers(t, pgid)
-		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pgid))); err == nil && !slices.Contains(left, pgid) {
-			left = append(left, pgid)
+		left := groupMembers(t, raw.pgid)
+		if isLive(raw.pgid) && !slices.Contains(left, raw.pgid) {
+			left = append(left, raw.pgid)
 		}
+		left = append(left, workingIn(t, raw.dir)...)
 		if len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("processes of group %d still running after the run: %v", pgid, left)
+			t.Fatalf("processes of the run (group %d, folder %s) still running after it: %v", raw.pgid, raw.dir, left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// isLive says whether pid is a process that is not a zombie.
+func isLive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// workingIn lists the live processes whose working directory is dir.
+func workingIn(t *testing.T, dir string) []int {
+	t.Helper()
+	var pids []int
+	for _, p := range liveProcesses(t) {
+		cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(p.pid), "cwd"))
+		if err == nil && (cwd == dir || cwd == dir+" (deleted)") && isLive(p.pid) {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids
 }

@@ -192,6 +192,7 @@ var kindPhrases = map[string]string{
 	KindOutput:        "it printed more output than the sandbox allows.",
 	KindEarlyExit:     "it exited before all tests ran.",
 	KindRuntime:       "it stopped with an uncaught exception.",
+	KindNoFunction:    "it defines no function, so nothing was run.",
 }
 
 // Describe writes the runtime's description of a CodeRepair failure from its
@@ -212,6 +213,8 @@ func Describe(e transcript.StructuredError) string {
 		return fmt.Sprintf("The function %s was stopped: %s", e.Tool, what)
 	case e.Argument != "":
 		return fmt.Sprintf("The function %s failed %s: %s", e.Tool, e.Argument, what)
+	case e.Kind == KindNoFunction:
+		return fmt.Sprintf("The reply meant to define %s failed: %s", e.Tool, what)
 	}
 	return fmt.Sprintf("The code defining %s failed before its tests ran: %s", e.Tool, what)
 }

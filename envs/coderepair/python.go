@@ -13,17 +13,29 @@ import (
 	"time"
 )
 
-const probeScript = `import sys
+// probeScript prints the interpreter's path, prefix and version, then the
+// folders its installation lives in, which the OS sandbox mounts.
+const probeScript = `import os, sys
 print(sys.executable)
 print(sys.prefix)
 print("%d.%d.%d" % sys.version_info[:3])
+for d in (sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
+    print(os.path.realpath(d))
 sys.exit(0 if sys.version_info >= (3, 8) else 3)`
+
+// interpreter is what the version probe found out about a python3.
+type interpreter struct {
+	path, prefix, version string
+	dirs                  []string // the prefixes and the executable's folder, resolved
+}
+
+func (i interpreter) String() string { return i.prefix + " " + i.version }
 
 // findPython picks the first python3 that checkPython accepts: the one on
 // PATH, then the system's. The system one matters when running as root: a
 // per-user install such as pyenv's lives under /root, which nobody cannot
 // read.
-func findPython(cred *syscall.Credential) (path, version string, err error) {
+func findPython(cred *syscall.Credential) (interpreter, error) {
 	var candidates []string
 	if p, err := exec.LookPath("python3"); err == nil {
 		candidates = append(candidates, p)
@@ -31,59 +43,61 @@ func findPython(cred *syscall.Credential) (path, version string, err error) {
 	candidates = append(candidates, "/usr/bin/python3", "/usr/local/bin/python3")
 	var problems []string
 	for _, c := range candidates {
-		path, version, err := checkPython(c, cred)
+		in, err := checkPython(c, cred)
 		if err == nil {
-			return path, version, nil
+			return in, nil
 		}
 		problems = append(problems, err.Error())
 	}
-	return "", "", fmt.Errorf("no usable python3 (3.8 or later) found: %s", strings.Join(problems, "; "))
+	return interpreter{}, fmt.Errorf("no usable python3 (3.8 or later) found: %s", strings.Join(problems, "; "))
 }
 
 // checkPython resolves python (a launcher such as a pyenv shim needs the
 // caller's environment for that) and, when runs drop to nobody, checks that
 // nobody gets the same interpreter: an unreadable prefix makes Python fall
 // back to another installation's standard library without failing.
-func checkPython(python string, cred *syscall.Credential) (path, version string, err error) {
+func checkPython(python string, cred *syscall.Credential) (interpreter, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mine, err := probe(ctx, python, os.Environ(), nil)
+	mine, err := probe(exec.CommandContext(ctx, python, "-I", "-c", probeScript), os.Environ())
 	if err != nil {
-		return "", "", err
+		return interpreter{}, err
 	}
 	if cred != nil {
-		theirs, err := probe(ctx, mine[0], []string{}, cred)
+		cmd := exec.CommandContext(ctx, mine.path, "-I", "-c", probeScript)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		theirs, err := probe(cmd, []string{})
 		if err != nil {
-			return "", "", fmt.Errorf("%s: cannot run as nobody (uid %d), which the sandbox switches to under root: %w", mine[0], nobody, err)
+			return interpreter{}, fmt.Errorf("%s: cannot run as nobody (uid %d), which the sandbox switches to under root: %w", mine.path, nobody, err)
 		}
-		if theirs[1] != mine[1] || theirs[2] != mine[2] {
-			return "", "", fmt.Errorf("%s: run as nobody (uid %d) it finds %s %s instead of %s %s: its files are not readable by nobody",
-				mine[0], nobody, theirs[1], theirs[2], mine[1], mine[2])
+		if theirs.String() != mine.String() {
+			return interpreter{}, fmt.Errorf("%s: run as nobody (uid %d) it finds %s instead of %s: its files are not readable by nobody",
+				mine.path, nobody, theirs, mine)
 		}
 	}
-	return mine[0], mine[2], nil
+	return mine, nil
 }
 
-func probe(ctx context.Context, python string, env []string, cred *syscall.Credential) ([]string, error) {
-	cmd := exec.CommandContext(ctx, python, "-I", "-c", probeScript)
+// probe runs cmd, a python3 running probeScript, in env.
+func probe(cmd *exec.Cmd, env []string) (interpreter, error) {
+	python := cmd.Path
 	cmd.Env = env
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) && exitErr.ExitCode() == 3 {
-		return nil, fmt.Errorf("%s: Python 3.8 or later is needed for audit hooks", python)
+		return interpreter{}, fmt.Errorf("%s: Python 3.8 or later is needed for audit hooks", python)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %s", python, err, strings.TrimSpace(stderr.String()))
+		return interpreter{}, fmt.Errorf("%s: %w: %s", python, err, strings.TrimSpace(stderr.String()))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 3 || lines[0] == "" {
-		return nil, fmt.Errorf("%s: unexpected answer to the version probe: %q", python, out)
+	if len(lines) != 7 || lines[0] == "" {
+		return interpreter{}, fmt.Errorf("%s: unexpected answer to the version probe: %q", python, out)
 	}
-	return lines, nil
+	return interpreter{path: lines[0], prefix: lines[1], version: lines[2], dirs: append([]string{lines[1]}, lines[3:]...)}, nil
 }
 
 const compileScript = `import json, sys
@@ -97,31 +111,45 @@ for src in json.load(sys.stdin):
 json.dump(ok, sys.stdout)`
 
 // Compiles reports, for each source, whether Python compiles it. Compiling
-// runs none of the code, so all sources share one interpreter.
+// runs none of the code, so all sources share one interpreter; it is still
+// the model's text an interpreter parses, so it runs in the OS sandbox.
 func (s *Sandbox) Compiles(ctx context.Context, sources []string) ([]bool, error) {
 	if len(sources) == 0 {
 		return nil, nil
 	}
-	in, err := json.Marshal(sources)
-	if err != nil {
+	var ok []bool
+	if err := s.pythonJSON(ctx, compileScript, nil, sources, &ok); err != nil {
 		return nil, fmt.Errorf("compile check: %w", err)
+	}
+	if len(ok) != len(sources) {
+		return nil, fmt.Errorf("compile check: %d answers for %d sources", len(ok), len(sources))
+	}
+	return ok, nil
+}
+
+// pythonJSON runs one of feedrun's own scripts over the model's text (to
+// compile or parse it, never to run it) in the sandbox's interpreter,
+// isolated and inside the OS sandbox, with in as JSON on stdin and its
+// JSON answer decoded into out.
+func (s *Sandbox) pythonJSON(ctx context.Context, script string, args []string, in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.python, "-I", "-c", compileScript)
+	cmd := s.command(ctx, "", append([]string{s.python, "-I", "-c", script}, args...)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	answer, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("compile check: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var ok []bool
-	if err := json.Unmarshal(out, &ok); err != nil || len(ok) != len(sources) {
-		return nil, fmt.Errorf("compile check: unexpected answer %.200q", out)
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("unexpected answer %.200q", answer)
 	}
-	return ok, nil
+	return nil
 }

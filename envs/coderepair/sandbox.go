@@ -3,7 +3,9 @@ package coderepair
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -58,24 +60,32 @@ type Config struct {
 	Python   string // path of python3; empty: the first usable one on PATH, in /usr/bin or /usr/local/bin
 	Limits   Limits // zero: DefaultLimits
 	Parallel int    // concurrent runs in RunMany and Items; 0: runtime.NumCPU()
+	// Unsafe runs programs without the OS sandbox, with the limits, the
+	// unprivileged user and the Python guard alone, which a program can
+	// undo (--unsafe-sandbox, for kernels that give no namespaces).
+	Unsafe bool
 }
 
-// Sandbox runs candidate solutions against a problem's tests.
+// Sandbox runs candidate solutions against a problem's tests: each run is
+// an interpreter inside bubblewrap (see wrap), unless Config.Unsafe.
 type Sandbox struct {
 	python   string
 	version  string
 	limits   Limits
 	parallel int
 	cred     *syscall.Credential
+	bwrap    string   // bubblewrap's path; empty when unsafe
+	runtime  []string // bwrap arguments that mount the interpreter's installation read-only
 }
 
 // nobody is the kernel's overflow uid and gid, the conventional unprivileged
 // identity; looking the name up would pull cgo in through os/user.
 const nobody = 65534
 
-// NewSandbox checks the interpreter and returns a sandbox. When the caller is
-// root, runs drop to nobody, because root ignores RLIMIT_NPROC and file
-// permissions.
+// NewSandbox checks the interpreter and the OS sandbox and returns a
+// sandbox. When the caller is root, runs drop to nobody, because root
+// ignores RLIMIT_NPROC and file permissions, and bubblewrap then runs as
+// nobody too, so that the sandbox's user namespace maps no privileged uid.
 func NewSandbox(cfg Config) (*Sandbox, error) {
 	s := &Sandbox{limits: cfg.Limits, parallel: cfg.Parallel}
 	if s.limits == (Limits{}) {
@@ -87,16 +97,125 @@ func NewSandbox(cfg Config) (*Sandbox, error) {
 	if os.Geteuid() == 0 {
 		s.cred = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
-	var err error
+	var (
+		in  interpreter
+		err error
+	)
 	if cfg.Python == "" {
-		s.python, s.version, err = findPython(s.cred)
+		in, err = findPython(s.cred)
 	} else {
-		s.python, s.version, err = checkPython(cfg.Python, s.cred)
+		in, err = checkPython(cfg.Python, s.cred)
 	}
 	if err != nil {
 		return nil, err
 	}
+	s.python, s.version = in.path, in.version
+	if cfg.Unsafe {
+		return s, nil
+	}
+	if err := s.startOSSandbox(in); err != nil {
+		return nil, fmt.Errorf("CodeRepair refuses to run model-written programs without an OS sandbox: %w "+
+			"(it needs bubblewrap and unprivileged user, network, mount and PID namespaces; --unsafe-sandbox runs them with rlimits and a Python guard alone)", err)
+	}
 	return s, nil
+}
+
+// ErrNoOSSandbox is what NewSandbox's error wraps when the OS sandbox cannot
+// start.
+var ErrNoOSSandbox = errors.New("the OS sandbox cannot start")
+
+// startOSSandbox finds bubblewrap, works out the mounts that show in's
+// installation, and runs the version probe inside the sandbox, which must
+// find the interpreter found outside it.
+func (s *Sandbox) startOSSandbox(in interpreter) error {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return fmt.Errorf("%w: no bwrap on PATH (Debian's bubblewrap package)", ErrNoOSSandbox)
+	}
+	s.bwrap, s.runtime = bwrap, runtimeMounts(in.dirs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	theirs, err := probe(s.command(ctx, "", s.python, "-I", "-c", probeScript), []string{})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoOSSandbox, err)
+	}
+	if theirs.String() != in.String() {
+		return fmt.Errorf("%w: inside it %s finds %s instead of %s", ErrNoOSSandbox, s.python, theirs, in)
+	}
+	return nil
+}
+
+// rootLinks are the top-level folders an interpreter may load from besides
+// /usr; on a merged-/usr system they are links into it.
+var rootLinks = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// runtimeMounts shows /usr and the interpreter's own folders (a pyenv or
+// virtual environment lives elsewhere), read-only, at their own paths, so
+// that tracebacks through the standard library name the paths they name
+// outside.
+func runtimeMounts(dirs []string) []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
+	for _, d := range rootLinks {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				args = append(args, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if d == "/" || d == "/usr" || strings.HasPrefix(d, "/usr/") || seen[d] {
+			continue
+		}
+		seen[d] = true
+		args = append(args, "--ro-bind", d, d)
+	}
+	return args
+}
+
+// command is argv run in the sandbox, with dir (when not empty) its
+// writable work folder at its own path: bwrap in a session of its own, so
+// that nothing in the sandbox has feedrun's terminal. Unsafe, it is argv
+// alone in a process group of its own, as before there was a sandbox.
+// Either way it runs as nobody under root and is killed if feedrun dies.
+func (s *Sandbox) command(ctx context.Context, dir string, argv ...string) *exec.Cmd {
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: s.cred}
+	var cmd *exec.Cmd
+	if s.bwrap == "" {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		attr.Setpgid = true
+	} else {
+		cmd = exec.CommandContext(ctx, s.bwrap, s.wrap(dir, argv)...)
+		attr.Setsid = true
+	}
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// wrap is bubblewrap's command line for argv: new user (the caller's uid,
+// unprivileged), network (loopback only, down), PID, IPC, UTS and cgroup
+// namespaces; a root that is an empty tmpfs holding the runtime read-only,
+// a /proc of the sandbox's own processes, a minimal /dev and dir; then the
+// root and /dev read-only, so that dir is the one writable place.
+// --die-with-parent ends the sandbox when bwrap is killed.
+func (s *Sandbox) wrap(dir string, argv []string) []string {
+	args := []string{"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--cap-drop", "ALL"}
+	args = append(args, s.runtime...)
+	args = append(args, "--proc", "/proc", "--dev", "/dev")
+	if dir != "" {
+		args = append(args, "--bind", dir, dir)
+	} else {
+		dir = "/"
+	}
+	args = append(args, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", dir, "--")
+	return append(args, argv...)
 }
 
 // Python is the interpreter's resolved path.
@@ -239,9 +358,15 @@ type rawRun struct {
 	pgid     int
 	output   []byte
 	overflow bool   // output passed Limits.Output
-	verdict  string // the bootstrap's lines on fd 3
+	verdict  string // the bootstrap's lines on fd 3 that carry the nonce, without it
 	wallKill bool
 	state    *os.ProcessState
+	status   syscall.WaitStatus // the interpreter's, which bwrap passes on as an exit code
+	// innerKill: in the OS sandbox the interpreter died of SIGKILL that
+	// feedrun did not send, which there only the hard CPU limit sends.
+	// bwrap does not wait for the sandbox's init, so the run's CPU time
+	// is not in bwrap's usage and cannot say so.
+	innerKill bool
 }
 
 func (s *Sandbox) run(ctx context.Context, p Problem, code string) (Result, rawRun, error) {
@@ -281,10 +406,17 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 		return raw, fmt.Errorf("sandbox: %w", err)
 	}
 	defer verdictR.Close()
+	nonce, nonceR, err := newNonce()
+	if err != nil {
+		outW.Close()
+		verdictW.Close()
+		return raw, fmt.Errorf("sandbox: %w", err)
+	}
+	defer nonceR.Close()
 
 	lim := s.limits
 	cpu := max(1, int64((lim.CPUTime+time.Second-1)/time.Second))
-	cmd := exec.Command(s.python, "-s", "-B", "-u", "-c", bootstrapSource,
+	cmd := s.command(context.Background(), dir, s.python, "-s", "-B", "-u", "-c", bootstrapSource,
 		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10),
 		strconv.FormatInt(lim.FileSize, 10), strconv.Itoa(lim.Processes),
 		strconv.Itoa(lim.OpenFiles), strconv.Itoa(codeEnd), strconv.Itoa(testsStart))
@@ -295,19 +427,21 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	// repeatable observations. The bootstrap drops the cwd from sys.path.
 	cmd.Env = []string{"PYTHONHASHSEED=0"}
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{verdictW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}
+	cmd.ExtraFiles = []*os.File{verdictW, nonceR}
 	err = cmd.Start()
 	outW.Close()
 	verdictW.Close()
+	nonceR.Close()
 	if err != nil {
-		return raw, fmt.Errorf("sandbox: start %s: %w", s.python, err)
+		return raw, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
 	}
 	raw.pgid = cmd.Process.Pid
-	// The interpreter is killed by pid too, for it can move itself into
-	// another group of the session; forks are refused, so the group holds
-	// nothing else. Once it is reaped its pid may be reused, so no kill
-	// (from a timer or the output reader) may follow.
+	// Unsafe, the interpreter is killed by pid too, for it can move itself
+	// into another group of the session; forks are refused, so the group
+	// holds nothing else. In the OS sandbox the pid is bwrap's, whose death
+	// kills every process of the sandbox's PID namespace. Once it is reaped
+	// its pid may be reused, so no kill (from a timer or the output reader)
+	// may follow.
 	var (
 		killMu sync.Mutex
 		reaped bool
@@ -356,6 +490,11 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	killMu.Unlock()
 	_ = cmd.Wait()
 	raw.state = cmd.ProcessState
+	raw.status, _ = raw.state.Sys().(syscall.WaitStatus)
+	if s.bwrap != "" && !raw.status.Signaled() {
+		raw.status = interpreterStatus(raw.status)
+		raw.innerKill = raw.status.Signaled() && raw.status.Signal() == syscall.SIGKILL
+	}
 
 	// Every writer was in the group just killed; the deadline only guards
 	// against a descendant that escaped it. It too is running time, so that
@@ -367,14 +506,72 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 		_ = verdictR.SetReadDeadline(now)
 	})
 	raw.output = <-outDone
-	raw.verdict = strings.TrimSpace(string(<-verdictDone))
+	verdict, ready := signedLines(<-verdictDone, nonce)
+	raw.verdict = verdict
 	close(read)
 	raw.overflow = overflow.Load()
 	raw.wallKill = wallKill.Load()
 	if err := ctx.Err(); err != nil {
 		return raw, err
 	}
+	if !ready && !raw.overflow && !raw.wallKill {
+		// Nothing of the candidate ran: bwrap or the interpreter failed.
+		return raw, fmt.Errorf("sandbox: %s did not start the bootstrap (%s): %s",
+			cmd.Path, raw.state, strings.TrimSpace(string(raw.output)))
+	}
 	return raw, nil
+}
+
+// newNonce makes the secret that marks the bootstrap's own lines on fd 3,
+// and the pipe it reaches the bootstrap by (fd 4, read and closed before
+// any candidate code runs). A program that writes "pass" to fd 3 and
+// exits cannot know it; see docs/methodology.md for what it does not stop.
+func newNonce() (string, *os.File, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	nonce := hex.EncodeToString(b[:])
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", nil, err
+	}
+	_, err = w.WriteString(nonce)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return "", nil, err
+	}
+	return nonce, r, nil
+}
+
+// signedLines keeps the lines of fd 3 that start with the nonce, without
+// it and without the "ready" line, which it reports.
+func signedLines(data []byte, nonce string) (verdict string, ready bool) {
+	var kept []string
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, nonce+"\t")
+		switch {
+		case !ok:
+		case rest == "ready":
+			ready = true
+		default:
+			kept = append(kept, rest)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n")), ready
+}
+
+// interpreterStatus undoes bwrap's passing on of the interpreter's end:
+// bwrap exits with the interpreter's exit code, or with 128 + the signal
+// that killed it, as a shell reports it. An interpreter that itself exits
+// with 129 to 192 is taken for one killed by that signal; a candidate has no
+// reason to, and either way it fails.
+func interpreterStatus(ws syscall.WaitStatus) syscall.WaitStatus {
+	if ws.Exited() && ws.ExitStatus() > 128 && ws.ExitStatus() <= 128+64 {
+		return syscall.WaitStatus(ws.ExitStatus() - 128)
+	}
+	return ws
 }
 
 // wallTick is how often watchWallTime looks at the clock.
@@ -490,7 +687,7 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 			r.Test, _ = strconv.Atoi(fields[1])
 		}
 	}
-	ws, _ := raw.state.Sys().(syscall.WaitStatus)
+	ws := raw.status
 	output := observationText(raw.output)
 	fail := func(kind, message, shown string) Result {
 		r.Error.Kind, r.Error.Message = kind, message
@@ -505,7 +702,7 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 		m := fmt.Sprintf("the program printed more than %s of output and was stopped.", size(int64(s.limits.Output)))
 		return fail(KindOutput, m, m)
 	case raw.wallKill, ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && ws.Signal() == syscall.SIGKILL && raw.state.UserTime()+raw.state.SystemTime() >= s.limits.CPUTime:
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && (raw.innerKill || raw.state.UserTime()+raw.state.SystemTime() >= s.limits.CPUTime):
 		return fail(KindTimeout, s.timeoutMessage(), "Timeout: "+s.timeoutMessage())
 	case fields[0] == "pass" && ws.Exited() && ws.ExitStatus() == 0:
 		r.Passed, r.Test = true, 0

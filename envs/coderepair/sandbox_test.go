@@ -111,7 +111,7 @@ func TestSandboxHostileCode(t *testing.T) {
 			if elapsed, most := time.Since(start), s.limits.WallTime+2*time.Second; elapsed > most {
 				t.Errorf("run took %s, more than %s", elapsed, most)
 			}
-			assertGroupGone(t, raw.pgid)
+			assertRunGone(t, raw)
 			if _, err := os.Stat(raw.dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("temporary directory %s left behind (stat: %v)", raw.dir, err)
 			}
@@ -188,16 +188,30 @@ func TestSandboxPauseIsNotRunningTime(t *testing.T) {
 	}
 }
 
-// childOf waits for pid to start a sandboxed program and returns its pid.
+// childOf waits for pid to start a sandboxed program and returns the
+// interpreter's pid: a descendant, below bwrap and the sandbox's init.
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		for _, p := range liveProcesses(t) {
-			if len(p.fields) < 2 || p.fields[1] != strconv.Itoa(pid) {
+		procs := liveProcesses(t)
+		below := map[string]bool{strconv.Itoa(pid): true}
+		for grew := true; grew; {
+			grew = false
+			for _, p := range procs {
+				if len(p.fields) > 1 && below[p.fields[1]] && !below[strconv.Itoa(p.pid)] {
+					below[strconv.Itoa(p.pid)], grew = true, true
+				}
+			}
+		}
+		for _, p := range procs {
+			if p.pid == pid || !below[strconv.Itoa(p.pid)] {
 				continue
 			}
-			// The sandbox's interpreter, not the version check before it.
-			if cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "cmdline")); err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) {
+			// The sandbox's interpreter, not the version check before it
+			// nor bwrap, whose command line holds the interpreter's.
+			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "cmdline"))
+			argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+			if err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) && filepath.Base(string(argv0)) != "bwrap" {
 				return p.pid
 			}
 		}
@@ -308,7 +322,7 @@ func TestSandboxStopsOnCancel(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the context's deadline", err)
 	}
-	assertGroupGone(t, raw.pgid)
+	assertRunGone(t, raw)
 }
 
 func TestSandboxIdentity(t *testing.T) {

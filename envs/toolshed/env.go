@@ -86,11 +86,13 @@ func (Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, er
 // Action is the reply without surrounding white space: ToolShed executes
 // the whole reply as one call, so prose around a call is part of what it
 // parses (and a syntax error), as in the study's setting.
-func (Environment) Action(reply string) string { return strings.TrimSpace(reply) }
+func (Environment) Action(_ env.Task, reply string) (env.Reading, error) {
+	return env.Reading{Action: strings.TrimSpace(reply)}, nil
+}
 
 // Closed is empty: free text after a call can always still change what the
 // reply parses as.
-func (Environment) Closed(string) []string { return nil }
+func (Environment) Closed(env.Task, string) ([]string, error) { return nil, nil }
 
 func (Environment) Normalize(action string) (string, bool) { return NormalizeCall(action) }
 

@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // Environment names accepted by --env.
@@ -18,8 +21,8 @@ const (
 
 // openEnv resolves --env: the one place that names the environments; the
 // runners see only env.Env. mbpp is the sanitized MBPP file CodeRepair
-// reads.
-func openEnv(name, mbpp string) (env.Env, error) {
+// reads; unsafeSandbox is --unsafe-sandbox.
+func openEnv(name, mbpp string, unsafeSandbox bool) (env.Env, error) {
 	switch name {
 	case envToolShed:
 		return toolshed.Environment{}, nil
@@ -27,7 +30,7 @@ func openEnv(name, mbpp string) (env.Env, error) {
 		if mbpp == "" {
 			return nil, Usagef("--env coderepair needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)")
 		}
-		e, err := coderepair.Open(mbpp)
+		e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
 		if err != nil {
 			return nil, UsageError{err}
 		}
@@ -37,15 +40,39 @@ func openEnv(name, mbpp string) (env.Env, error) {
 	}
 }
 
-// probeNearRepeat compares a generated reply with a failed action after
-// the environment's normalisation; an action with no normal form (it does
-// not parse) is never a near repeat here, the probe counts exact repeats
-// separately.
-func probeNearRepeat(e env.Env) func(generated, failed string) bool {
-	return func(generated, failed string) bool {
-		g, okG := e.Normalize(e.Action(generated))
-		f, okF := e.Normalize(failed)
-		return okG && okF && g == f
+// unsafeSandboxFlag registers --unsafe-sandbox on a command that can run
+// CodeRepair.
+func unsafeSandboxFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
+}
+
+// recordUnsafeSandbox notes --unsafe-sandbox in a run's manifest config;
+// runs in the OS sandbox, as every run before it, carry no key.
+func recordUnsafeSandbox(config map[string]any, unsafeSandbox bool) {
+	if unsafeSandbox {
+		config["unsafe_sandbox"] = true
+	}
+}
+
+// probeNearRepeat compares a generated reply with an item's failed action
+// after the environment's reading (CodeRepair: the function the problem
+// asks for, of both) and its normalisation; an action with no normal form
+// (it does not parse) is never a near repeat here, the probe counts exact
+// repeats separately.
+func probeNearRepeat(e env.Env) func(it transcript.Item, generated string) (bool, error) {
+	return func(it transcript.Item, generated string) (bool, error) {
+		task := env.Task{ID: it.TaskID}
+		g, err := e.Action(task, generated)
+		if err != nil {
+			return false, err
+		}
+		f, err := e.Action(task, it.FailedAction)
+		if err != nil {
+			return false, err
+		}
+		gn, okG := e.Normalize(g.Action)
+		fn, okF := e.Normalize(f.Action)
+		return okG && okF && gn == fn, nil
 	}
 }
 

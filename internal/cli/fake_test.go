@@ -16,6 +16,7 @@ import (
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // fakeEntry is the registry entry the fake opener reports.
@@ -381,4 +382,63 @@ func TestSweepAndMemoryBuildRunAgainstTheFake(t *testing.T) {
 	if c.opened != 2 {
 		t.Errorf("the commands opened %d models, want one each", c.opened)
 	}
+}
+
+// TestObservationsFlag checks --observations end to end on the fake: tool
+// moves every observation the probe shows into the tool role and is
+// recorded in the manifest; user, the default, leaves contexts and the
+// manifest as before; any other value is a usage error before a model is
+// opened.
+func TestObservationsFlag(t *testing.T) {
+	var roles []string
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return &rolesSeen{Fake: &lm.Fake{Copy: 2}, roles: &roles} }
+	dir := t.TempDir()
+	for _, place := range []string{"user", "tool"} {
+		roles = nil
+		out := filepath.Join(dir, place)
+		c.ok("probe", "--items", "2", "--harness", "verbatim", "--observations", place, "--out", out)
+		var tool, observationsAsUser int
+		for _, r := range roles {
+			switch r {
+			case transcript.RoleTool:
+				tool++
+			case "user-observation":
+				observationsAsUser++
+			}
+		}
+		if place == "tool" && (tool == 0 || observationsAsUser != 0) || place == "user" && (tool != 0 || observationsAsUser == 0) {
+			t.Errorf("--observations %s: %d tool turns, %d observations in user turns", place, tool, observationsAsUser)
+		}
+		m, err := results.ReadManifest(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.Config["observations"], map[string]any{"user": nil, "tool": "tool"}[place]; got != want {
+			t.Errorf("--observations %s: manifest says %v, want %v", place, got, want)
+		}
+	}
+	opened := c.opened
+	code, _, stderr := c.run("probe", "--items", "2", "--observations", "assistant", "--out", filepath.Join(dir, "bad"))
+	if code != ExitUsage || !strings.Contains(stderr, `--observations: observations "assistant": expected user or tool`) || c.opened != opened {
+		t.Errorf("--observations assistant: exit %d, %q, %d models opened; want a usage error before any", code, stderr, c.opened-opened)
+	}
+}
+
+// rolesSeen records the role of every message the fake renders, marking
+// user turns that are observations.
+type rolesSeen struct {
+	*lm.Fake
+	roles *[]string
+}
+
+func (r *rolesSeen) RenderChat(msgs []transcript.Message, gen bool) (string, error) {
+	for _, m := range msgs {
+		role := m.Role
+		if transcript.IsObservation(m) {
+			role = "user-observation"
+		}
+		*r.roles = append(*r.roles, role)
+	}
+	return r.Fake.RenderChat(msgs, gen)
 }

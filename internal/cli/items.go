@@ -26,6 +26,8 @@ type ItemsOptions struct {
 	N      int
 	Seed   uint64
 	Format string
+	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
+	UnsafeSandbox bool
 }
 
 func newItemsCmd(f *Factory) *cobra.Command {
@@ -46,12 +48,13 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	cmd.Flags().StringVar(&opts.Format, "format", "jsonl", "jsonl or table")
+	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "n", 0, unbounded)
 	return cmd
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	env, err := openEnv(opts.Env, opts.MBPP)
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
 	}
 	opts.Model.register(build.Flags())
+	opts.Model.registerObservations(build.Flags())
 	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")

@@ -15,6 +15,7 @@ import (
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // modelFlags are the flags of every command that loads a model.
@@ -26,6 +27,42 @@ type modelFlags struct {
 	// Kept is how many episodes' transcripts the model keeps cached at
 	// once (rollout's --batch); not a flag of its own.
 	Kept int
+	// Observations is --observations, on the commands that render
+	// observations in chats (registerObservations): user, the study's
+	// setting, or tool.
+	Observations string
+}
+
+// registerObservations adds --observations, where observations go in a
+// chat, to a command that renders them.
+func (m *modelFlags) registerObservations(fs *pflag.FlagSet) {
+	fs.StringVar(&m.Observations, "observations", transcript.ObservationsUser, "where observations go in a chat: user (user turns that start \"Observation:\", the study's setting) or tool (the chat format's own tool-result turn); recorded in the manifest")
+}
+
+// recordObservations notes --observations tool in a run's manifest
+// config; runs with user turns, as every run before it, carry no key.
+func recordObservations(config map[string]any, mf modelFlags) {
+	if mf.Observations == transcript.ObservationsTool {
+		config["observations"] = transcript.ObservationsTool
+	}
+}
+
+// withObservations is opener with --observations applied to the model it
+// opens, so that every command renders observations alike, whichever
+// model it runs (the fakes of the tests included). The value is checked
+// before anything is opened.
+func withObservations(opener modelOpener) modelOpener {
+	return func(ctx context.Context, mf modelFlags) (*openedModel, error) {
+		if _, err := lm.WithObservations(nil, mf.Observations); err != nil {
+			return nil, Usagef("--observations: %v", err)
+		}
+		m, err := opener(ctx, mf)
+		if err != nil {
+			return nil, err
+		}
+		m.Model, _ = lm.WithObservations(m.Model, mf.Observations)
+		return m, nil
+	}
 }
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func modelsListRun(opts *ModelsOptions) error {
 		return err
 	}
 	t := tablewriter.NewTable(opts.IO.Out)
-	t.Header("name", "family", "parameters", "quantisation", "tuning", "size", "cached")
+	t.Header("name", "family", "parameters", "quantisation", "tuning", "size", "sources", "cached")
 	for _, m := range reg.Models {
 		tuning := "instruct"
 		if !m.InstructionTuned {
@@ -78,7 +79,11 @@ func modelsListRun(opts *ModelsOptions) error {
 		if m.Name == reg.Default {
 			name += " (default)"
 		}
-		if err := t.Append(name, m.Family, m.Parameters, m.Quantisation, tuning, humanSize(m.Size), strconv.FormatBool(cache.InCache(m))); err != nil {
+		var sources []string
+		for _, s := range m.Sources {
+			sources = append(sources, s.Kind())
+		}
+		if err := t.Append(name, m.Family, m.Parameters, m.Quantisation, tuning, humanSize(m.Size), strings.Join(sources, ", "), strconv.FormatBool(cache.InCache(m))); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,8 @@ type ProbeOptions struct {
 	Lanes     int
 	Launch    laneLauncher // starts lane workers; the Factory's
 	Args      []string     // the command line, for lane workers
+	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
+	UnsafeSandbox bool
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
@@ -59,6 +61,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 		},
 	}
 	opts.Model.register(cmd.Flags())
+	opts.Model.registerObservations(cmd.Flags())
 	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
@@ -70,6 +73,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	cmd.Flags().StringVar(&opts.Shard, "shard", "", shardFlagHelp)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
 	cmd.Flags().IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
+	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "items", 0, unbounded)
 	bound(cmd.Flags(), "lanes", 1, maxLanes)
 	return cmd
@@ -87,7 +91,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	env, err := openEnv(opts.Env, opts.MBPP)
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
 	}
@@ -112,6 +116,8 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		"seed": opts.Seed, "items_file": opts.ItemsFile, "on_policy": opts.OnPolicy, "per_token": opts.PerToken, "context": opts.Model.Context,
 		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
 	}
+	recordUnsafeSandbox(config, opts.UnsafeSandbox)
+	recordObservations(config, opts.Model)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
@@ -189,7 +195,7 @@ func probeLanes(ctx context.Context, opts *ProbeOptions) error {
 	if opts.Shard != "" {
 		return lanesWithShard(opts.Lanes, opts.Shard)
 	}
-	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, func(model, env string) string { return probeFolder(model, env, opts) })
+	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, opts.UnsafeSandbox, func(model, env string) string { return probeFolder(model, env, opts) })
 	if err != nil {
 		return err
 	}
@@ -201,8 +207,8 @@ func probeLanes(ctx context.Context, opts *ProbeOptions) error {
 // laneOut is the run folder lanes merge into: --out, else the command's
 // default folder for the model and environment (checked before any lane
 // starts).
-func laneOut(out string, mf modelFlags, envName, mbpp string, folder func(model, env string) string) (string, error) {
-	e, err := openEnv(envName, mbpp)
+func laneOut(out string, mf modelFlags, envName, mbpp string, unsafeSandbox bool, folder func(model, env string) string) (string, error) {
+	e, err := openEnv(envName, mbpp, unsafeSandbox)
 	if err != nil || out != "" {
 		return out, err
 	}

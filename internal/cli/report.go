@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -25,6 +28,14 @@ type ReportOptions struct {
 	Bootstrap int
 	Seed      uint64
 	Reference string
+	// ModelsFile is the model registry whose sizes scope the study's
+	// figures; "" is the one built in.
+	ModelsFile string
+	// Out is the file the report goes to; "" is stdout.
+	Out  string
+	MBPP string // sanitized MBPP, for the HTML report's CodeRepair item contexts
+	// Contexts makes CodeRepair items again for the HTML report (slow).
+	Contexts bool
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -36,7 +47,11 @@ func newReportCmd(f *Factory) *cobra.Command {
 named, every run folder under --results (default results/) is reported.
 
 --format text (the default) is a compact view that fits the terminal
-(COLUMNS, or the terminal's width); markdown and csv have every column.`,
+(COLUMNS, or the terminal's width); markdown and csv have every column.
+--format html is one self-contained page (no network, no server) with
+the tables, their plots inline and every episode and probe item of the
+folders, with the filters of ` + "`feedrun show`" + `; clicking a figure lists
+the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
@@ -44,12 +59,16 @@ named, every run folder under --results (default results/) is reported.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown or csv")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown, csv or html")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
+	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
 	bound(cmd.Flags(), "bootstrap", 1, unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
+	cmd.Flags().StringVar(&opts.ModelsFile, "models-file", "", "model registry whose sizes decide which rows the study's size-scoped figures stand beside (default: the models.yaml built into feedrun)")
 	return cmd
 }
 
@@ -65,7 +84,17 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		}
 		opts.Dirs = dirs
 	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO)}
+	reg, err := loadRegistry(opts.ModelsFile)
+	if err != nil {
+		return err
+	}
+	// The study's rollout figures are its 0.5B agents': the registry's
+	// sizes keep them beside 0.5B rows only, whatever a model is named.
+	sizes := make(map[string]string, len(reg.Models))
+	for _, m := range reg.Models {
+		sizes[m.Name] = m.Parameters
+	}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO), Sizes: sizes}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -73,7 +102,42 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	default:
 		ro.Reference = opts.Reference
 	}
-	return report.Run(ctx, ro, opts.IO.Out)
+	if opts.Format == report.FormatHTML {
+		d, err := report.Load(opts.Dirs)
+		if err != nil {
+			return err
+		}
+		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+	}
+	if opts.Out == "" {
+		return report.Run(ctx, ro, opts.IO.Out)
+	}
+	var buf bytes.Buffer
+	if err := report.Run(ctx, ro, &buf); err != nil {
+		return err
+	}
+	return writeReplacing(opts.Out, buf.Bytes())
+}
+
+// writeReplacing writes data to path through a temporary file beside it,
+// so that a reader never sees half a report where the last one was.
+func writeReplacing(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // defaultWidth bounds the text report when neither COLUMNS nor a terminal
@@ -84,13 +148,29 @@ const defaultWidth = 160
 // and a user can set it), else the width of the terminal stdout is, else
 // defaultWidth.
 func terminalWidth(io *iostreams.IOStreams) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+	return terminalSize(io, "COLUMNS", false, defaultWidth)
+}
+
+// terminalHeight is LINES when set, else the height of the terminal
+// stdout is; a stdout whose height is unknown pages nothing.
+func terminalHeight(io *iostreams.IOStreams) int {
+	return terminalSize(io, "LINES", true, int(^uint(0)>>1))
+}
+
+// terminalSize is the environment variable env when it holds a positive
+// number, else the terminal's width (height: its height) when stdout is
+// one, else fallback.
+func terminalSize(io *iostreams.IOStreams, env string, height bool, fallback int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
 		return n
 	}
 	if f, ok := io.Out.(*os.File); ok {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+		if w, h, err := term.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {
+			if height {
+				return h
+			}
 			return w
 		}
 	}
-	return defaultWidth
+	return fallback
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,4 +50,39 @@ func TestReportWithoutFolders(t *testing.T) {
 			t.Errorf("report of %s:\n%s", root, out.String())
 		}
 	})
+}
+
+// The committed SmolLM2 and Gemma rollouts are 135M and 270M runs: with
+// the built-in registry and reference, none of the study's 0.5B rollout
+// figures stands beside their rows, while the probe figures still do.
+func TestReportStudyRolloutFiguresNotBesideSmallModels(t *testing.T) {
+	var dirs []string
+	for _, name := range []string{"rollout-smollm2-135m-toolshed-grammar", "rollout-gemma3-270m-toolshed", "probe-smollm2-135m-toolshed-seed1"} {
+		dirs = append(dirs, filepath.Join("..", "..", "results", name))
+	}
+	io, _, _ := iostreams.Test(false)
+	var out strings.Builder
+	io.Out = &out
+	if err := reportRun(context.Background(), &ReportOptions{IO: io, Dirs: dirs, Format: "csv", Bootstrap: 20, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollouts, probeStudy := 0, 0
+	for _, r := range recs[1:] {
+		switch {
+		case r[0] == "rollouts":
+			rollouts++
+			if r[9] != "" {
+				t.Errorf("%s %s %s %s: study %q beside a 135M/270M rollout row", r[1], r[2], r[3], r[4], r[9])
+			}
+		case r[9] != "":
+			probeStudy++
+		}
+	}
+	if rollouts == 0 || probeStudy == 0 {
+		t.Errorf("%d rollout lines, %d probe lines with a study figure: want both > 0", rollouts, probeStudy)
+	}
 }

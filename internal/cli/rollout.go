@@ -27,6 +27,7 @@ type RolloutOptions struct {
 	Model         modelFlags
 	Env           string
 	MBPP          string
+	UnsafeSandbox bool // --unsafe-sandbox (CodeRepair without the OS sandbox)
 	Harness       string
 	Tasks         int
 	Seeds         int
@@ -113,8 +114,10 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	}
 	fl := cmd.Flags()
 	opts.Model.register(fl)
+	opts.Model.registerObservations(fl)
 	fl.StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
 	fl.StringVar(&opts.Harness, "harness", "verbatim", "comma-separated harnesses, or all")
 	fl.IntVar(&opts.Tasks, "tasks", 10, "number of tasks (0: all)")
 	fl.IntVar(&opts.Seeds, "seeds", 1, "episodes per task (seeds 1..K)")
@@ -156,7 +159,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	env, err := openEnv(opts.Env, opts.MBPP)
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
 	}
@@ -227,6 +230,8 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
 		"decode": opts.Decode, "max_tokens": env.MaxTokens(), "shots": opts.Shots, "demonstrations": demoIDs(demos), "split": opts.Split,
 	}
+	recordUnsafeSandbox(config, opts.UnsafeSandbox)
+	recordObservations(config, opts.Model)
 	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	if err := results.Resume(out, man); err != nil {
 		return err
@@ -255,7 +260,7 @@ func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
 	if opts.Shard != "" {
 		return lanesWithShard(opts.Lanes, opts.Shard)
 	}
-	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, rolloutFolder)
+	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, opts.UnsafeSandbox, rolloutFolder)
 	if err != nil {
 		return err
 	}

@@ -66,9 +66,9 @@ func (f *Factory) laneLauncher() laneLauncher {
 // modelOpener is the factory's model opener.
 func (f *Factory) modelOpener() modelOpener {
 	if f.openModel == nil {
-		return openLlama
+		return withObservations(openLlama)
 	}
-	return f.openModel
+	return withObservations(f.openModel)
 }
 
 const rootHelp = `feedrun measures whether recording a failed tool call in a small language
@@ -112,6 +112,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newItemsCmd(f),
 		newProbeCmd(f),
 		newReportCmd(f),
+		newShowCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),

@@ -36,6 +36,15 @@ type Outcome struct {
 	Finished    bool                        // the episode is over by the environment's rules
 }
 
+// Reading is what an environment makes of one reply.
+type Reading struct {
+	Action string // what it executes
+	// Dropped is the text of the reply it does not execute, kept so that
+	// what was left out can be audited ("" when nothing was, or when the
+	// environment executes the whole reply).
+	Dropped string
+}
+
 // Episode is one attempt at a task on a fresh copy of its state.
 type Episode interface {
 	// Messages is the initial context: system prompt and task.
@@ -87,15 +96,18 @@ type Env interface {
 	// Tasks are the rollout tasks, in a fixed order.
 	Tasks() []Task
 	NewEpisode(ctx context.Context, task Task) (Episode, error)
-	// Action is what the environment executes of a model's reply: the call
-	// (ToolShed), the program (CodeRepair). Repeats, loops, bans, scrub and
-	// memory all act on it.
-	Action(reply string) string
-	// Closed lists the actions a partial reply has already fixed, which no
-	// continuation can change (CodeRepair: a closed code fence). The
-	// decoder's ban uses it to refuse a failed action before it is
-	// complete instead of after, when nothing could undo it.
-	Closed(partial string) []string
+	// Action reads a model's reply to task: what the environment executes
+	// of it, the call (ToolShed), the function (CodeRepair), and what it
+	// leaves out. Repeats, loops, bans, scrub and memory all act on the
+	// action. The error is for a failure of the reading itself (CodeRepair
+	// parses with the sandbox's python), never for a bad reply.
+	Action(task Task, reply string) (Reading, error)
+	// Closed lists the actions a partial reply to task has already fixed,
+	// which no continuation can change (CodeRepair: the function in a
+	// closed code fence). The decoder's ban uses it to refuse a failed
+	// action before it is complete instead of after, when nothing could
+	// undo it.
+	Closed(task Task, partial string) ([]string, error)
 	// Normalize gives the near-repeat form of an action; ok is false when
 	// the action has none (it does not parse).
 	Normalize(action string) (string, bool)

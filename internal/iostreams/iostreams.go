@@ -25,6 +25,7 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	errTTY bool
+	outTTY bool
 	Quiet  bool
 }
 
@@ -34,8 +35,16 @@ func System() *IOStreams {
 		Out:    os.Stdout,
 		ErrOut: os.Stderr,
 		errTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		outTTY: term.IsTerminal(int(os.Stdout.Fd())),
 	}
 }
+
+// IsStdoutTTY says whether Out is a terminal: colour and a pager are for a
+// reader there, never for a pipe or a file.
+func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
+
+// SetStdoutTTY makes Out pose as a terminal or not, for tests.
+func (s *IOStreams) SetStdoutTTY(tty bool) { s.outTTY = tty }
 
 // Test returns in-memory streams for tests, with stderr posing as a
 // terminal when tty is true.

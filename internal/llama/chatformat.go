@@ -1,7 +1,10 @@
 package llama
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -23,10 +26,23 @@ import (
 //   - Qwen3 is run non-thinking: with enable_thinking false its template
 //     writes an empty think block after the generation prompt, or before a
 //     final assistant reply that follows the last user turn.
+//
+// A tool-result turn (transcript.RoleTool, for --observations tool) is
+// written as the family's template writes one:
+//
+//   - Qwen2.5 puts tool results in a user turn, each between
+//     <tool_response> lines, consecutive ones in one turn;
+//   - Llama 3.x writes an ipython turn whose content is the result as a
+//     JSON string (its template applies tojson to any iterable, a string
+//     included);
+//   - any other template gets the role as it is (SmolLM2's ChatML writes
+//     <|im_start|>tool), and the plain format keeps observations in user
+//     turns, having no turn for tools.
 type chatFixes struct {
 	defaultSystem string // "" when the template has none
 	llama3Header  string // "" unless the template is Llama 3.x's
 	emptyThink    bool
+	toolResponse  bool // tool results go in <tool_response> blocks of a user turn
 }
 
 // Default system messages, as the templates spell them.
@@ -56,15 +72,60 @@ func chatFixesFor(tmpl string) chatFixes {
 		f.llama3Header = "Cutting Knowledge Date: December 2023\nToday Date: " + date + "\n\n"
 	}
 	f.emptyThink = strings.Contains(tmpl, "enable_thinking") && strings.Contains(tmpl, "<think>")
+	f.toolResponse = strings.Contains(tmpl, "<tool_response>")
 	return f
 }
 
 // messages is msgs as llama.cpp should render them.
-func (f chatFixes) messages(msgs []transcript.Message) []transcript.Message {
-	if f.defaultSystem == "" || len(msgs) > 0 && msgs[0].Role == transcript.RoleSystem {
-		return msgs
+func (f chatFixes) messages(msgs []transcript.Message) ([]transcript.Message, error) {
+	msgs, err := f.toolTurns(msgs)
+	if err != nil {
+		return nil, err
 	}
-	return append([]transcript.Message{{Role: transcript.RoleSystem, Content: f.defaultSystem}}, msgs...)
+	if f.defaultSystem == "" || len(msgs) > 0 && msgs[0].Role == transcript.RoleSystem {
+		return msgs, nil
+	}
+	return append([]transcript.Message{{Role: transcript.RoleSystem, Content: f.defaultSystem}}, msgs...), nil
+}
+
+// toolTurns writes tool-result messages as the template would (see
+// chatFixes).
+func (f chatFixes) toolTurns(msgs []transcript.Message) ([]transcript.Message, error) {
+	if !slices.ContainsFunc(msgs, func(m transcript.Message) bool { return m.Role == transcript.RoleTool }) {
+		return msgs, nil
+	}
+	var out []transcript.Message
+	for i, m := range msgs {
+		if m.Role != transcript.RoleTool {
+			out = append(out, m)
+			continue
+		}
+		switch {
+		case f.toolResponse && f.emptyThink:
+			// Qwen3's template also moves its think block by where the last
+			// real user query is, which a tool result is not; rendering that
+			// is not done, rather than done wrong.
+			return nil, fmt.Errorf("render chat: message %d: tool turns are not supported for a thinking template (Qwen3)", i)
+		case f.toolResponse:
+			block := "<tool_response>\n" + m.Content + "\n</tool_response>"
+			if i > 0 && msgs[i-1].Role == transcript.RoleTool {
+				out[len(out)-1].Content += "\n" + block
+			} else {
+				out = append(out, transcript.Message{Role: transcript.RoleUser, Content: block})
+			}
+		case f.llama3Header != "":
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(m.Content); err != nil {
+				return nil, err
+			}
+			out = append(out, transcript.Message{Role: "ipython", Content: strings.TrimSuffix(b.String(), "\n")})
+		default:
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // llama3System is how Llama 3 opens a system turn, in llama.cpp's output

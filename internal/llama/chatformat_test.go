@@ -3,6 +3,7 @@ package llama
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,55 @@ func TestAttentionKernelIsRecorded(t *testing.T) {
 	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 1})
 	if got := m.Attention(); got != "flash attention enabled" {
 		t.Errorf("attention %q, want flash attention enabled (the context forces it on)", got)
+	}
+}
+
+// TestToolTurnsAreTheTemplates renders observations in the tool role
+// (--observations tool) on tiny models that carry each family's real
+// template, and compares with the template itself rendered as transformers
+// does: Qwen2.5's <tool_response> blocks in one user turn, Llama 3.x's
+// ipython turns holding JSON strings, SmolLM2's plain ChatML tool turns.
+// Qwen3's thinking template is refused, and the plain format keeps
+// observations in user turns.
+func TestToolTurnsAreTheTemplates(t *testing.T) {
+	one := transcript.ObservationsAsTool(feedrunChat)
+	two := append(slices.Clone(one), transcript.Message{Role: transcript.RoleTool, Content: `Observation: <b>"quoted" & more</b>`})
+	for _, fam := range []struct {
+		template string
+		vocab    gguf.TinyVocab
+	}{
+		{"qwen2.5-instruct.jinja", qwenVocab},
+		{"llama-3.2-instruct.jinja", llama3Vocab},
+		{"smollm2-instruct.jinja", smolVocab},
+	} {
+		t.Run(fam.template, func(t *testing.T) {
+			tmpl, err := os.ReadFile(filepath.Join("testdata", "chat", fam.template))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vocab := fam.vocab
+			m := tinyModel(t, gguf.TinyOptions{Seed: 1, Name: fam.template, ChatTemplate: string(tmpl), Vocab: &vocab}, Options{Threads: 1})
+			for _, msgs := range [][]transcript.Message{one, two} {
+				got, err := m.RenderChat(msgs, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := renderWithJinja(t, string(tmpl), msgs, true); got != want {
+					t.Errorf("feedrun renders\n%q\nthe template renders\n%q", got, want)
+				}
+			}
+		})
+	}
+	tmpl, err := os.ReadFile(filepath.Join("testdata", "chat", "qwen3.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := qwen3Vocab
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1, Name: "qwen3", ChatTemplate: string(tmpl), Vocab: &vocab}, Options{Threads: 1})
+	if _, err := m.RenderChat(one, true); err == nil || !strings.Contains(err.Error(), "message 3: tool turns are not supported for a thinking template") {
+		t.Errorf("Qwen3 with a tool turn: %v, want it refused", err)
+	}
+	if got, want := RenderPlain(one, true), RenderPlain(feedrunChat, true); got != want {
+		t.Errorf("plain format with tool turns:\n%q\nwant the user turns\n%q", got, want)
 	}
 }

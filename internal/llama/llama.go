@@ -424,11 +424,12 @@ func (m *Model) detokenize(tokens []lm.Token) string {
 	}
 }
 
-// IsEndOfTurn reports whether t ends a generation.
+// IsEndOfTurn reports whether t ends a generation: an end-of-generation
+// token, or any other control token (see choose).
 func (m *Model) IsEndOfTurn(t lm.Token) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.model != nil && bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t)))
+	return m.model != nil && m.endsReply(t)
 }
 
 // PlainTemplate names the fallback chat format used when a GGUF carries no
@@ -474,11 +475,21 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	if m.model == nil {
 		return "", lm.ErrClosed
 	}
+	for i, msg := range msgs {
+		switch msg.Role {
+		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant, transcript.RoleTool:
+		default:
+			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user, assistant or tool", i, msg.Role)
+		}
+	}
 	if m.tmpl == nil {
 		return RenderPlain(msgs, addGenerationPrompt), nil
 	}
 	given := msgs
-	msgs = m.fixes.messages(msgs)
+	msgs, err := m.fixes.messages(msgs)
+	if err != nil {
+		return "", err
+	}
 	n := len(msgs)
 	roles := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
 	contents := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
@@ -486,16 +497,6 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	defer C.free(contents)
 	rs := unsafe.Slice((**C.char)(roles), max(n, 1))
 	cs := unsafe.Slice((**C.char)(contents), max(n, 1))
-	// Roles are checked before any C string is made, so that an invalid
-	// one returns without leaving strings behind.
-	for i, msg := range msgs {
-		switch msg.Role {
-		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
-		default:
-			// i counts a default system message chatFixes put first.
-			return "", fmt.Errorf("render chat: message %d: role %q: expected system, user or assistant", i-(len(msgs)-len(given)), msg.Role)
-		}
-	}
 	total := 0
 	for i, msg := range msgs {
 		rs[i] = C.CString(msg.Role)
@@ -540,6 +541,11 @@ const plainReplyDelimiter = " "
 func RenderPlain(msgs []transcript.Message, addGenerationPrompt bool) string {
 	var b strings.Builder
 	for _, msg := range msgs {
+		// The plain format has no turn for tools: observations stay the
+		// user turns they are in the study's setting.
+		if msg.Role == transcript.RoleTool {
+			msg.Role = transcript.RoleUser
+		}
 		b.WriteString(msg.Role)
 		b.WriteString(":" + plainReplyDelimiter)
 		b.WriteString(msg.Content)
@@ -1020,7 +1026,7 @@ func (m *Model) choose(st *genState, b int) {
 	logits := m.logits(b)
 
 	gen := st.out.Tokens
-	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.isEOG, TurnEnd: m.turnEnd()}
+	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.endsReply, TurnEnd: m.turnEnd()}
 	// A token the grammar rejects, or that would leave a banned action, is
 	// left out and the choice made again; that is rare, so it costs nothing
 	// otherwise. Under greedy decoding the token so chosen is the one full
@@ -1052,6 +1058,15 @@ func (m *Model) choose(st *genState, b int) {
 			allowed = m.grammarMask(st.grammar)
 			continue
 		}
+		// A control token that does not end generation (Qwen's
+		// <|im_start|>, a tokenizer's <|endoftext|> where EOT is another)
+		// is no text of a reply: free, the model writing one has ended its
+		// turn and goes on to open the next; under a grammar, which would
+		// take its text for characters of a call, it is left out.
+		if st.grammar != nil && m.isControl(next) && !m.isEOG(next) {
+			exclude(next)
+			continue
+		}
 		if ban.Forbids(gen, next) {
 			exclude(next)
 			continue
@@ -1062,7 +1077,7 @@ func (m *Model) choose(st *genState, b int) {
 		m.backtrack(st)
 		return
 	}
-	if next < 0 || m.isEOG(next) {
+	if next < 0 || m.endsReply(next) {
 		m.stop(st, lm.StopEndOfTurn)
 		return
 	}
@@ -1208,6 +1223,14 @@ func (m *Model) pick(st *genState, logits []float32, masked func(lm.Token) bool)
 }
 
 func (m *Model) isEOG(t lm.Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
+
+func (m *Model) isControl(t lm.Token) bool {
+	return bool(C.llama_vocab_is_control(m.vocab, C.llama_token(t)))
+}
+
+// endsReply: a free reply ends at an end-of-generation token and at any
+// other control token, which no reply carries as text.
+func (m *Model) endsReply(t lm.Token) bool { return m.isEOG(t) || m.isControl(t) }
 
 // stop ends a sequence and sets its text.
 func (m *Model) stop(st *genState, reason string) {

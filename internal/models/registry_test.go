@@ -194,6 +194,7 @@ func TestShippedRegistry(t *testing.T) {
 		"smollm2-135m": "SmolLM2", "smollm2-135m-q8": "SmolLM2", "smollm2-360m": "SmolLM2",
 		"qwen2.5-0.5b": "Qwen2.5", "qwen3-0.6b": "Qwen3", "llama3.2-1b": "Llama-3.2",
 		"qwen3-1.7b": "Qwen3", "gemma3-270m": "Gemma 3",
+		"qwen2.5-coder-0.5b": "Qwen2.5-Coder", "qwen2.5-coder-1.5b": "Qwen2.5-Coder",
 	}
 	if len(r.Models) != len(families) {
 		t.Fatalf("models %v, want %d", r.Names(), len(families))
@@ -209,11 +210,28 @@ func TestShippedRegistry(t *testing.T) {
 			t.Errorf("model %q has no sha256", m.Name)
 		}
 	}
-	for _, name := range []string{"smollm2-135m", "gemma3-270m"} {
+	for _, name := range []string{"smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"} {
 		m, err := r.Lookup(name)
 		ok(t, err)
 		if m.Sources[0].PyPI == nil || m.Sources[len(m.Sources)-1].HuggingFace == nil {
 			t.Errorf("model %q: sources %v, want pypi first and a Hugging Face fallback", name, m.Sources)
+		}
+	}
+	// The Coder checkpoints come in parts that are trusted only through
+	// their recorded sums: every part must have one, and the parts must add
+	// up to the file.
+	for _, name := range []string{"qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"} {
+		m, err := r.Lookup(name)
+		ok(t, err)
+		var total int64
+		for i, p := range m.Sources[0].PyPI {
+			if p.Size == 0 || p.SHA256 == "" {
+				t.Errorf("model %q: part %d records no size or sha256", name, i+1)
+			}
+			total += p.Size
+		}
+		if total != m.Size {
+			t.Errorf("model %q: parts add up to %d bytes, the file has %d", name, total, m.Size)
 		}
 	}
 }

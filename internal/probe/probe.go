@@ -26,10 +26,11 @@ import (
 // Options configure a Prober.
 type Options struct {
 	Harnesses []harness.Name
-	// NearRepeat reports whether a generated reply repeats the failed
-	// action after the environment's normalisation (keyword order and
-	// spacing for calls; comments and blank lines for code).
-	NearRepeat func(generated, failed string) bool
+	// NearRepeat reports whether a reply generated for it repeats its
+	// failed action after the environment's normalisation (keyword order
+	// and spacing for calls; comments and blank lines for code); the error
+	// is for a failure of the environment's reading, not of the reply.
+	NearRepeat func(it transcript.Item, generated string) (bool, error)
 	// ExtraTokens is how many tokens greedy decoding may run past the
 	// failed action's length; 0 means 8, enough to see a repeat end its
 	// turn or a near repeat differ only in spacing.
@@ -93,7 +94,7 @@ func New(model lm.Model, opts Options) *Prober {
 		opts.ExtraTokens = 8
 	}
 	if opts.NearRepeat == nil {
-		opts.NearRepeat = func(g, f string) bool { return g == f }
+		opts.NearRepeat = func(it transcript.Item, g string) (bool, error) { return g == it.FailedAction, nil }
 	}
 	return &Prober{model: model, opts: opts}
 }
@@ -229,7 +230,10 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 		// format's delimiter (a leading space indents a whole function),
 		// and an exact repeat is always a near one, even of a call the
 		// normaliser cannot parse.
-		near := p.opts.NearRepeat(strings.TrimPrefix(g.post.Text, delim), it.FailedAction)
+		near, err := p.opts.NearRepeat(it, strings.TrimPrefix(g.post.Text, delim))
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %s, harness %s: %w", it.ID, h, err)
+		}
 		row.NearRepeatPost = row.GreedyRepeatPost || near
 		row.GreedyReplyPre, row.GreedyReplyPost = g.pre.Text, g.post.Text
 		rows = append(rows, row)

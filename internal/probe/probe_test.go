@@ -211,9 +211,9 @@ func TestNearRepeatSeesTheReplyWithoutItsDelimiter(t *testing.T) {
 		var seen []string
 		p := New(&lm.Fake{Copy: 50, ReplyDelimiter: delim}, Options{
 			Harnesses: []harness.Name{harness.Verbatim},
-			NearRepeat: func(generated, failed string) bool {
+			NearRepeat: func(_ transcript.Item, generated string) (bool, error) {
 				seen = append(seen, generated)
-				return false
+				return false, nil
 			},
 		})
 		exact := 0

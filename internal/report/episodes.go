@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
@@ -42,6 +43,76 @@ type Episode struct {
 	// Decode is the run's decoding, from its manifest ("free" for runs
 	// made before grammar decoding existed).
 	Decode string
+	// Run is the run folder the episode was read from.
+	Run string
+
+	// From rollout_steps.csv, when the run has it (Stepped): the steps
+	// that failed, whether the episode ended with a finish call made
+	// right after a failed step (it gave up on the failure), and the
+	// steps themselves in order, for the viewers (the tables never read
+	// their text).
+	Stepped     bool
+	FailedSteps int
+	GaveUp      bool
+	Transcript  []Step
+}
+
+// StepsFile is the rollouts' per-step table inside a run folder: the
+// tables read from it only which steps failed and how an episode ended;
+// the viewers show the steps.
+var StepsFile = results.RolloutSteps.Name
+
+// step is one row of rollout_steps.csv with the episode it belongs to.
+type step struct {
+	key string // the episode's model, env, harness, task and seed
+	Step
+}
+
+func parseStep(r *rowReader) (step, error) {
+	key := results.Key(r.text("model"), r.text("env"), r.text("harness"), r.text("task"), r.cell("seed"))
+	s, err := parseTranscriptStep(r)
+	return step{key, s}, err
+}
+
+// isFinishCall says whether an action is ToolShed's finish call: the
+// action that ends an episode by the agent's choice. CodeRepair has none
+// (an episode ends when the tests pass), so none of its steps is one.
+func isFinishCall(action string) bool {
+	return strings.HasPrefix(strings.TrimSpace(action), "finish(")
+}
+
+// addSteps gives each episode of one run its failed steps and whether it
+// gave up, from the run's steps. An episode whose steps do not match its
+// step count is an error: the two tables of the run disagree.
+func addSteps(path string, episodes []Episode, locs []location) error {
+	steps, _, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
+	if err != nil {
+		return err
+	}
+	byEpisode := map[string][]step{}
+	for _, s := range steps {
+		byEpisode[s.key] = append(byEpisode[s.key], s)
+	}
+	for i := range episodes {
+		e := &episodes[i]
+		key := results.Key(e.Model, e.Env, string(e.Harness), e.Task, strconv.FormatUint(e.Seed, 10))
+		ss := byEpisode[key]
+		if len(ss) != e.Steps {
+			return fmt.Errorf("%s: episode %s has %d steps in %s, expected the %d its row says", locs[i], key, len(ss), path, e.Steps)
+		}
+		slices.SortFunc(ss, func(a, b step) int { return cmp.Compare(a.Step.Step, b.Step.Step) })
+		e.Transcript = make([]Step, len(ss))
+		for j, s := range ss {
+			if s.Failed {
+				e.FailedSteps++
+			}
+			e.Transcript[j] = s.Step
+		}
+		n := len(ss)
+		e.Stepped = true
+		e.GaveUp = e.Finished && n >= 2 && isFinishCall(ss[n-1].Action) && ss[n-2].Failed
+	}
+	return nil
 }
 
 // readEpisodes reads one rollout_episodes.csv and says where each episode

@@ -51,6 +51,14 @@ type Item struct {
 	GreedyRepeatPre, GreedyRepeatPost bool    // greedy decode equals a× token for token
 	NearRepeatPost                    bool    // greedy decode equals a× after normalising
 	Banned                            bool
+
+	// FailureKind is how the item's action fails; GreedyReplyPre and
+	// GreedyReplyPost are the greedy replies before the failure and after
+	// it, for a reader ("" in runs made before they were kept).
+	FailureKind                     string
+	GreedyReplyPre, GreedyReplyPost string
+	// Run is the run folder the item was read from.
+	Run string
 }
 
 // RunInfo is one run folder and its manifest, for the report's provenance
@@ -167,6 +175,9 @@ func (l *loader) read(dir string) error {
 				items[i].Env += onPolicySuffix
 			}
 		}
+		for i := range items {
+			items[i].Run = dir
+		}
 		run.Items = len(items)
 		l.data.Items = append(l.data.Items, items...)
 		l.itemLocs = append(l.itemLocs, locs...)
@@ -175,6 +186,11 @@ func (l *loader) read(dir string) error {
 		episodes, locs, err := readEpisodes(episodesPath)
 		if err != nil {
 			return err
+		}
+		if stepsPath := filepath.Join(dir, StepsFile); present(stepsPath) {
+			if err := addSteps(stepsPath, episodes, locs); err != nil {
+				return err
+			}
 		}
 		// The rollout records instruction_tuned for its one model.
 		tuned, said, err := manifestBool(dir, manifest, "instruction_tuned")
@@ -197,6 +213,7 @@ func (l *loader) read(dir string) error {
 			if episodes[i].Decode = decode; decode != "free" {
 				episodes[i].Env += " (" + decode + ")"
 			}
+			episodes[i].Run = dir
 			l.tunedFrom = append(l.tunedFrom, from)
 		}
 		run.Episodes = len(episodes)
@@ -360,6 +377,10 @@ func parseItem(r *rowReader) (Item, error) {
 	it.GreedyRepeatPre = r.bool("greedy_repeat_pre")
 	it.GreedyRepeatPost = r.bool("greedy_repeat_post")
 	it.NearRepeatPost = r.bool("near_repeat_post")
+	it.FailureKind = r.cell("failure_kind")
+	if r.has("greedy_reply_pre") {
+		it.GreedyReplyPre, it.GreedyReplyPost = r.cell("greedy_reply_pre"), r.cell("greedy_reply_post")
+	}
 	return it, r.err
 }
 

@@ -43,44 +43,78 @@ func WritePlots(dir string, tables []Table) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plots: %w", err)
 	}
-	inv, dec, cmp := findTable(tables, InversionTable), findTable(tables, DecompositionTable), findTable(tables, HarnessTable)
-	forest, h, err := gainForest(inv)
+	plots, err := drawPlots(tables)
 	if err != nil {
 		return err
 	}
-	if err := save(dir, GainForestPlot, 7*vg.Inch, h, forest.Draw); err != nil {
-		return err
+	for _, p := range plots {
+		for ext, data := range map[string][]byte{".png": p.png, ".svg": p.svg} {
+			if err := os.WriteFile(filepath.Join(dir, p.name+ext), data, 0o644); err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// drawnPlot is one plot drawn twice, and the table it draws.
+type drawnPlot struct {
+	name, table string
+	png, svg    []byte
+}
+
+// drawPlots draws the five plots of WritePlots, in memory: the HTML report
+// carries them inline.
+func drawPlots(tables []Table) ([]drawnPlot, error) {
+	inv, dec, cmp := findTable(tables, InversionTable), findTable(tables, DecompositionTable), findTable(tables, HarnessTable)
+	var out []drawnPlot
+	add := func(table string) func(drawnPlot, error) error {
+		return func(p drawnPlot, err error) error {
+			p.table = table
+			out = append(out, p)
+			return err
+		}
+	}
+	forest, h, err := gainForest(inv)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(InversionTable)(draw2(GainForestPlot, 7*vg.Inch, h, forest.Draw)); err != nil {
+		return nil, err
 	}
 	decomp, err := decompositionBars(dec)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := save(dir, DecompositionPlot, 7*vg.Inch, 4.5*vg.Inch, decomp.Draw); err != nil {
-		return err
+	if err := add(DecompositionTable)(draw2(DecompositionPlot, 7*vg.Inch, 4.5*vg.Inch, decomp.Draw)); err != nil {
+		return nil, err
 	}
 	repeat, err := repeatPanels(cmp)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := savePanels(dir, RepeatPlot, repeat); err != nil {
-		return err
+	if err := add(HarnessTable)(drawPanels(RepeatPlot, repeat)); err != nil {
+		return nil, err
 	}
 	success, err := successPanels(findTable(tables, RolloutTable))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := savePanels(dir, RolloutPlot, success); err != nil {
-		return err
+	if err := add(RolloutTable)(drawPanels(RolloutPlot, success)); err != nil {
+		return nil, err
 	}
 	retry, err := retryPanels(findTable(tables, RetryTable))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return savePanels(dir, RetryPlot, retry)
+	if err := add(RetryTable)(drawPanels(RetryPlot, retry)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// savePanels draws one plot per model × env in a grid two panels wide.
-func savePanels(dir, name string, panels []*plot.Plot) error {
+// drawPanels draws one plot per model × env in a grid two panels wide.
+func drawPanels(name string, panels []*plot.Plot) (drawnPlot, error) {
 	cols := min(2, max(1, len(panels)))
 	rows := max(1, (len(panels)+cols-1)/cols)
 	grid := make([][]*plot.Plot, rows)
@@ -102,7 +136,7 @@ func savePanels(dir, name string, panels []*plot.Plot) error {
 			}
 		}
 	}
-	return save(dir, name, vg.Length(cols)*panelWidth, vg.Length(rows)*4*vg.Inch, drawGrid)
+	return draw2(name, vg.Length(cols)*panelWidth, vg.Length(rows)*4*vg.Inch, drawGrid)
 }
 
 // panelWidth is the width of one model × env panel.
@@ -324,26 +358,21 @@ func successPanels(t Table) ([]*plot.Plot, error) {
 	return panels, nil
 }
 
-// save draws a figure twice, as PNG and as SVG, and writes both files.
-func save(dir, name string, w, h vg.Length, drawTo func(draw.Canvas)) error {
+// draw2 draws a figure twice, as PNG and as SVG.
+func draw2(name string, w, h vg.Length, drawTo func(draw.Canvas)) (drawnPlot, error) {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))
 	drawTo(draw.New(img))
 	var png bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&png); err != nil {
-		return fmt.Errorf("plots: %s.png: %w", name, err)
+		return drawnPlot{}, fmt.Errorf("plots: %s.png: %w", name, err)
 	}
 	svg := vgsvg.New(w, h)
 	drawTo(draw.New(svg))
 	var doc bytes.Buffer
 	if _, err := svg.WriteTo(&doc); err != nil {
-		return fmt.Errorf("plots: %s.svg: %w", name, err)
+		return drawnPlot{}, fmt.Errorf("plots: %s.svg: %w", name, err)
 	}
-	for ext, data := range map[string][]byte{".png": png.Bytes(), ".svg": doc.Bytes()} {
-		if err := os.WriteFile(filepath.Join(dir, name+ext), data, 0o644); err != nil {
-			return fmt.Errorf("plots: %w", err)
-		}
-	}
-	return nil
+	return drawnPlot{name: name, png: png.Bytes(), svg: doc.Bytes()}, nil
 }
 
 // retryPanels is two plots per agent × fault rate of Table 5, the share of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -17,6 +18,11 @@ import (
 // of ours is computed from the probe items.
 type Reference struct {
 	Figures []StudyFigure `yaml:"figures"`
+	// Sizes is each model's parameters as models.yaml gives them ("135M",
+	// "0.5B"), by model name. It is not part of the file: the caller sets
+	// it from the model registry, so that a figure scoped to a size stands
+	// beside that size's rows only. A model missing here has no known size.
+	Sizes map[string]string `yaml:"-"`
 }
 
 // StudyFigure is one figure the study reports, as it reports it.
@@ -37,6 +43,10 @@ type StudyFigure struct {
 type Scope struct {
 	Env     string `yaml:"env"`
 	Harness string `yaml:"harness"`
+	// Parameters, when set, is the model size the study measured the
+	// figure at (its rollouts ran 0.5B agents): the figure stands only
+	// beside rows of a model of that size; "" is any size.
+	Parameters string `yaml:"parameters"`
 }
 
 // all is the scope value that matches every env or harness.
@@ -79,6 +89,8 @@ func (r Reference) check() error {
 			return fmt.Errorf("%s (%s): scope.env: expected an env name or %q", at, f.Figure, all)
 		case f.Scope.Harness != all && !slices.Contains(harness.RolloutHarnesses, harness.Name(f.Scope.Harness)):
 			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(harness.RolloutHarnesses), all, f.Scope.Harness)
+		case f.Scope.Parameters != "" && !parametersPattern.MatchString(f.Scope.Parameters):
+			return fmt.Errorf("%s (%s): scope.parameters: expected a size as models.yaml gives it (e.g. 0.5B, 135M), got %q", at, f.Figure, f.Scope.Parameters)
 		}
 		key := StudyFigure{Figure: f.Figure, Scope: f.Scope}
 		if j, ok := seen[key]; ok {
@@ -89,10 +101,15 @@ func (r Reference) check() error {
 	return nil
 }
 
-// Lookup is the study's figure for our figure on one env and harness, or ""
-// when the study has none. When several entries match, the most specific
-// wins: an exact env and harness, then an exact harness, then an exact env.
-func (r Reference) Lookup(figure, env string, h harness.Name) string {
+// parametersPattern is a model size as models.yaml writes it.
+var parametersPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[MB]$`)
+
+// Lookup is the study's figure for our figure on one model, env and
+// harness, or "" when the study has none. An entry scoped to a size
+// matches only a model whose size (Sizes) is that size. When several
+// entries match, the most specific wins: an exact env and harness, then an
+// exact harness, then an exact env.
+func (r Reference) Lookup(figure, model, env string, h harness.Name) string {
 	// Nothing says the study's figures were measured on a model's own
 	// failing attempts (SmolLM2's are mostly prose, not calls): they stand
 	// beside the generator's rows, never an on-policy run's.
@@ -104,7 +121,8 @@ func (r Reference) Lookup(figure, env string, h harness.Name) string {
 	for _, f := range r.Figures {
 		envOK := f.Scope.Env == env || f.Scope.Env == all
 		harnessOK := f.Scope.Harness == string(h) || f.Scope.Harness == all
-		if f.Figure != figure || !envOK || !harnessOK {
+		sizeOK := f.Scope.Parameters == "" || f.Scope.Parameters == r.Sizes[model]
+		if f.Figure != figure || !envOK || !harnessOK || !sizeOK {
 			continue
 		}
 		rank := 0

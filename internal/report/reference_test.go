@@ -54,7 +54,7 @@ func TestStudyReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.figure+"/"+tt.env+"/"+tt.harness, func(t *testing.T) {
-			if got := ref.Lookup(tt.figure, tt.env, harness.Name(tt.harness)); got != tt.want {
+			if got := ref.Lookup(tt.figure, "", tt.env, harness.Name(tt.harness)); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
@@ -70,7 +70,7 @@ func TestReferenceMostSpecificWins(t *testing.T) {
 	for _, tt := range []struct{ env, h, want string }{
 		{"toolshed", "abstract", "both"}, {"coderepair", "abstract", "harness"}, {"toolshed", "drop", "env"}, {"coderepair", "drop", "any"},
 	} {
-		if got := ref.Lookup("d_sem", tt.env, harness.Name(tt.h)); got != tt.want {
+		if got := ref.Lookup("d_sem", "", tt.env, harness.Name(tt.h)); got != tt.want {
 			t.Errorf("%s/%s: got %q, want %q", tt.env, tt.h, got, tt.want)
 		}
 	}
@@ -126,5 +126,48 @@ func TestNoStudyFigureOutOfScope(t *testing.T) {
 	// The same figures on ToolShed do carry the study's.
 	if !strings.Contains(report(t, Options{Dirs: []string{runDir(t, inverted("1", 2, 1))}, Format: FormatCSV, Reps: 50, Reference: referencePath}), "0.54") {
 		t.Error("ToolShed's P(repeat) after has no study figure beside it")
+	}
+}
+
+// The study's rollout figures are its 0.5B agents': every entry for a
+// Table 4 figure is scoped to that size, so that none reaches a 135M or
+// 270M row, and Lookup honours the scope.
+func TestStudyRolloutFiguresScopedToHalfB(t *testing.T) {
+	ref, err := ReadReference(referencePath)
+	ok(t, err)
+	rollout := map[string]bool{}
+	for _, c := range rolloutColumns {
+		rollout[c.Figure] = true
+	}
+	n := 0
+	for i, f := range ref.Figures {
+		if !rollout[f.Figure] {
+			continue
+		}
+		n++
+		if f.Scope.Parameters != "0.5B" {
+			t.Errorf("figures[%d] (%s, %s): scope.parameters %q, want 0.5B", i, f.Figure, f.Scope.Harness, f.Scope.Parameters)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rollout figures in the reference")
+	}
+	for _, size := range []string{"135M", "270M", "1.5B", ""} {
+		ref.Sizes = map[string]string{"m": size}
+		if got := ref.Lookup("exact_repeat_rate", "m", "toolshed", harness.Verbatim); got != "" {
+			t.Errorf("a %q model's verbatim exact repeat has the study's %q beside it", size, got)
+		}
+	}
+	ref.Sizes = map[string]string{"m": "0.5B"}
+	if got := ref.Lookup("exact_repeat_rate", "m", "toolshed", harness.Verbatim); got != "31%" {
+		t.Errorf("a 0.5B model's verbatim exact repeat: study %q, want 31%%", got)
+	}
+	// Probe figures are not scoped to a size.
+	ref.Sizes = nil
+	if got := ref.Lookup("gain_per_token", "m", "toolshed", harness.Verbatim); got != "-1.03" {
+		t.Errorf("gain per token of a model of unknown size: study %q, want -1.03", got)
+	}
+	if _, err := ParseReference("r.yaml", []byte("figures:\n  - {figure: loop_rate, value: v, measures: m, scope: {env: toolshed, harness: verbatim, parameters: half}, source: s}\n")); err == nil || !strings.Contains(err.Error(), "scope.parameters") {
+		t.Errorf("a size that is not one: %v, want an error naming scope.parameters", err)
 	}
 }

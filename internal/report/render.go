@@ -26,8 +26,13 @@ const (
 
 // CSVHeader is the long CSV output's header: one line per figure. interval
 // says how lo and hi were made (wilson, bootstrap, paired bootstrap), or
-// "by construction" for a figure the harness fixes, which has none.
-var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study"}
+// "by construction" for a figure the harness fixes, which has none. A
+// difference from verbatim has its paired test: discordant_b and
+// discordant_c (pairs where the harness is above verbatim, and below),
+// p_exact, p_holm (adjusted across the harnesses of the model × env) and
+// marked (true when p_holm < 0.05); these cells are empty on other figures.
+var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study",
+	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked"}
 
 // Report is everything the report prints.
 type Report struct {
@@ -380,7 +385,10 @@ func (r Report) writeCSV(w io.Writer) error {
 					interval = IntervalNone
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", ""}
+				if ts := f.Test; ts != nil {
+					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked())})
+				}
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
@@ -392,8 +400,17 @@ func (r Report) writeCSV(w io.Writer) error {
 }
 
 // format prints one figure with its interval for text and Markdown; the
-// unit (%, pp) follows the estimate once, not each bound.
+// unit (%, pp) follows the estimate once, not each bound. A difference that
+// holds after Holm's adjustment ends in " *".
 func (c Column) format(f Figure, ok bool) string {
+	s := c.formatFigure(f, ok)
+	if ok && f.Test.Marked() {
+		s += " *"
+	}
+	return s
+}
+
+func (c Column) formatFigure(f Figure, ok bool) string {
 	switch {
 	case !ok:
 		return ""

@@ -26,7 +26,7 @@ const (
 // Options are feedrun report's settings.
 type Options struct {
 	Dirs      []string // run folders, pooled
-	Format    string   // text, markdown or csv; "" is text
+	Format    string   // text, markdown, csv or html; "" is text
 	Plots     string   // folder for the plots; "" draws none
 	Reps      int      // bootstrap resamples; 0 is DefaultReps
 	Seed      uint64   // bootstrap seed
@@ -35,15 +35,23 @@ type Options struct {
 	// ReferenceData, when set, is the reference file's content and
 	// Reference only names it (the copy built into feedrun).
 	ReferenceData []byte
+	// Sizes is each model's parameters from the model registry
+	// ("135M", "0.5B"), by name: study figures scoped to a size stand
+	// beside rows of that size only, and none beside a model missing here.
+	Sizes map[string]string
 	// Width is the widest line of the text format, a terminal's columns;
 	// 0 is no limit.
 	Width int
 	// OmitRuns prints no run folders before the tables (see Report).
 	OmitRuns bool
+	// Contexts are the probe items as made again by the caller, which the
+	// HTML format shows beside each item's replies (see Contexts); nil
+	// shows none.
+	Contexts Contexts
 }
 
-// Run reads the run folders, writes the tables to out and, when asked,
-// draws the plots: Tables 1–3 when the folders have probe items, Table 4
+// Run reads the run folders, writes the tables to out (the HTML format with
+// every episode and item, see writeHTML) and, when asked, draws the plots: Tables 1–3 when the folders have probe items, Table 4
 // when they have rollout episodes, Table 5 when they have a retry-budget
 // sweep. The tables are written only once every
 // figure is computed, so an error never leaves half a report on out.
@@ -67,6 +75,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return err
 		}
 	}
+	ref.Sizes = opts.Sizes
 	b := Bootstrap{Reps: opts.Reps, Seed: opts.Seed, Level: opts.Level}
 	var tables []Table
 	if len(data.Items) > 0 {
@@ -90,7 +99,16 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width, OmitRuns: opts.OmitRuns}
 	var buf bytes.Buffer
-	if err := rep.Write(&buf, opts.Format); err != nil {
+	if opts.Format == FormatHTML {
+		// The page carries every episode's transcript and its plots.
+		plots, err := drawPlots(tables)
+		if err != nil {
+			return err
+		}
+		if err := rep.writeHTML(&buf, data, opts.Contexts, plots); err != nil {
+			return err
+		}
+	} else if err := rep.Write(&buf, opts.Format); err != nil {
 		return err
 	}
 	if opts.Plots != "" {
@@ -142,8 +160,8 @@ func resolve(opts Options) (Options, error) {
 		opts.Level = DefaultLevel
 	}
 	switch {
-	case opts.Format != FormatText && opts.Format != FormatMarkdown && opts.Format != FormatCSV:
-		return opts, fmt.Errorf("format %q: expected %s, %s or %s", opts.Format, FormatText, FormatMarkdown, FormatCSV)
+	case opts.Format != FormatText && opts.Format != FormatMarkdown && opts.Format != FormatCSV && opts.Format != FormatHTML:
+		return opts, fmt.Errorf("format %q: expected %s, %s, %s or %s", opts.Format, FormatText, FormatMarkdown, FormatCSV, FormatHTML)
 	case opts.Reps < 1:
 		return opts, fmt.Errorf("bootstrap resamples %d: expected at least 1", opts.Reps)
 	case !(opts.Level > 0 && opts.Level < 1):

@@ -244,7 +244,7 @@ func TestRunRejectsOptions(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"format", Options{Dirs: []string{dir}, Format: "html"}, `format "html"`},
+		{"format", Options{Dirs: []string{dir}, Format: "pdf"}, `format "pdf": expected text, markdown, csv or html`},
 		{"resamples", Options{Dirs: []string{dir}, Reps: -1}, "resamples -1"},
 		{"level", Options{Dirs: []string{dir}, Level: 95}, "level 95"},
 		{"no folders", Options{}, "no run folders"},

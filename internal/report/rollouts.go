@@ -24,6 +24,11 @@ var rolloutColumns = []Column{
 	{Figure: "finished_rate_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
 	{Figure: "passed_rate", Label: "passed", Kind: Share},
 	{Figure: "passed_rate_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
+	{Figure: "failed_episodes", Label: "with a failed step", Kind: Count},
+	{Figure: "recovered", Label: "recovered", Kind: Share},
+	{Figure: "gave_up", Label: "gave up", Kind: Share},
+	{Figure: "failed_pairs", Label: "failed-step pairs", Kind: Count, Detail: true},
+	{Figure: "passed_failed_diff", Label: "Δ passed vs verbatim (failed-step pairs)", Kind: ShareDiff},
 	{Figure: "mean_steps", Label: "steps", Kind: Mean},
 	{Figure: "lessons", Label: "lessons shown", Kind: Mean},
 }
@@ -43,9 +48,11 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, b Bootstra
 			"Rates are over every episode of the harness, with Wilson score intervals: exact repeat is the share of episodes with at least one exact repeat of an earlier failed call; passed is success (finished, and the environment's own check passed).",
 			"Under ban and abstract+ban a failed call cannot be played again, so their exact repeats are 0 by construction: not measured, no interval.",
 			"Δ vs verbatim = harness − verbatim over episodes paired by task and seed, pairs resampled; episodes without a partner are left out (unpaired, both arms counted), so a Δ need not equal the difference of the rates beside it.",
+			"with a failed step: episodes with at least one failed step (from rollout_steps.csv); recovered: the share of those that passed; gave up: the share of those that called finish right after a failed step (ToolShed only: a CodeRepair episode ends when its tests pass, with no finish call). Δ passed (failed-step pairs) is the success difference over the pairs in which both episodes had a failed step, where a harness has something to act on.",
+			testNote,
 			"Near repeat: the share of episodes with at least one action equal to an earlier failed one after the environment's normalisation (an exact repeat is one too). lessons shown: the memory harness's lessons per episode.",
 			"Rows are per model × env × decoding: \"toolshed (grammar)\" is a run whose replies were constrained to the action syntax; a plain env name is free decoding, the study's setting.",
-			"Study: the study's rollouts ran a 0.5B model on its tool-calling environment, so its figures stand beside ToolShed rows only, as a reference from another scale, not a target.",
+			"Study: the study's rollouts ran 0.5B instruction-tuned agents on its tool-calling environment, so its figures stand beside ToolShed rows of a 0.5B instruction-tuned model only (models.yaml's parameters and instruction_tuned), and beside no other size.",
 		},
 	}
 	type job struct {
@@ -75,6 +82,7 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, b Bootstra
 		t.Rows = append(t.Rows, Row{Model: j.g.model, Base: j.g.base, Env: j.g.env, Harness: j.h, Figures: figures[i]})
 	}
 	markByConstruction(&t)
+	adjustHolm(&t)
 	addStudy(&t, ref)
 	return t, nil
 }
@@ -104,6 +112,15 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 	for _, r := range episodeRates {
 		figs[r.figure] = f.proportion(column(episodes, r.value), false)
 	}
+	stepped := !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Stepped })
+	if stepped && len(episodes) > 0 {
+		failed := withFailedStep(episodes)
+		figs["failed_episodes"] = count(len(failed))
+		figs["recovered"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.Passed) }), false)
+		if hasFinishCall(episodes[0].Env) {
+			figs["gave_up"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.GaveUp) }), false)
+		}
+	}
 	if h == harness.Verbatim {
 		return figs
 	}
@@ -126,7 +143,37 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 	figs["paired_episodes"] = count(len(hs))
 	figs["unpaired_episodes"] = count(len(episodes) + len(verbatim) - 2*len(hs))
 	for _, r := range episodeRates {
-		figs[r.figure+"_diff"] = f.paired(column(hs, r.value), column(vs, r.value), false, stats.MeanDifference)
+		a, b := column(hs, r.value), column(vs, r.value)
+		figs[r.figure+"_diff"] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
+	}
+	if stepped && !slices.ContainsFunc(verbatim, func(e Episode) bool { return !e.Stepped }) {
+		// Success on the pairs where a failure happened in both: the
+		// episodes without one pass or fail whatever the harness does.
+		var fh, fv []Episode
+		for i := range hs {
+			if hs[i].FailedSteps > 0 && vs[i].FailedSteps > 0 {
+				fh, fv = append(fh, hs[i]), append(fv, vs[i])
+			}
+		}
+		passed := func(e Episode) float64 { return indicator(e.Passed) }
+		a, b := column(fh, passed), column(fv, passed)
+		figs["failed_pairs"] = count(len(fh))
+		figs["passed_failed_diff"] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
 	}
 	return figs
 }
+
+func withFailedStep(episodes []Episode) []Episode {
+	var out []Episode
+	for _, e := range episodes {
+		if e.FailedSteps > 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// hasFinishCall says whether an env's episodes end by a finish call, so
+// that giving up (finishing right after a failure) is something its agents
+// can do: ToolShed's can; CodeRepair's episodes end when the tests pass.
+func hasFinishCall(env string) bool { return scopeEnv(env) == "toolshed" }

@@ -409,25 +409,33 @@ func TestRunProbeAndRollouts(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join(probeA, ItemsFile))
 		ok(t, err)
 		ok(t, os.WriteFile(filepath.Join(both, ItemsFile), data, 0o644))
-		out := report(t, Options{Dirs: []string{both, probeB, rollB}, Format: FormatCSV, Reps: 50, Reference: referencePath})
+		// The study's rollouts are a 0.5B tuned model's on its
+		// tool-calling environment: its figures stand beside those rows
+		// alone, and beside no other size (nor a model of unknown size).
+		var out string
+		for _, sizes := range []map[string]string{{"tuned": "135M", "gemma": "0.5B"}, {"gemma": "0.5B"}, {"tuned": "0.5B", "gemma": "0.5B"}} {
+			out = report(t, Options{Dirs: []string{both, probeB, rollB}, Format: FormatCSV, Reps: 50, Reference: referencePath, Sizes: sizes})
+			studied := 0
+			recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			ok(t, err)
+			for i, r := range recs[1:] {
+				if r[0] != RolloutTable || r[9] == "" {
+					continue
+				}
+				if r[2] != "toolshed" || strings.Contains(r[1], "(base)") || sizes[r[1]] != "0.5B" {
+					t.Errorf("sizes %v, row %d: Table 4 figure on %s, %s with study %q", sizes, i+1, r[1], r[2], r[9])
+				}
+				studied++
+			}
+			if sizes["tuned"] == "0.5B" && studied == 0 {
+				t.Error("no Table 4 figure has the study's beside the 0.5B tuned model's rows")
+			}
+		}
 		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 		ok(t, err)
 		seen := map[string]int{}
-		studied := 0
-		for i, r := range recs[1:] {
+		for _, r := range recs[1:] {
 			seen[r[0]]++
-			if r[0] != RolloutTable || r[9] == "" {
-				continue
-			}
-			// The study's rollouts are a tuned model's on its tool-calling
-			// environment: its figures stand beside those rows alone.
-			if r[2] != "toolshed" || strings.Contains(r[1], "(base)") {
-				t.Errorf("row %d: Table 4 figure on %s, %s with study %q", i+1, r[1], r[2], r[9])
-			}
-			studied++
-		}
-		if studied == 0 {
-			t.Error("no Table 4 figure has the study's beside it")
 		}
 		for _, id := range []string{InversionTable, DecompositionTable, HarnessTable, RolloutTable} {
 			if seen[id] == 0 {

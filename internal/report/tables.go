@@ -121,7 +121,26 @@ type Figure struct {
 	// "banned" rather than as a number.
 	Banned bool
 	Study  string // the study's published figure for this row, "" when it has none
+	// Test is a difference's paired exact test against verbatim, with its
+	// Holm adjustment across the harnesses of the model × env; nil on
+	// figures that are not a harness-vs-verbatim difference.
+	Test *Test
 }
+
+// MarkLevel is the Holm-adjusted p below which a difference is marked:
+// only a marked difference may be called a change in the write-up.
+const MarkLevel = 0.05
+
+// Test is an exact paired test of one difference (stats.SignTest: McNemar
+// on 0/1 outcomes, the sign test on other values).
+type Test struct {
+	B, C  int     // pairs where the harness is above verbatim, and below
+	P     float64 // exact two-sided p
+	PHolm float64 // P adjusted by Holm across the harnesses of the model × env
+}
+
+// Marked says whether the difference holds after Holm's adjustment.
+func (t *Test) Marked() bool { return t != nil && t.PHolm < MarkLevel }
 
 // How a figure's interval was made: the CSV output's interval column.
 const (
@@ -145,6 +164,7 @@ var (
 		{Figure: "items", Label: "items", Kind: Count},
 		{Figure: "banned_items", Label: "banned", Kind: Count, Detail: true},
 		{Figure: "gain_per_token", Label: "gain/token (nats)", Kind: Nats},
+		{Figure: "gain_per_token_median", Label: "median gain/token (nats)", Kind: Nats, Detail: true},
 		{Figure: "odds_factor", Label: "odds factor", Kind: Factor},
 		{Figure: "gain_per_token_pooled", Label: "pooled gain/token (nats)", Kind: Nats},
 		{Figure: "odds_factor_pooled", Label: "pooled odds factor", Kind: Factor, Detail: true},
@@ -160,7 +180,8 @@ var (
 		{Figure: "d_valence", Label: "Δvalence (nats)", Kind: Nats},
 		{Figure: "copy_share", Label: "copy share (of means)", Kind: Share},
 		{Figure: "copy_share_per_item", Label: "copy share (per item)", Kind: Share},
-		{Figure: "share_excluded_items", Label: "G = 0 (excluded)", Kind: Count, Detail: true},
+		{Figure: "copy_share_median", Label: "median copy share (per item)", Kind: Share},
+		{Figure: "share_excluded_items", Label: "|G| < 0.5 (excluded)", Kind: Count},
 		{Figure: "median_copy_sem_ratio", Label: "median abs Δcopy/Δsem", Kind: Ratio, Detail: true},
 		{Figure: "ratio_excluded_items", Label: "Δsem = 0 (excluded)", Kind: Count, Detail: true},
 	}
@@ -280,7 +301,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Title:   "Table 1. Feedback inversion",
 			Columns: slices.Clone(inversionColumns),
 			Notes: []string{
-				"gain G = L_pre − L_fail (nats; G < 0: showing the failure made the failed action more likely, a feedback inversion); gain/token is the mean over items of G / n_tokens, pooled gain/token is ΣG / Σn_tokens (long actions weigh more).",
+				"gain G = L_pre − L_fail (nats; G < 0: showing the failure made the failed action more likely, a feedback inversion); gain/token is the mean over items of G / n_tokens, median gain/token its median, pooled gain/token is ΣG / Σn_tokens (long actions weigh more).",
 				"odds factor = exp(−gain/token) for each: how much each action token's odds grow after the failure is shown. G < 0: share of items inverted.",
 				"drop shows C again, so its G is 0 by construction: those figures are not measured and have no interval.",
 			},
@@ -292,7 +313,8 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Notes: []string{
 				"Δcopy = L_neutral − L_pre: what the failed call's surface form in the transcript does alone; Δsem = L_fail − L_neutral: what showing the failure observation adds.",
 				"Δsem = Δquote + Δvalence on every item: Δquote = L_fail − L_quoteless is what the source lines the observation quotes (tracebacks) add, Δvalence = L_quoteless − L_neutral what marking the action failed adds without them. Δquote is 0 by construction where the observation quotes nothing (ToolShed) or is not shown; n/a for runs made before the quoteless context.",
-				"copy share (of means) = mean Δcopy / (mean Δcopy + mean Δsem), defined (and resampled) only where both means are ≥ 0 and one is > 0; copy share (per item) = mean over items of Δcopy / (Δcopy + Δsem) = Δcopy / −G, items with G = 0 left out, defined whatever the signs. The median ratio leaves out items with Δsem = 0.",
+				"copy share (of means) = mean Δcopy / (mean Δcopy + mean Δsem) = ΣΔcopy / Σ(−G), the pooled figure, defined (and resampled) only where both means are ≥ 0 and one is > 0; copy share (per item) = mean over items of Δcopy / (Δcopy + Δsem) = Δcopy / −G, and its median beside it, defined whatever the signs.",
+				"Items with |G| < 0.5 nats (G = 0 among them) have a per-item share that is undefined or runs to ± thousands of percent on a sliver of inversion, so they are left out of the per-item mean and median and counted in |G| < 0.5 (excluded). The median ratio leaves out items with Δsem = 0.",
 			},
 		},
 		{
@@ -302,6 +324,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			Notes: []string{
 				"Rows are paired with verbatim by item id within model × env; items without a partner are left out (unpaired) and every figure uses the paired items only.",
 				"inversion removed = 1 − mean G(harness) / mean G(verbatim); differences are harness − verbatim with paired intervals; near repeat ignores keyword order, whitespace and comments.",
+				testNote,
 				"By construction: drop removes 100% of the inversion (its G is 0), and under ban and abstract+ban the failed action has P(repeat) 0 and is never the greedy reply; these are not measured and have no interval.",
 			},
 		},
@@ -337,6 +360,7 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 	}
 	for i := range tables {
 		markByConstruction(&tables[i])
+		adjustHolm(&tables[i])
 		addStudy(&tables[i], ref)
 	}
 	if slices.ContainsFunc(items, func(it Item) bool { return strings.HasSuffix(it.Env, onPolicySuffix) }) {
@@ -413,12 +437,13 @@ func fixFigure(figs map[string]Figure, figure string, value float64) {
 	if !ok || f.Banned || math.IsNaN(f.Estimate) || math.Abs(f.Estimate-value) > 1e-12 {
 		return
 	}
-	figs[figure] = Figure{Estimate: value, Lo: math.NaN(), Hi: math.NaN(), ByConstruction: true, Study: f.Study}
+	figs[figure] = Figure{Estimate: value, Lo: math.NaN(), Hi: math.NaN(), ByConstruction: true, Study: f.Study, Test: f.Test}
 }
 
 // addStudy puts the study's figures beside ours. Base checkpoints get none:
 // the study measured instruction-tuned models only, so its figures are no
-// reference for a base model.
+// reference for a base model. Figures scoped to a size (the rollouts' 0.5B)
+// stand beside that size's rows only (Reference.Lookup).
 func addStudy(t *Table, ref Reference) {
 	for ci := range t.Columns {
 		c := &t.Columns[ci]
@@ -427,7 +452,7 @@ func addStudy(t *Table, ref Reference) {
 			if !ok || r.Base || c.Kind == Count {
 				continue
 			}
-			if f.Study = ref.Lookup(c.Figure, r.Env, r.Harness); f.Study != "" {
+			if f.Study = ref.Lookup(c.Figure, r.Model, r.Env, r.Harness); f.Study != "" {
 				r.Figures[c.Figure] = f
 				c.Study = true
 			}
@@ -443,11 +468,15 @@ func inversion(f *figurer, items []Item) map[string]Figure {
 	gains := column(ok, func(it Item) float64 { return it.Gain })
 	tokens := column(ok, func(it Item) float64 { return float64(it.NTokens) })
 	pooled := func(g, n []float64) float64 { return floats.Sum(g) / floats.Sum(n) }
+	scratch := make([]float64, len(perToken))
 	return map[string]Figure{
-		"items":           count(len(items)),
-		"banned_items":    count(len(items) - len(ok)),
-		"gain_per_token":  f.sample(perToken, banned, stats.Mean),
-		"gain_per_action": f.sample(gains, banned, stats.Mean),
+		"items":          count(len(items)),
+		"banned_items":   count(len(items) - len(ok)),
+		"gain_per_token": f.sample(perToken, banned, stats.Mean),
+		// The median beside the mean: one item with a long action and a
+		// large gain cannot move it.
+		"gain_per_token_median": f.sample(perToken, banned, func(g []float64) float64 { return median(g, scratch) }),
+		"gain_per_action":       f.sample(gains, banned, stats.Mean),
 		// The odds factor of the mean per-token gain, bootstrapped as such
 		// (not exp of the bounds, which shifts them by one order statistic).
 		"odds_factor": f.sample(perToken, banned, func(g []float64) float64 { return math.Exp(-stats.Mean(g)) }),
@@ -472,8 +501,10 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		if dSem[i] != 0 {
 			ratios = append(ratios, math.Abs(dCopy[i])/math.Abs(dSem[i]))
 		}
-		// Δcopy + Δsem = −G: an item with G = 0 has no inversion to share.
-		if total := dCopy[i] + dSem[i]; total != 0 {
+		// Δcopy + Δsem = −G: an item with G = 0 has no inversion to
+		// share, and one with |G| below minShareGain has so little that its
+		// share says nothing (−1422% on G = −0.30).
+		if total := dCopy[i] + dSem[i]; math.Abs(total) >= minShareGain {
 			shares = append(shares, dCopy[i]/total)
 		}
 	}
@@ -485,7 +516,7 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		dQuote = column(ok, func(it Item) float64 { return it.DQuote })
 		dValence = column(ok, func(it Item) float64 { return it.DValence })
 	}
-	scratch := make([]float64, len(ratios))
+	scratch := make([]float64, max(len(ratios), len(shares)))
 	return map[string]Figure{
 		"items":        count(len(ok)),
 		"banned_items": count(len(items) - len(ok)),
@@ -497,6 +528,7 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		// "share of the inversion": defined whatever the signs of the
 		// means, but items with G near 0 weigh heavily.
 		"copy_share_per_item":  f.sample(shares, banned, stats.Mean),
+		"copy_share_median":    f.sample(shares, banned, func(s []float64) float64 { return median(s, scratch) }),
 		"share_excluded_items": count(len(dSem) - len(shares)),
 		// A ratio of means, resampled jointly: a mean of per-item shares
 		// would be dominated by items whose G is near 0. It is a share of
@@ -515,6 +547,10 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 		"ratio_excluded_items":  count(len(dSem) - len(ratios)),
 	}
 }
+
+// minShareGain is the smallest |G| (nats) whose item has a per-item copy
+// share worth averaging: below it Δcopy / −G divides by a sliver.
+const minShareGain = 0.5
 
 // harnessComparison is Table 3's figures for harness h against verbatim,
 // over the items both have. On the verbatim row itself every item pairs with
@@ -555,10 +591,16 @@ func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[s
 			gh, gv = append(gh, hs[i].Gain), append(gv, vs[i].Gain)
 		}
 	}
-	figs["share_removed"] = f.paired(gh, gv, banned && len(gh) == 0, stats.ShareRemoved)
-	figs["p_repeat_post_diff"] = f.paired(column(hs, pPost), column(vs, pPost), false, stats.MeanDifference)
-	figs["greedy_repeat_post_diff"] = f.paired(column(hs, greedyPost), column(vs, greedyPost), false, stats.MeanDifference)
-	figs["near_repeat_post_diff"] = f.paired(column(hs, nearPost), column(vs, nearPost), false, stats.MeanDifference)
+	// The inversion removed is tested on the gains themselves: the
+	// harness removes inversion where its G is above verbatim's.
+	figs["share_removed"] = f.tested(f.paired(gh, gv, banned && len(gh) == 0, stats.ShareRemoved), gh, gv)
+	for _, d := range []struct {
+		figure string
+		value  func(Item) float64
+	}{{"p_repeat_post_diff", pPost}, {"greedy_repeat_post_diff", greedyPost}, {"near_repeat_post_diff", nearPost}} {
+		a, b := column(hs, d.value), column(vs, d.value)
+		figs[d.figure] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
+	}
 	return figs
 }
 
@@ -644,6 +686,48 @@ func (f *figurer) proportion(values []float64, banned bool) Figure {
 		return Figure{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	}
 	return Figure{Estimate: iv.Estimate, Lo: iv.Lo, Hi: iv.Hi, Interval: IntervalWilson}
+}
+
+// tested gives a difference its paired exact test of a against b; Holm's
+// adjustment comes once every harness of the model × env has its p (see
+// adjustHolm). A difference over no pairs has no test.
+func (f *figurer) tested(fig Figure, a, b []float64) Figure {
+	if len(a) == 0 {
+		return fig
+	}
+	t, err := stats.SignTest(a, b)
+	if err != nil {
+		if f.err == nil {
+			f.err = err
+		}
+		return fig
+	}
+	fig.Test = &Test{B: t.B, C: t.C, P: t.P, PHolm: math.NaN()}
+	return fig
+}
+
+// testNote says how differences are tested and marked, under every table
+// that has them.
+const testNote = "Differences from verbatim carry an exact paired test: b pairs where the harness is above verbatim, c below, ties left out; p is McNemar's exact p on 0/1 outcomes and the exact sign test on other values (P(repeat), G), which asks whether the typical pair moves rather than the mean, so that a few items with large changes cannot make it small alone. p is Holm-adjusted across the harnesses of each model × env and figure; * marks a difference whose adjusted p < 0.05, and only those are changes."
+
+// adjustHolm sets, for every figure of t that has a test, its p adjusted
+// across the harnesses of its model × env: the family of comparisons a
+// reader scans when asking which harness changed the figure.
+func adjustHolm(t *Table) {
+	for _, rows := range groupRows(t.Rows) {
+		for _, c := range t.Columns {
+			var tests []*Test
+			var ps []float64
+			for _, r := range rows {
+				if f, ok := r.Figures[c.Figure]; ok && f.Test != nil {
+					tests, ps = append(tests, f.Test), append(ps, f.Test.P)
+				}
+			}
+			for i, p := range stats.Holm(ps) {
+				tests[i].PHolm = p
+			}
+		}
+	}
 }
 
 // withInterval names how a figure's interval was made, when it has one.

@@ -57,16 +57,21 @@ var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header
 
 // RolloutSteps is rollout_steps.csv: one row per step of an episode. reply
 // is what the model wrote, action what the environment executed of it (the
-// call, the program); runs before the two were told apart wrote the reply
-// as action (RolloutStepsV1Header).
+// call, the function), dropped what it left out of the reply (CodeRepair:
+// test calls, prints, a second def around the function), kept for audit.
+// Runs before reply and action were told apart wrote the reply as action
+// (RolloutStepsV1Header); runs before dropped have RolloutStepsV2Header.
 var RolloutSteps = TableSpec{
 	Name: "rollout_steps.csv",
 	Header: []string{
 		"model", "env", "harness", "task", "seed", "step", "reply", "action", "observation", "failed", "transient",
-		"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens",
+		"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens", "dropped",
 	},
 	Key: []string{"model", "env", "harness", "task", "seed", "step"},
 }
+
+// RolloutStepsV2Header is rollout_steps.csv's header before dropped.
+var RolloutStepsV2Header = RolloutSteps.Header[:len(RolloutSteps.Header)-1]
 
 // RolloutStepsV1Header is rollout_steps.csv's header before reply.
 var RolloutStepsV1Header = []string{

@@ -91,8 +91,8 @@ type batchMember struct {
 // episodes.
 func (m *batchMember) BeginEpisode() {}
 
-func (m *batchMember) Act(_ context.Context, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	a := m.ask(ActRequest{Episode: m.episode, Msgs: msgs, Banned: banned, Seed: seed})
+func (m *batchMember) Act(_ context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+	a := m.ask(ActRequest{Episode: m.episode, Task: task, Msgs: msgs, Banned: banned, Seed: seed})
 	return a.reply.Reply, a.reply.Tokens, a.err
 }
 

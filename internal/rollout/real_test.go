@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,15 +95,15 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			t.Fatal(err)
 		}
 		agent.BeginEpisode()
-		reply, _, err := agent.Act(context.Background(), ep.Messages(), nil, 1)
+		reply, _, err := agent.Act(context.Background(), task, ep.Messages(), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fence := strings.Index(reply, "```")
-		action := cr.Action(reply)
+		action := readAction(t, cr, task, reply)
 		kind := ""
 		switch {
-		case fence < 0 || action == "" || !slices.Contains(cr.Closed(reply), action):
+		case fence < 0 || action == "" || !slices.Contains(closedActions(t, cr, task, reply), action):
 			continue // the program is not in a closed fence: not what this test is about
 		case strings.TrimSpace(reply[:fence]) != "" && !afterProse:
 			kind, afterProse = "after prose", true
@@ -112,11 +113,11 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			continue
 		}
 		agent.BeginEpisode()
-		again, _, err := agent.Act(context.Background(), ep.Messages(), []string{action}, 1)
+		again, _, err := agent.Act(context.Background(), task, ep.Messages(), []string{action}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cr.Action(again) == action || slices.Contains(cr.Closed(again), action) {
+		if readAction(t, cr, task, again) == action || slices.Contains(closedActions(t, cr, task, again), action) {
 			t.Errorf("%s, fenced %s: the banned program came back in %q", task.ID, kind, again)
 		}
 	}
@@ -316,4 +317,84 @@ func openCodeRepair(t *testing.T) *coderepair.Environment {
 		t.Fatal(err)
 	}
 	return cr
+}
+
+// readAction is the action cr executes of a reply to task.
+func readAction(t *testing.T, cr *coderepair.Environment, task Task, reply string) string {
+	t.Helper()
+	r, err := executedAction(cr, task, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Action
+}
+
+// closedActions are the actions of the code fences a reply to task has
+// closed.
+func closedActions(t *testing.T, cr *coderepair.Environment, task Task, reply string) []string {
+	t.Helper()
+	closed, err := cr.Closed(task, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return closed
+}
+
+// The must-show rollout, played as the command plays it (`feedrun rollout
+// --model smollm2-135m --env coderepair --decode grammar --harness
+// verbatim --tasks 5 --seeds 1 --max-steps 3`): every action is the
+// function, with no top-level line after its body, no step fails on the
+// indentation of a line after the function, and every line of a reply is
+// either executed or kept as dropped.
+func TestSmolLM2GrammarCodeRepairActionIsTheFunction(t *testing.T) {
+	cr := openCodeRepair(t)
+	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	tasks, err := SelectTasks(cr, 5, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens(), Decode: DecodeGrammar}
+	steps := 0
+	for _, task := range tasks {
+		res, err := Run(context.Background(), cr, agent, Config{Harness: harness.Verbatim, MaxSteps: 3, OnLoop: "stop"}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range res.Steps {
+			steps++
+			where := fmt.Sprintf("%s step %d", task.ID, st.Index)
+			if afterBody := topLevelAfterDef(st.Action); afterBody != "" {
+				t.Errorf("%s: the action %q has the top-level line %q after the function", where, st.Action, afterBody)
+			}
+			if strings.Contains(st.Observation, "IndentationError") || strings.Contains(st.Observation, "TabError") {
+				t.Errorf("%s: %q fails on indentation: %s", where, st.Action, st.Observation)
+			}
+			for _, line := range strings.Split(st.Reply, "\n") {
+				if strings.TrimSpace(line) != "" && !strings.Contains(st.Action, line) && !strings.Contains(st.Dropped, line) {
+					t.Errorf("%s: the reply's line %q is neither executed nor dropped", where, line)
+				}
+			}
+		}
+	}
+	if steps == 0 {
+		t.Fatal("no step was played")
+	}
+}
+
+// topLevelAfterDef is the first line after code's first def that starts at
+// the left margin, or "".
+func topLevelAfterDef(code string) string {
+	seen := false
+	for _, line := range strings.Split(code, "\n") {
+		switch {
+		case strings.HasPrefix(line, "def "):
+			if seen {
+				return line
+			}
+			seen = true
+		case seen && strings.TrimSpace(line) != "" && line[0] != ' ' && line[0] != '\t':
+			return line
+		}
+	}
+	return ""
 }

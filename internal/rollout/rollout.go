@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/feedrun/feedrun/internal/env"
@@ -27,10 +28,10 @@ type Agent interface {
 	// BeginEpisode starts an episode whose replies must not depend on
 	// earlier episodes (see lm.Model.BeginUnit).
 	BeginEpisode()
-	// Act returns the next reply; banned lists actions (what the
+	// Act returns the next reply to task; banned lists actions (what the
 	// environment executes of a reply) that the reply must not hold; seed
 	// drives sampling. tokens counts what was generated.
-	Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (reply string, tokens int, err error)
+	Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (reply string, tokens int, err error)
 }
 
 // BatchAgent is an Agent that can also act for several episodes in one
@@ -51,6 +52,7 @@ type BatchAgent interface {
 // each episode's transcript cached under it.
 type ActRequest struct {
 	Episode int
+	Task    Task
 	Msgs    []transcript.Message
 	Banned  []string
 	Seed    uint64
@@ -85,8 +87,8 @@ func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
 // BeginBatch starts a unit in which episodes act together.
 func (a *ModelAgent) BeginBatch() { a.Model.BeginUnit() }
 
-func (a *ModelAgent) Act(ctx context.Context, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	out, err := a.ActTogether(ctx, []ActRequest{{Episode: 1, Msgs: msgs, Banned: banned, Seed: seed}})
+func (a *ModelAgent) Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+	out, err := a.ActTogether(ctx, []ActRequest{{Episode: 1, Task: task, Msgs: msgs, Banned: banned, Seed: seed}})
 	if err != nil {
 		return "", 0, err
 	}
@@ -97,14 +99,18 @@ func (a *ModelAgent) Act(ctx context.Context, msgs []transcript.Message, banned 
 // episode keeping its own transcript cached.
 func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActReply, error) {
 	gen := make([]lm.GenerateRequest, len(reqs))
+	var readErr readError
 	for i, r := range reqs {
 		var err error
-		if gen[i], err = a.request(r); err != nil {
+		if gen[i], err = a.request(r, &readErr); err != nil {
 			return nil, err
 		}
 	}
 	gs, err := a.Model.Generate(gen)
 	if err != nil {
+		return nil, err
+	}
+	if err := readErr.get(); err != nil {
 		return nil, err
 	}
 	out := make([]ActReply, len(gs))
@@ -114,8 +120,31 @@ func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActRep
 	return out, nil
 }
 
-// request is the generation request for one episode's next reply.
-func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
+// readError keeps the first error of the environment's reading of a reply
+// inside the decoder, whose ban can only say yes or no: the generation
+// that met it is then an error.
+type readError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *readError) set(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *readError) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// request is the generation request for one episode's next reply; errors
+// of the ban's readings go to readErr.
+func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateRequest, error) {
 	text, err := a.Model.RenderChat(r.Msgs, true)
 	if err != nil {
 		return lm.GenerateRequest{}, err
@@ -142,9 +171,21 @@ func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
 		// action.
 		ban := &lm.ActionBan{Actions: r.Banned}
 		if a.Env != nil {
-			e := a.Env
-			ban.Extract = func(reply string) string { return executedAction(e, reply) }
-			ban.Closed = e.Closed
+			e, task := a.Env, r.Task
+			ban.Extract = func(reply string) string {
+				rd, err := executedAction(e, task, reply)
+				if err != nil {
+					readErr.set(err)
+				}
+				return rd.Action
+			}
+			ban.Closed = func(partial string) []string {
+				closed, err := e.Closed(task, partial)
+				if err != nil {
+					readErr.set(err)
+				}
+				return closed
+			}
 		}
 		for _, b := range r.Banned {
 			ids, err := a.Model.Tokenize(b, false, false)
@@ -158,13 +199,17 @@ func (a *ModelAgent) request(r ActRequest) (lm.GenerateRequest, error) {
 	return req, nil
 }
 
-// executedAction is what e executes of a reply: the action it extracts
-// from the reply without its surrounding white space. The action ban reads
-// replies through it too, so that it forbids exactly what would be
-// executed; reading them as they come (a plain-format reply opens with a
-// space, which CodeRepair keeps as the first line's indentation) it let
-// every unfenced failed program through again.
-func executedAction(e Env, reply string) string { return e.Action(strings.TrimSpace(reply)) }
+// executedAction is e's reading of a reply to task: the action it
+// extracts from the reply without its surrounding white space, and what it
+// drops. It is the one reading of a reply: the loop's repeats, near
+// repeats, loops, scrub and memory, and the action ban, all read replies
+// through it, so that the ban forbids exactly what would be executed;
+// reading them as they come (a plain-format reply opens with a space,
+// which CodeRepair keeps as the first line's indentation) it let every
+// unfenced failed program through again.
+func executedAction(e Env, task Task, reply string) (env.Reading, error) {
+	return e.Action(task, strings.TrimSpace(reply))
+}
 
 // Loop settings for one harness.
 type Config struct {
@@ -198,8 +243,11 @@ type Step struct {
 	Index int
 	// Reply is what the model wrote; Action is what the environment
 	// executed of it. Repeats and loops compare actions.
-	Reply       string
-	Action      string
+	Reply  string
+	Action string
+	// Dropped is what the environment left out of the reply (CodeRepair:
+	// the code around the function), kept for audit.
+	Dropped     string
 	Observation string
 	Transient   bool // a transient failure that retries did not fix
 	Retries     int
@@ -255,13 +303,17 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 	prev := ""
 	for i := 0; i < cfg.MaxSteps; i++ {
 		msgs := cfg.Harness.Context(base, turns, guidance)
-		reply, tokens, err := agent.Act(ctx, msgs, cfg.Harness.Banned(turns), stepSeed(task.ID, seed, i))
+		reply, tokens, err := agent.Act(ctx, task, msgs, cfg.Harness.Banned(turns), stepSeed(task.ID, seed, i))
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}
 		reply = strings.TrimSpace(reply)
-		action := executedAction(e, reply)
-		st := Step{Index: i, Reply: reply, Action: action, Tokens: tokens}
+		read, err := executedAction(e, task, reply)
+		if err != nil {
+			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
+		}
+		action := read.Action
+		st := Step{Index: i, Reply: reply, Action: action, Dropped: read.Dropped, Tokens: tokens}
 		if cfg.Harness == harness.Scrub {
 			for _, t := range turns {
 				if t.Failed {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
@@ -24,7 +25,7 @@ type script struct {
 }
 
 func (s *script) BeginEpisode() { s.n = 0 }
-func (s *script) Act(_ context.Context, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
+func (s *script) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
 	s.seen = append(s.seen, msgs)
 	a := s.actions[min(s.n, len(s.actions)-1)]
 	s.n++
@@ -269,7 +270,7 @@ func TestGrammarRolloutOnTheFake(t *testing.T) {
 		}
 	}
 	// A grammar the fake cannot serve is an error, not a free reply.
-	if _, _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), (&fixTestEpisode{}).Messages(), nil, 1); err == nil {
+	if _, _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), Task{}, (&fixTestEpisode{}).Messages(), nil, 1); err == nil {
 		t.Error("grammar decoding on a model without a grammar engine succeeded")
 	}
 }
@@ -285,16 +286,73 @@ func TestBanReadsRepliesAsTheyAreExecuted(t *testing.T) {
 	cr := openCodeRepair(t)
 	program := "def f():\n    return 1"
 	agent := &ModelAgent{Model: &lm.Fake{ReplyDelimiter: " "}, Env: cr, MaxTokens: 64}
-	req, err := agent.request(ActRequest{Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{program}})
+	var readErr readError
+	req, err := agent.request(ActRequest{Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{program}}, &readErr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, reply := range []string{" " + program, program + " \n", "\n" + program, " ```python\n" + program + "\n```"} {
-		if got := executedAction(cr, reply); got != program {
-			t.Fatalf("executedAction(%q) = %q, want %q", reply, got, program)
+		if got, err := executedAction(cr, Task{}, reply); err != nil || got.Action != program {
+			t.Fatalf("executedAction(%q) = %q (%v), want %q", reply, got.Action, err, program)
 		}
 		if got := req.ActionBan.Extract(reply); got != program || !req.ActionBan.Bans(got) {
 			t.Errorf("the ban reads %q as %q, which it does not ban; the rollout executes %q", reply, got, program)
 		}
+	}
+}
+
+// On CodeRepair the loop executes the function a reply holds: two replies
+// that write the same failed function with different test code after it
+// are an exact repeat, the ban reads them as that function, and the steps
+// table keeps what was dropped in its last column.
+func TestCodeRepairStepsActOnTheFunctionAndKeepWhatWasDropped(t *testing.T) {
+	cr := openCodeRepair(t)
+	task := cr.Tasks()[0]
+	name := cr.Dataset.Problems[0].Function // the first task's
+	wrong := "def " + name + "(*args):\n    return None"
+	replies := []string{
+		" " + wrong + "\n\nprint(" + name + "(1, 2))",
+		wrong + "\n        1 2 3\n        assert " + name + "(3) == 4",
+	}
+	res, err := Run(context.Background(), cr, &script{actions: replies}, Config{Harness: harness.Verbatim, MaxSteps: 2}, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 {
+		t.Fatalf("%d steps, want 2", len(res.Steps))
+	}
+	wantDropped := []string{"print(" + name + "(1, 2))", "        1 2 3\n        assert " + name + "(3) == 4"}
+	for i, st := range res.Steps {
+		if st.Action != wrong || st.Dropped != wantDropped[i] {
+			t.Errorf("step %d: action %q, dropped %q", i, st.Action, st.Dropped)
+		}
+		if !st.Failed || st.Error == nil || st.Error.Kind == coderepair.KindSyntax || strings.Contains(st.Observation, "1 2 3") {
+			t.Errorf("step %d: the function alone should fail its tests, observed %q", i, st.Observation)
+		}
+	}
+	if !res.Steps[1].Repeat || res.ExactRepeats != 1 {
+		t.Errorf("the same function after other test code is no exact repeat: %+v", res.Steps[1])
+	}
+
+	var readErr readError
+	agent := &ModelAgent{Model: &lm.Fake{}, Env: cr, MaxTokens: 64}
+	req, err := agent.request(ActRequest{Task: task, Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{wrong}}, &readErr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reply := range replies {
+		if got := req.ActionBan.Extract(reply); !req.ActionBan.Bans(got) {
+			t.Errorf("the ban reads %q as %q, which it does not ban", reply, got)
+		}
+	}
+	if err := readErr.get(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := &Plan{Model: "m", Env: cr}
+	rec := p.stepRecord(harness.Verbatim, res, res.Steps[1])
+	if len(rec) != len(results.RolloutSteps.Header) || rec[results.RolloutSteps.Column("dropped")] != wantDropped[1] ||
+		rec[results.RolloutSteps.Column("action")] != wrong {
+		t.Errorf("step row %q", rec)
 	}
 }

@@ -208,6 +208,7 @@ func (p *Plan) stepRecord(h harness.Name, r Result, st Step) []string {
 		p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index),
 		st.Reply, st.Action, st.Observation, b(st.Failed), b(st.Transient), strconv.Itoa(st.Retries), b(st.Repeat), b(st.NearRepeat),
 		b(st.Looped), b(st.GateBlocked), strings.Join(st.RuledOut, " | "), strconv.FormatInt(st.VirtualTime.Milliseconds(), 10), strconv.Itoa(st.Tokens),
+		st.Dropped,
 	}
 }
 

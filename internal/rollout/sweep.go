@@ -51,8 +51,10 @@ func (FixTest) Items(context.Context, uint64, int) ([]transcript.Item, error) {
 func (FixTest) ExecuteItem(context.Context, transcript.Item, string) (string, *transcript.StructuredError, error) {
 	return "", nil, fmt.Errorf("fixtest has no probe items")
 }
-func (FixTest) Action(reply string) string { return strings.TrimSpace(reply) }
-func (FixTest) Closed(string) []string     { return nil }
+func (FixTest) Action(_ Task, reply string) (env.Reading, error) {
+	return env.Reading{Action: strings.TrimSpace(reply)}, nil
+}
+func (FixTest) Closed(Task, string) ([]string, error) { return nil, nil }
 func (FixTest) Demonstrations(context.Context, int, []Task) ([]env.Demonstration, error) {
 	return nil, fmt.Errorf("fixtest has no demonstrations")
 }
@@ -105,7 +107,7 @@ type ScriptedAgent struct{}
 
 func (ScriptedAgent) BeginEpisode() {}
 
-func (ScriptedAgent) Act(_ context.Context, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
+func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
 	step := 0
 	for _, m := range msgs {
 		if m.Role == transcript.RoleUser && (strings.Contains(m.Content, " tests: ") || m.Content == NudgeObservation) {

@@ -4,14 +4,45 @@
 // consume them; nothing here knows about models or files.
 package transcript
 
-// Roles allowed in a transcript. Observations are user turns whose content
-// starts with "Observation:" (docs/methodology.md#chat-format), so there is
-// no fourth role.
+import "strings"
+
+// Roles of a transcript. Observations are user turns whose content starts
+// with "Observation:" (docs/methodology.md#chat-format), the study's
+// setting; RoleTool is where ObservationsAsTool moves them, for a chat
+// format's own tool-result turn.
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	RoleTool      = "tool"
 )
+
+// Where observations go in a rendered chat: the study's user turns, or the
+// chat format's tool-result turns (--observations).
+const (
+	ObservationsUser = "user"
+	ObservationsTool = "tool"
+)
+
+// IsObservation reports whether m is an observation: a user turn that
+// starts with ObservationPrefix.
+func IsObservation(m Message) bool {
+	return m.Role == RoleUser && strings.HasPrefix(m.Content, ObservationPrefix)
+}
+
+// ObservationsAsTool returns msgs with every observation in the tool role,
+// its text unchanged, so that only the turn it stands in differs from the
+// study's setting. msgs is not modified.
+func ObservationsAsTool(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		if IsObservation(m) {
+			m.Role = RoleTool
+		}
+		out[i] = m
+	}
+	return out
+}
 
 // ObservationPrefix starts every environment observation shown to the model.
 const ObservationPrefix = "Observation: "

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// itemContexts makes again the probe items of d's probe runs, so that a
+// viewer can show what the model read: probe_items.csv keeps figures and
+// greedy replies, not the items. A run's items are made as its probe made
+// them (env, generator seed and count from the manifest, or its items
+// file) and kept only when the dataset they come from is the one the run
+// recorded. A run whose items cannot be made here (on-policy items, which
+// came from the model's own attempts; CodeRepair without the MBPP file;
+// another dataset) gets none, and the viewer says so, with a note on
+// stderr; a viewer works without them. Making CodeRepair's items runs every
+// item's programs in the sandbox again (minutes for a committed run), so it
+// is done only when slow is set (--contexts).
+func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, note func(format string, args ...any)) report.Contexts {
+	out := report.Contexts{}
+	for _, run := range d.Runs {
+		if run.Items == 0 {
+			continue
+		}
+		items, err := runItems(ctx, run, mbpp, slow)
+		if err != nil {
+			note("%s: items not shown with their context: %v", run.Dir, err)
+			continue
+		}
+		for _, it := range items {
+			out[report.ContextKey(run.Dir, it.ID)] = it
+		}
+	}
+	return out
+}
+
+func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
+	c := run.Manifest.Config
+	if onPolicy, _ := c["on_policy"].(bool); onPolicy {
+		return nil, fmt.Errorf("on-policy items are the model's own attempts, which the run does not keep")
+	}
+	name, _ := c["env"].(string)
+	seed, err := configUint(c, "seed")
+	if err != nil {
+		return nil, err
+	}
+	n, err := configUint(c, "items")
+	if err != nil {
+		return nil, err
+	}
+	if file, _ := c["items_file"].(string); file != "" {
+		items, err := readItemsFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if sum, err := fileSHA256(file); err != nil || sum != run.Manifest.DatasetSHA256 {
+			return nil, fmt.Errorf("items file %s is not the one the run read", file)
+		}
+		return items, nil
+	}
+	if name == envCodeRepair && !slow {
+		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
+	}
+	if name == envCodeRepair && mbpp == "" {
+		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
+	}
+	e, err := openEnv(name, mbpp, false)
+	if err != nil {
+		return nil, err
+	}
+	if got := e.DatasetSHA256(); got != run.Manifest.DatasetSHA256 {
+		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", name, got, run.Manifest.DatasetSHA256)
+	}
+	return e.Items(ctx, seed, int(n))
+}
+
+// configUint reads a whole number from a manifest's config.
+func configUint(c map[string]any, name string) (uint64, error) {
+	var s string
+	switch v := c[name].(type) {
+	case json.Number:
+		s = v.String()
+	case float64:
+		s = fmt.Sprint(v)
+	default:
+		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %v", name, c[name])
+	}
+	var n uint64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %s", name, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
+)
+
+// ShowOptions are the settings of `feedrun show`.
+type ShowOptions struct {
+	IO   *iostreams.IOStreams
+	Dirs []string
+	MBPP string
+	// Contexts makes CodeRepair items again to show their context (slow;
+	// ToolShed's are always made).
+	Contexts bool
+	Filter   report.Filter
+	// Pager runs a pager over the output; nil is runPager. Tests give
+	// one that records what it was given.
+	Pager func(io *iostreams.IOStreams, text []byte) error
+}
+
+func newShowCmd(f *Factory) *cobra.Command {
+	opts := &ShowOptions{IO: f.IO}
+	var harnesses, tasks []string
+	var seeds []uint
+	cmd := &cobra.Command{
+		Use:   "show DIR...",
+		Short: "Print the episodes and probe items of run folders as transcripts",
+		Long: `Print what the agents did: each rollout episode as a transcript (its task,
+then per step the reply, the action the environment ran where it differs
+from the reply, the observation, and the repeat, loop and ban marks), and
+each probe item with its context, its failed action, and the greedy replies
+before and after the failure under each harness with the item's figures.
+
+Filters narrow what is shown; --passed, --failed, --loops, --seed and
+--step concern episodes, so they show no probe items. --repeats is exact
+(an exact repeat of an earlier failed call; for an item, the greedy reply
+after the failure is the failed action) or near (after the environment's
+normalisation).
+
+ToolShed items are shown with their context, made again from the run's
+settings; CodeRepair items only with --contexts, which runs their programs
+again (minutes for a committed run). On-policy items have none.
+
+Colour only on a terminal; lines fit COLUMNS (or the terminal); output
+longer than the screen goes through $PAGER (default less -FRX) when
+stdout is a terminal.`,
+		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness ban --loops
+  feedrun show results/probe-smollm2-135m-toolshed-seed1 --task 7 --repeats`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dirs = args
+			for _, h := range harnesses {
+				if !slices.Contains(harness.RolloutHarnesses, harness.Name(h)) {
+					return Usagef("--harness %q: expected one of %s", h, harnessNamesText(harness.RolloutHarnesses))
+				}
+				opts.Filter.Harnesses = append(opts.Filter.Harnesses, harness.Name(h))
+			}
+			if opts.Filter.Passed && opts.Filter.Failed {
+				return Usagef("--passed and --failed: expected at most one")
+			}
+			if r := opts.Filter.Repeats; r != "" && r != report.RepeatsExact && r != report.RepeatsNear {
+				return Usagef("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
+			}
+			opts.Filter.Tasks = tasks
+			for _, s := range seeds {
+				opts.Filter.Seeds = append(opts.Filter.Seeds, uint64(s))
+			}
+			opts.Filter.OnlyStep = cmd.Flags().Changed("step")
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&harnesses, "harness", nil, "only these harnesses (repeatable, or comma-separated)")
+	fl.StringSliceVar(&tasks, "task", nil, "only these tasks, or probe item ids")
+	fl.UintSliceVar(&seeds, "seed", nil, "only these episode seeds")
+	fl.BoolVar(&opts.Filter.Passed, "passed", false, "only episodes that passed")
+	fl.BoolVar(&opts.Filter.Failed, "failed", false, "only episodes that did not pass")
+	fl.StringVar(&opts.Filter.Repeats, "repeats", "", "only episodes (items) with a repeat: exact or near")
+	fl.Lookup("repeats").NoOptDefVal = report.RepeatsExact
+	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
+	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
+	bound(fl, "step", 0, unbounded)
+	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
+	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
+	return cmd
+}
+
+func harnessNamesText(hs []harness.Name) string {
+	s := make([]string, len(hs))
+	for i, h := range hs {
+		s[i] = string(h)
+	}
+	return strings.Join(s, ", ")
+}
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	d, err := report.Load(opts.Dirs)
+	if err != nil {
+		return UsageError{err}
+	}
+	var contexts report.Contexts
+	if selectsItems(d, opts.Filter) {
+		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+	}
+	style := report.TextStyle{Width: terminalWidth(opts.IO), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
+	var buf bytes.Buffer
+	episodes, items, err := report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(d.Episodes)+len(d.Items) == 0:
+		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
+		return nil
+	case episodes+items == 0:
+		opts.IO.Statusf("nothing in %s matches the filters", strings.Join(opts.Dirs, ", "))
+		return nil
+	}
+	if opts.IO.IsStdoutTTY() && bytes.Count(buf.Bytes(), []byte("\n")) > terminalHeight(opts.IO) {
+		pager := opts.Pager
+		if pager == nil {
+			pager = runPager
+		}
+		return pager(opts.IO, buf.Bytes())
+	}
+	_, err = opts.IO.Out.Write(buf.Bytes())
+	return err
+}
+
+func selectsItems(d report.Data, f report.Filter) bool {
+	return slices.ContainsFunc(d.Items, f.Item)
+}
+
+// runPager pipes text through $PAGER, or less as git runs it (-F quits
+// when the text fits after all, -R passes colours, -X leaves it on the
+// screen). A pager that cannot be started is no error: the text is
+// printed as it is.
+func runPager(io *iostreams.IOStreams, text []byte) error {
+	cmdline := os.Getenv("PAGER")
+	if cmdline == "" {
+		cmdline = "less"
+		if os.Getenv("LESS") == "" {
+			os.Setenv("LESS", "FRX")
+		}
+	}
+	if cmdline == "cat" {
+		_, err := io.Out.Write(text)
+		return err
+	}
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(text), io.Out, io.ErrOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 127 {
+		_, err = io.Out.Write(text)
+	}
+	return err
+}

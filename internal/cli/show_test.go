@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// fakeRollout makes a small rollout run with the fake model.
+func fakeRollout(t *testing.T, c *fakeCLI) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "rollout")
+	c.ok("rollout", "--env", "toolshed", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3", "--out", out)
+	return out
+}
+
+func TestShowFlags(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := fakeRollout(t, c)
+	for _, bad := range [][]string{
+		{"--passed", "--failed"},
+		{"--repeats=often"},
+		{"--harness", "nope"},
+		{"--step", "-1"},
+		{},
+	} {
+		args := append([]string{"show"}, bad...)
+		if len(bad) > 0 {
+			args = append(args, dir)
+		}
+		if code, _, stderr := c.run(args...); code != ExitUsage {
+			t.Errorf("feedrun %s: exit %d, want %d (bad usage): %s", strings.Join(args, " "), code, ExitUsage, stderr)
+		}
+	}
+	out, _ := c.ok("show", dir, "--harness", "ban")
+	if !strings.Contains(out, "· ban ·") || strings.Contains(out, "· verbatim ·") {
+		t.Errorf("--harness ban shows:\n%s", out)
+	}
+	// --repeats alone means exact repeats.
+	exact, _ := c.ok("show", dir, "--repeats")
+	again, _ := c.ok("show", dir, "--repeats=exact")
+	if exact != again {
+		t.Error("--repeats is not --repeats=exact")
+	}
+	if _, stderr := c.ok("show", dir, "--seed", "99"); !strings.Contains(stderr, "nothing in") {
+		t.Errorf("a filter that matches nothing says %q", stderr)
+	}
+}
+
+func TestShowOnATerminal(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := fakeRollout(t, c)
+	run := func(tty bool, lines string) (out string, paged []byte) {
+		t.Helper()
+		t.Setenv("LINES", lines)
+		t.Setenv("NO_COLOR", "")
+		io, stdout, _ := iostreams.Test(false)
+		io.SetStdoutTTY(tty)
+		opts := &ShowOptions{IO: io, Dirs: []string{dir}, Pager: func(_ *iostreams.IOStreams, text []byte) error {
+			paged = text
+			return nil
+		}}
+		if err := showRun(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), paged
+	}
+	out, paged := run(false, "5")
+	if paged != nil || strings.Contains(out, "\x1b[") || out == "" {
+		t.Errorf("to a pipe: paged %t, colour %t; want neither", paged != nil, strings.Contains(out, "\x1b["))
+	}
+	out, paged = run(true, "5")
+	if paged == nil || out != "" || !strings.Contains(string(paged), "\x1b[") {
+		t.Errorf("to a terminal of 5 lines: paged %t, want the coloured text through the pager", paged != nil)
+	}
+	out, paged = run(true, "100000")
+	if paged != nil || !strings.Contains(out, "\x1b[") {
+		t.Errorf("to a terminal it fits: paged %t, want coloured text printed", paged != nil)
+	}
+}
+
+func TestReportHTMLOut(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := fakeRollout(t, c)
+	page := filepath.Join(t.TempDir(), "report.html")
+	if out, _ := c.ok("report", dir, "--format", report.FormatHTML, "--out", page, "--bootstrap", "20"); out != "" {
+		t.Errorf("--out also printed %d bytes to stdout", len(out))
+	}
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "<!DOCTYPE html>") || !strings.Contains(string(data), "Table 4.") {
+		t.Errorf("%s is not the report page: %.200s", page, data)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(page))
+	if len(entries) != 1 {
+		t.Errorf("%d files beside the report, want it alone (no temporary file left)", len(entries))
+	}
+}
+
+func TestRunPager(t *testing.T) {
+	t.Setenv("PAGER", "sed s/^/pager:/")
+	io, out, _ := iostreams.Test(false)
+	if err := runPager(io, []byte("a\nb\n")); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "pager:a\npager:b\n" {
+		t.Errorf("through $PAGER: %q", out.String())
+	}
+	t.Setenv("PAGER", "no-such-pager-anywhere")
+	out.Reset()
+	if err := runPager(io, []byte("a\n")); err != nil || out.String() != "a\n" {
+		t.Errorf("a pager that is not there: %v, %q; want the text printed", err, out.String())
+	}
+}
+
+func TestShowProbeItemsWithTheirContext(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := filepath.Join(t.TempDir(), "probe")
+	c.ok("probe", "--env", "toolshed", "--items", "2", "--harness", "verbatim,ban", "--out", dir)
+	items, _ := c.ok("items", "--env", "toolshed", "--n", "2")
+	first := strings.SplitN(items, "\n", 2)[0]
+	id := first[strings.Index(first, `"id":"`)+6:]
+	id = id[:strings.Index(id, `"`)]
+
+	out, stderr := c.ok("show", dir, "--task", id)
+	for _, want := range []string{"item " + id, "system ", "failed action", "observation", "verbatim ", "ban ", "greedy after", "P(repeat)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("item %s shows no %q:\n%s", id, want, out)
+		}
+	}
+	if strings.Count(out, "── ") != 1 || stderr != "" {
+		t.Errorf("--task %s: want that one item and no note, got:\n%s\nstderr: %s", id, out, stderr)
+	}
+	// A run whose dataset is not the one here shows its items without.
+	manifest := filepath.Join(dir, results.ManifestName)
+	m, err := results.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.DatasetSHA256 = "another"
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr = c.ok("show", dir, "--task", id)
+	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "is not the run's") {
+		t.Errorf("another dataset: shows\n%s\nstderr: %s", out, stderr)
+	}
+}

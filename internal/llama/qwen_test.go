@@ -1,0 +1,177 @@
+package llama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// qwenCoder is the instruction-tuned checkpoint inside the study's size
+// range that `make test` pulls.
+const qwenCoder = "qwen2.5-coder-0.5b"
+
+// renderWithJinja renders msgs with a checkpoint's own template as
+// transformers does (scripts/render-chat-template.py), the reference that
+// feedrun's rendering through llama.cpp must equal.
+func renderWithJinja(t *testing.T, tmpl string, msgs []transcript.Message, gen bool) string {
+	t.Helper()
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	req := struct {
+		Template string    `json:"template"`
+		Messages []message `json:"messages"`
+		Gen      bool      `json:"add_generation_prompt"`
+	}{Template: tmpl, Gen: gen}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, message{m.Role, m.Content})
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "../../scripts/render-chat-template.py")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("render with jinja2 (make test installs it): %v: %s", err, stderr.String())
+	}
+	return string(out)
+}
+
+// qwenContexts are the contexts a probe renders for a few items of each
+// environment under every harness: the context before the failure, the
+// neutral one and what each harness shows after it, each with the
+// generation prompt, and the post-failure context closed by the failed
+// action as an assistant turn (the text a scored action ends).
+func qwenContexts(t *testing.T) map[string][]transcript.Message {
+	t.Helper()
+	mbpp := os.Getenv("FEEDRUN_MBPP")
+	if mbpp == "" {
+		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
+	}
+	cr, err := coderepair.Open(mbpp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crItems, err := cr.Items(context.Background(), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := append(toolshed.Items(1, 3), crItems...)
+	out := map[string][]transcript.Message{}
+	for _, it := range items {
+		for _, h := range harness.ProbeHarnesses {
+			pc, err := harness.Probe(h, it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := it.ID + "/" + string(h)
+			out[key+"/pre"] = pc.Pre
+			out[key+"/neutral"] = pc.Neutral
+			out[key+"/post"] = pc.Post
+			out[key+"/post+action"] = append(pc.Post[:len(pc.Post):len(pc.Post)], transcript.Message{Role: transcript.RoleAssistant, Content: it.FailedAction})
+		}
+	}
+	return out
+}
+
+// TestQwenCoderChatFormatIsItsTemplate renders ToolShed and CodeRepair
+// contexts through feedrun's path (llama.cpp's template engine and
+// chatFixes) and through the GGUF's own Jinja template: they must be the
+// same bytes, and every control token must tokenize as itself.
+func TestQwenCoderChatFormatIsItsTemplate(t *testing.T) {
+	m := loadReal(t, qwenCoder, Options{})
+	tmpl := m.Info().ChatTemplate
+	if !strings.Contains(tmpl, "<|im_start|>") || !strings.Contains(tmpl, "<tool_response>") {
+		t.Fatalf("the 0.5B's template is not Qwen2.5's ChatML with tools: %.200q", tmpl)
+	}
+	imStart, err := m.Tokenize("<|im_start|>", false, true)
+	if err != nil || len(imStart) != 1 {
+		t.Fatalf("<|im_start|> tokenizes as %v (%v), want one token", imStart, err)
+	}
+	for name, msgs := range qwenContexts(t) {
+		gen := !strings.HasSuffix(name, "+action")
+		got, err := m.RenderChat(msgs, gen)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := renderWithJinja(t, tmpl, msgs, gen); got != want {
+			t.Errorf("%s: feedrun renders\n%q\nthe template renders\n%q", name, got, want)
+		}
+		toks, err := m.Tokenize(got, true, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var markers int
+		for _, tk := range toks {
+			if tk == imStart[0] {
+				markers++
+			}
+		}
+		if want := strings.Count(got, "<|im_start|>"); markers != want {
+			t.Errorf("%s: %d <|im_start|> tokens for %d in the text", name, markers, want)
+		}
+	}
+}
+
+// TestQwenCoderTurnMarkerEndsTheReply prompts the 0.5B where its own next
+// token is <|im_start|> (just after a user turn): free, the reply ends
+// there, empty, as at an end of turn; under a grammar that admits any
+// line, the marker is no character of the reply. Before, the marker was
+// taken as text and replies piled them up.
+func TestQwenCoderTurnMarkerEndsTheReply(t *testing.T) {
+	m := loadReal(t, qwenCoder, Options{})
+	// A chat closed by a user turn, without the generation prompt: what
+	// comes next is the marker that opens the assistant's turn.
+	text, err := m.RenderChat([]transcript.Message{{Role: "system", Content: "You call one tool per reply."}, {Role: "user", Content: "List the files in docs."}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := m.Tokenize(text, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker, _ := m.Tokenize("<|im_start|>", false, true)
+	// The model's own choice here is the marker; the test means nothing
+	// otherwise.
+	lps, err := m.Score(prompt[:len(prompt)-1], []lm.Continuation{{Tokens: append(prompt[len(prompt)-1:], marker...), ScoreFrom: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lps[0][0] < -0.7 {
+		t.Fatalf("log p(<|im_start|>) = %.3f after a user turn: the model does not choose it", lps[0][0])
+	}
+	gens, err := m.Generate([]lm.GenerateRequest{
+		{Prompt: prompt, MaxTokens: 16},
+		{Prompt: prompt, MaxTokens: 16, Grammar: `root ::= [^\n]+ "\n"`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := gens[0]; len(g.Tokens) != 0 || g.Text != "" || g.StopReason != lm.StopEndOfTurn {
+		t.Errorf("free: %d tokens %q, stop %s; want an empty reply ended as a turn", len(g.Tokens), g.Text, g.StopReason)
+	}
+	g := gens[1]
+	for _, tk := range g.Tokens {
+		if tk == marker[0] {
+			t.Errorf("grammar: the reply %q holds the marker token", g.Text)
+		}
+	}
+	if strings.Contains(g.Text, "<|im_start|>") || g.Text == "" {
+		t.Errorf("grammar: reply %q; want a line of text without the marker", g.Text)
+	}
+}

@@ -1,0 +1,265 @@
+package report
+
+import (
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+)
+
+// FormatHTML is the browser report: one self-contained file.
+const FormatHTML = "html"
+
+// The page's template, script and style are compiled in, so that the file
+// needs nothing beside it: no network, no server.
+//
+//go:embed html/report.html.tmpl html/viewer.js html/viewer.css
+var htmlFiles embed.FS
+
+var htmlTemplate = template.Must(template.ParseFS(htmlFiles, "html/report.html.tmpl"))
+
+// What a table's cells list when clicked: the episodes behind a rollout
+// figure, the probe items behind an item figure. A table with neither (the
+// scripted retry sweep keeps no transcripts) is not clickable.
+var cellTargets = map[string]string{
+	RolloutTable:       "episodes",
+	InversionTable:     "items",
+	DecompositionTable: "items",
+	HarnessTable:       "items",
+}
+
+// cellPicks says which of a row's episodes or items a figure counts, by
+// figure id (a difference from verbatim counts what its figure counts);
+// the viewer's script knows each pick. A figure not here lists every
+// episode or item of its row, so a column added to a table is clickable
+// with no change here.
+var cellPicks = map[string]string{
+	"exact_repeat_rate":  "exact",
+	"exact_repeats":      "exact",
+	"near_repeat_rate":   "near",
+	"loop_rate":          "loop",
+	"finished_rate":      "finished",
+	"passed_rate":        "passed",
+	"failed_episodes":    "failed_step",
+	"failed_pairs":       "failed_step",
+	"recovered":          "recovered",
+	"gave_up":            "gave_up",
+	"share_inverted":     "inverted",
+	"banned_items":       "banned",
+	"greedy_repeat_pre":  "greedy_pre",
+	"greedy_repeat_post": "greedy_post",
+	"near_repeat_post":   "near_post",
+}
+
+func cellPick(figure string) string {
+	if p, ok := cellPicks[strings.TrimSuffix(figure, "_diff")]; ok {
+		return p
+	}
+	return "all"
+}
+
+type htmlPage struct {
+	Preamble  []string
+	Tables    []htmlTable
+	Harnesses []harness.Name
+	Data      htmlData
+	CSS       template.CSS
+	JS        template.JS
+}
+
+type htmlTable struct {
+	ID, Title string
+	Notes     []string
+	Target    string // "episodes", "items" or "" (not clickable)
+	Groups    []htmlGroup
+	Plot      template.URL // data: URI of the table's plot, "" for none
+	PlotName  string
+}
+
+type htmlGroup struct {
+	Caption  string
+	Headings []string
+	Rows     []htmlRow
+}
+
+type htmlRow struct {
+	Model, Env, Harness string
+	Cells               []htmlCell
+}
+
+type htmlCell struct {
+	Text, Pick string
+}
+
+// htmlData is what the page's script reads: every episode with its
+// transcript and every item of the reported runs.
+type htmlData struct {
+	Runs     []string      `json:"runs"`
+	Episodes []htmlEpisode `json:"episodes"`
+	Items    []htmlItem    `json:"items"`
+	Contexts []htmlContext `json:"contexts"`
+}
+
+type htmlEpisode struct {
+	Model      string     `json:"model"`
+	Env        string     `json:"env"`
+	Harness    string     `json:"harness"`
+	Task       string     `json:"task"`
+	Seed       uint64     `json:"seed"`
+	Steps      int        `json:"steps"`
+	Finished   bool       `json:"finished"`
+	Passed     bool       `json:"passed"`
+	Exact      int        `json:"exact"`
+	Near       int        `json:"near"`
+	Looped     bool       `json:"looped"`
+	FailedStep bool       `json:"failed_step"` // at least one step failed
+	GaveUp     bool       `json:"gave_up"`
+	Summary    string     `json:"summary"`
+	Run        int        `json:"run"`
+	Transcript []htmlStep `json:"transcript"`
+}
+
+type htmlStep struct {
+	Step        int      `json:"n"`
+	Reply       string   `json:"reply"`
+	Action      *string  `json:"ran,omitempty"` // only where it differs from the reply
+	Observation string   `json:"obs"`
+	Failed      bool     `json:"failed,omitempty"`
+	Marks       []string `json:"marks,omitempty"`
+}
+
+type htmlItem struct {
+	Model      string `json:"model"`
+	Env        string `json:"env"`
+	Harness    string `json:"harness"`
+	ID         string `json:"id"`
+	Kind       string `json:"kind"`
+	Run        int    `json:"run"`
+	Pre        string `json:"pre"`
+	Post       string `json:"post"`
+	Figures    string `json:"figures"`
+	GreedyPre  bool   `json:"greedy_pre"`
+	GreedyPost bool   `json:"greedy_post"`
+	NearPost   bool   `json:"near_post"`
+	Banned     bool   `json:"banned"`
+	Inverted   bool   `json:"inverted"`
+	Context    int    `json:"ctx"` // index into Contexts, -1 when not made again
+}
+
+type htmlContext struct {
+	Messages     [][2]string `json:"messages"`
+	FailedAction string      `json:"failed_action"`
+	Observation  string      `json:"obs"`
+}
+
+// writeHTML writes the report as one HTML page: the tables (a cell lists
+// the episodes or items behind it when clicked), their plots inline, and
+// every episode and item of d with the filters of `feedrun show`. Every
+// text from a run reaches the page as data the script sets as text, never
+// as markup, so a reply holding <script> shows as what it is.
+func (r Report) writeHTML(w io.Writer, d Data, contexts Contexts, plots []drawnPlot) error {
+	page := htmlPage{Preamble: r.preamble(), Harnesses: harness.RolloutHarnesses}
+	css, err := htmlFiles.ReadFile("html/viewer.css")
+	if err != nil {
+		return err
+	}
+	js, err := htmlFiles.ReadFile("html/viewer.js")
+	if err != nil {
+		return err
+	}
+	page.CSS, page.JS = template.CSS(css), template.JS(js)
+	for _, t := range r.Tables {
+		ht := htmlTable{ID: t.ID, Title: t.Title, Notes: t.Notes, Target: cellTargets[t.ID]}
+		for _, p := range plots {
+			if p.table == t.ID {
+				ht.Plot = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(p.png))
+				ht.PlotName = p.name
+			}
+		}
+		figures := t.cellFigures()
+		for _, rows := range groupRows(t.Rows) {
+			g := htmlGroup{Caption: rows[0].ModelLabel() + ", " + rows[0].Env, Headings: t.headings()}
+			for _, row := range rows {
+				hr := htmlRow{Model: row.ModelLabel(), Env: row.Env, Harness: string(row.Harness)}
+				for i, text := range t.cells(row) {
+					c := htmlCell{Text: text}
+					if ht.Target != "" && figures[i] != "" {
+						c.Pick = cellPick(figures[i])
+					}
+					hr.Cells = append(hr.Cells, c)
+				}
+				g.Rows = append(g.Rows, hr)
+			}
+			ht.Groups = append(ht.Groups, g)
+		}
+		page.Tables = append(page.Tables, ht)
+	}
+	page.Data = newHTMLData(d, contexts)
+	if err := htmlTemplate.Execute(w, page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// cellFigures is, per cell of a row as cells prints it, the figure the
+// cell shows: "" for the row's label and for study columns.
+func (t Table) cellFigures() []string {
+	out := []string{""}
+	for _, c := range t.Columns {
+		out = append(out, c.Figure)
+		if c.Study {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+func newHTMLData(d Data, contexts Contexts) htmlData {
+	hd := htmlData{Episodes: []htmlEpisode{}, Items: []htmlItem{}, Contexts: []htmlContext{}}
+	runIndex := map[string]int{}
+	for i, r := range d.Runs {
+		hd.Runs = append(hd.Runs, r.Dir)
+		runIndex[r.Dir] = i
+	}
+	for _, e := range d.Episodes {
+		he := htmlEpisode{
+			Model: modelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
+			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
+			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
+			Summary: strings.Join(episodeSummary(e), " · "), Run: runIndex[e.Run], Transcript: []htmlStep{},
+		}
+		for _, s := range e.Transcript {
+			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s)}
+			if s.ActionDiffers() {
+				hs.Action = &s.Action
+			}
+			he.Transcript = append(he.Transcript, hs)
+		}
+		hd.Episodes = append(hd.Episodes, he)
+	}
+	for _, g := range itemGroups(d.Items, Filter{}) {
+		key := ContextKey(g[0].Run, g[0].ItemID)
+		ctx := -1
+		if c, ok := contexts[key]; ok {
+			ctx = len(hd.Contexts)
+			hc := htmlContext{FailedAction: c.FailedAction, Observation: c.Observation, Messages: [][2]string{}}
+			for _, m := range c.Context {
+				hc.Messages = append(hc.Messages, [2]string{m.Role, m.Content})
+			}
+			hd.Contexts = append(hd.Contexts, hc)
+		}
+		for _, it := range g {
+			hd.Items = append(hd.Items, htmlItem{
+				Model: modelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
+				Run: runIndex[it.Run], Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
+				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
+				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
+			})
+		}
+	}
+	return hd
+}

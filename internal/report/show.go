@@ -1,0 +1,292 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// Contexts are probe items as the environment made them (context, failed
+// action, observation), by ContextKey: probe_items.csv keeps the figures
+// and the greedy replies but not the item, which the command that shows
+// them regenerates from the run's settings where it can.
+type Contexts map[string]transcript.Item
+
+// ContextKey is an item's key in Contexts: its run folder and id.
+func ContextKey(run, itemID string) string { return run + "\x00" + itemID }
+
+// TextStyle is how WriteTranscripts prints.
+type TextStyle struct {
+	Width  int  // widest line; 0 is no limit
+	Colour bool // ANSI colours, for a terminal
+}
+
+// ANSI colours of the terminal view.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+)
+
+func (s TextStyle) paint(code, text string) string {
+	if !s.Colour || text == "" {
+		return text
+	}
+	return code + text + ansiReset
+}
+
+// WriteTranscripts prints the episodes and probe items of d that f selects
+// as transcripts: an episode's task, then per step the reply, the action the
+// environment ran where it differs from the reply, the observation and the
+// step's marks; an item's context and failed action (when contexts has
+// it), then under each harness the greedy replies before and after the
+// failure with the item's figures. It returns how many episodes and items
+// it printed.
+func WriteTranscripts(w io.Writer, d Data, contexts Contexts, f Filter, style TextStyle) (episodes, items int, err error) {
+	var b strings.Builder
+	for _, e := range d.Episodes {
+		if !f.Episode(e) {
+			continue
+		}
+		episodes++
+		style.episode(&b, e, f.steps(e))
+	}
+	for _, g := range itemGroups(d.Items, f) {
+		items += len(g)
+		style.item(&b, g, contexts[ContextKey(g[0].Run, g[0].ItemID)])
+	}
+	_, err = io.WriteString(w, b.String())
+	return episodes, items, err
+}
+
+func (s TextStyle) rule(b *strings.Builder, title string) {
+	line := "── " + title + " "
+	if n := s.Width - utf8.RuneCountInString(line); n > 0 {
+		line += strings.Repeat("─", min(n, 20))
+	}
+	b.WriteString(s.paint(ansiBold, line) + "\n")
+}
+
+func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
+	s.rule(b, fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed))
+	b.WriteString(s.paint(ansiDim, wrap(strings.Join(append(episodeSummary(e), e.Run), " · "), s.Width, "   ")) + "\n")
+	if len(e.Transcript) == 0 {
+		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+StepsFile+")") + "\n")
+	}
+	for _, st := range steps {
+		s.field(b, fmt.Sprintf("[%d] reply", st.Step), st.Reply, "")
+		if st.ActionDiffers() {
+			s.field(b, "    ran ≠ reply", st.Action, ansiCyan)
+		}
+		if st.Dropped != "" {
+			s.field(b, "    dropped", st.Dropped, ansiDim)
+		}
+		colour := ""
+		if st.Failed {
+			colour = ansiRed
+		}
+		s.field(b, "    observation", st.Observation, colour)
+		if marks := stepMarks(st); len(marks) > 0 {
+			s.field(b, "    marks", strings.Join(marks, " "), ansiYellow)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// episodeSummary is an episode's outcome in words.
+func episodeSummary(e Episode) []string {
+	out := []string{plural(e.Steps, "step")}
+	switch {
+	case e.Passed:
+		out = append(out, "finished, passed")
+	case e.Finished:
+		out = append(out, "finished, did not pass")
+	default:
+		out = append(out, "did not finish")
+	}
+	out = append(out, plural(e.ExactRepeats, "exact repeat"), plural(e.NearRepeats, "near repeat"))
+	if e.Looped {
+		out = append(out, "looped")
+	}
+	if e.Lessons > 0 {
+		out = append(out, plural(e.Lessons, "lesson")+" shown")
+	}
+	return out
+}
+
+// stepMarks are a step's marks as the terminal prints them.
+func stepMarks(st Step) []string {
+	var m []string
+	if st.Failed {
+		if st.Transient {
+			m = append(m, "FAILED(transient)")
+		} else {
+			m = append(m, "FAILED")
+		}
+	}
+	if st.Retries > 0 {
+		m = append(m, "RETRIED×"+strconv.Itoa(st.Retries))
+	}
+	switch {
+	case st.Repeat:
+		m = append(m, "REPEAT")
+	case st.NearRepeat:
+		m = append(m, "NEAR-REPEAT")
+	}
+	if st.Looped {
+		m = append(m, "LOOP")
+	}
+	if st.GateBlocked {
+		m = append(m, "BANNED")
+	}
+	if st.RuledOut != "" {
+		m = append(m, "RULED-OUT:"+st.RuledOut)
+	}
+	return m
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func modelLabel(model string, base bool) string {
+	return Row{Model: model, Base: base}.ModelLabel()
+}
+
+// labelWidth is the width of the field labels, so that values line up.
+const labelWidth = 16
+
+// field prints a labelled value: its lines, each wrapped to the width,
+// indented under the label. Code and prose keep their own line breaks.
+func (s TextStyle) field(b *strings.Builder, label, value, colour string) {
+	pad := strings.Repeat(" ", labelWidth+1)
+	width := 0
+	if s.Width > 0 {
+		width = max(20, s.Width-labelWidth-1)
+	}
+	lines := strings.Split(strings.TrimRight(value, "\n"), "\n")
+	first := true
+	for _, line := range lines {
+		for _, part := range hardWrap(line, width) {
+			lead := pad
+			if first {
+				lead = s.paint(ansiDim, fmt.Sprintf("%-*s", labelWidth, label)) + " "
+				first = false
+			}
+			b.WriteString(lead + s.paint(colour, part) + "\n")
+		}
+	}
+}
+
+// hardWrap cuts a line into pieces of at most width runes (0: no limit);
+// code has long lines without spaces, so it cuts anywhere.
+func hardWrap(line string, width int) []string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return []string{line}
+	}
+	var out []string
+	r := []rune(line)
+	for len(r) > width {
+		out = append(out, string(r[:width]))
+		r = r[width:]
+	}
+	return append(out, string(r))
+}
+
+// itemGroups are the selected probe items, one group per run × item, each
+// in harness order: the harnesses of one item side by side.
+func itemGroups(items []Item, f Filter) [][]Item {
+	index := map[string]int{}
+	var groups [][]Item
+	for _, it := range items {
+		if !f.Item(it) {
+			continue
+		}
+		k := results.Key(it.Run, it.Model, it.Env, it.ItemID)
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], it)
+	}
+	slices.SortStableFunc(groups, func(a, b []Item) int {
+		return cmp.Or(cmp.Compare(a[0].Model, b[0].Model), cmp.Compare(a[0].Env, b[0].Env), compareItemIDs(a[0].ItemID, b[0].ItemID))
+	})
+	return groups
+}
+
+func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item) {
+	it := g[0]
+	title := fmt.Sprintf("%s, %s · item %s", modelLabel(it.Model, !it.InstructionTuned), it.Env, it.ItemID)
+	if it.FailureKind != "" {
+		title += " (" + it.FailureKind + ")"
+	}
+	s.rule(b, title)
+	b.WriteString(s.paint(ansiDim, wrap(it.Run, s.Width, "   ")) + "\n")
+	if ctx.ID == "" {
+		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; on-policy items keep none, CodeRepair's need --contexts)") + "\n")
+	} else {
+		for _, m := range ctx.Context {
+			s.field(b, m.Role, m.Content, "")
+		}
+		s.field(b, "failed action", ctx.FailedAction, ansiCyan)
+		s.field(b, "observation", ctx.Observation, ansiRed)
+	}
+	pre := it.GreedyReplyPre
+	samePre := true
+	for _, x := range g {
+		samePre = samePre && x.GreedyReplyPre == pre
+	}
+	if samePre {
+		s.field(b, "greedy before", orNotKept(pre), "")
+	}
+	for _, x := range g {
+		s.field(b, string(x.Harness), itemFigures(x), ansiYellow)
+		if !samePre {
+			s.field(b, "  greedy before", orNotKept(x.GreedyReplyPre), "")
+		}
+		s.field(b, "  greedy after", orNotKept(x.GreedyReplyPost), "")
+	}
+	b.WriteString("\n")
+}
+
+func orNotKept(reply string) string {
+	if reply == "" {
+		return "(not kept in this run)"
+	}
+	return reply
+}
+
+// itemFigures is one item's figures under one harness, in words.
+func itemFigures(it Item) string {
+	var parts []string
+	if it.Banned {
+		parts = append(parts, "banned")
+	} else {
+		parts = append(parts, fmt.Sprintf("G %.3f nats (%.4f/token)", it.Gain, it.GainPerToken))
+	}
+	parts = append(parts, fmt.Sprintf("P(repeat) %.3f → %.3f", it.PRepeatPre, it.PRepeatPost))
+	switch {
+	case it.GreedyRepeatPost:
+		parts = append(parts, "greedy after = failed action")
+	case it.NearRepeatPost:
+		parts = append(parts, "greedy after ≈ failed action")
+	}
+	return strings.Join(parts, " · ")
+}

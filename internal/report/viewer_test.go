@@ -1,0 +1,274 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// stepFixture is one rollout_steps.csv fixture row of model "m" on ToolShed.
+type stepFixture struct {
+	harness, task                string
+	seed                         uint64
+	n                            int
+	reply, action, observation   string
+	dropped                      string
+	failed, repeat, near, looped bool
+}
+
+func (s stepFixture) record(header []string) []string {
+	b := strconv.FormatBool
+	cells := map[string]string{
+		"model": "m", "env": "toolshed", "harness": s.harness, "task": s.task, "seed": strconv.FormatUint(s.seed, 10),
+		"step": strconv.Itoa(s.n), "reply": s.reply, "action": s.action, "observation": s.observation,
+		"failed": b(s.failed), "transient": "false", "retries": "0", "repeat": b(s.repeat), "near_repeat": b(s.near),
+		"looped": b(s.looped), "gate_blocked": "false", "ruled_out": "", "virtual_time_ms": "0", "tokens": "3",
+		"dropped": s.dropped,
+	}
+	rec := make([]string, len(header))
+	for i, col := range header {
+		rec[i] = cells[col]
+	}
+	return rec
+}
+
+// transcriptRun writes a rollout run folder with these episodes and steps.
+func transcriptRun(t *testing.T, config map[string]any, header []string, episodes []episode, steps []stepFixture) string {
+	t.Helper()
+	dir := rolloutDir(t, config, episodes...)
+	recs := make([][]string, len(steps))
+	for i, s := range steps {
+		recs[i] = s.record(header)
+	}
+	writeTable(t, dir, StepsFile, header, recs)
+	return dir
+}
+
+func loadRuns(t *testing.T, dirs ...string) Data {
+	t.Helper()
+	d, err := Load(dirs)
+	ok(t, err)
+	return d
+}
+
+// loopFixture is a verbatim episode that repeats its failed call until it
+// loops, written with its steps out of order, and a ban episode of two
+// steps whose call the environment took out of prose.
+func loopFixture() ([]episode, []stepFixture) {
+	eps := []episode{
+		ep("verbatim", "t1", 1).with(func(e *episode) { e.steps, e.exact, e.looped = 3, 2, true }),
+		ep("ban", "t1", 1).with(func(e *episode) { e.steps, e.finished, e.passed = 2, true, true }),
+	}
+	steps := []stepFixture{
+		{harness: "verbatim", task: "t1", seed: 1, n: 2, reply: "f()", action: "f()", observation: "(stopped)", repeat: true, looped: true},
+		{harness: "verbatim", task: "t1", seed: 1, n: 0, reply: "f()", action: "f()", observation: "Observation: Error", failed: true},
+		{harness: "verbatim", task: "t1", seed: 1, n: 1, reply: "f()", action: "f()", observation: "Observation: Error", failed: true, repeat: true},
+		{harness: "ban", task: "t1", seed: 1, n: 0, reply: "I will call g() now", action: "g()", observation: "Observation: ok", dropped: "I will call now"},
+		{harness: "ban", task: "t1", seed: 1, n: 1, reply: "finish(answer=\"done\")", action: "finish(answer=\"done\")", observation: "Observation: Finished."},
+	}
+	return eps, steps
+}
+
+func TestLoadTranscripts(t *testing.T) {
+	eps, steps := loopFixture()
+	t.Run("each episode gets its steps in order", func(t *testing.T) {
+		// A grammar run: Load adds the decoding to the env, the steps file
+		// does not have it.
+		cfg := map[string]any{"instruction_tuned": true, "decode": "grammar"}
+		d := loadRuns(t, transcriptRun(t, cfg, results.RolloutSteps.Header, eps, steps))
+		for _, e := range d.Episodes {
+			if len(e.Transcript) != e.Steps {
+				t.Fatalf("%s: %d steps in the transcript, episode says %d", e.Harness, len(e.Transcript), e.Steps)
+			}
+			for i, s := range e.Transcript {
+				if s.Step != i {
+					t.Errorf("%s: step %d at position %d", e.Harness, s.Step, i)
+				}
+			}
+		}
+		ban := d.Episodes[slices.IndexFunc(d.Episodes, func(e Episode) bool { return e.Harness == harness.Ban })]
+		if s := ban.Transcript[0]; !s.ActionDiffers() || s.Reply != "I will call g() now" || s.Action != "g()" || s.Dropped != "I will call now" {
+			t.Errorf("ban step 0: %+v, want the reply, the call the environment ran and what it dropped", s)
+		}
+	})
+	t.Run("runs before what was dropped was kept", func(t *testing.T) {
+		d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutStepsV2Header, eps, steps))
+		for _, e := range d.Episodes {
+			if len(e.Transcript) != e.Steps {
+				t.Fatalf("%s: %d steps in the transcript, episode says %d", e.Harness, len(e.Transcript), e.Steps)
+			}
+			for _, s := range e.Transcript {
+				if s.Dropped != "" {
+					t.Errorf("%s step %d: dropped %q in a run without the column", e.Harness, s.Step, s.Dropped)
+				}
+			}
+		}
+	})
+	t.Run("runs before the reply was kept", func(t *testing.T) {
+		d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutStepsV1Header, eps, steps))
+		for _, e := range d.Episodes {
+			for _, s := range e.Transcript {
+				if s.ActionDiffers() || s.Reply != s.Action {
+					t.Errorf("%s step %d: reply %q, action %q; want the action as the reply", e.Harness, s.Step, s.Reply, s.Action)
+				}
+			}
+		}
+	})
+}
+
+func TestFilter(t *testing.T) {
+	eps, _ := loopFixture()
+	var d Data
+	for _, e := range eps {
+		d.Episodes = append(d.Episodes, Episode{Harness: harness.Name(e.harness), Task: e.task, Seed: e.seed, Steps: e.steps,
+			Finished: e.finished, Passed: e.passed, ExactRepeats: e.exact, NearRepeats: e.exact, Looped: e.looped})
+	}
+	d.Items = []Item{
+		{Harness: harness.Verbatim, ItemID: "7", GreedyRepeatPost: true},
+		{Harness: harness.Ban, ItemID: "7"},
+		{Harness: harness.Scrub, ItemID: "8", NearRepeatPost: true},
+	}
+	for _, c := range []struct {
+		name            string
+		f               Filter
+		episodes, items []string
+	}{
+		{"everything", Filter{}, []string{"verbatim", "ban"}, []string{"verbatim", "ban", "scrub"}},
+		{"harness", Filter{Harnesses: []harness.Name{harness.Ban}}, []string{"ban"}, []string{"ban"}},
+		{"task", Filter{Tasks: []string{"8"}}, nil, []string{"scrub"}},
+		{"passed", Filter{Passed: true}, []string{"ban"}, nil},
+		{"failed", Filter{Failed: true}, []string{"verbatim"}, nil},
+		{"loops", Filter{Loops: true}, []string{"verbatim"}, nil},
+		{"exact repeats", Filter{Repeats: RepeatsExact}, []string{"verbatim"}, []string{"verbatim"}},
+		{"near repeats", Filter{Repeats: RepeatsNear}, []string{"verbatim"}, []string{"verbatim", "scrub"}},
+		{"seed", Filter{Seeds: []uint64{2}}, nil, nil},
+		{"a step only the longer episode reaches", Filter{OnlyStep: true, Step: 2}, []string{"verbatim"}, nil},
+		{"step 0", Filter{OnlyStep: true}, []string{"verbatim", "ban"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var gotE, gotI []string
+			for _, e := range d.Episodes {
+				if c.f.Episode(e) {
+					gotE = append(gotE, string(e.Harness))
+				}
+			}
+			for _, it := range d.Items {
+				if c.f.Item(it) {
+					gotI = append(gotI, string(it.Harness))
+				}
+			}
+			if !slices.Equal(gotE, c.episodes) || !slices.Equal(gotI, c.items) {
+				t.Errorf("episodes %v, items %v; want %v, %v", gotE, gotI, c.episodes, c.items)
+			}
+		})
+	}
+}
+
+func TestWriteTranscripts(t *testing.T) {
+	eps, steps := loopFixture()
+	steps[1].observation = "Observation: " + strings.Repeat("long error text ", 20)
+	d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
+	print := func(f Filter, style TextStyle) (string, int) {
+		var b bytes.Buffer
+		n, _, err := WriteTranscripts(&b, d, nil, f, style)
+		ok(t, err)
+		return b.String(), n
+	}
+	out, n := print(Filter{}, TextStyle{Width: 60})
+	if n != 2 {
+		t.Errorf("%d episodes printed, want 2", n)
+	}
+	for _, want := range []string{"verbatim · task t1 · seed 1", "[0] reply", "ran ≠ reply  g()", "I will call g() now", "FAILED REPEAT", "REPEAT LOOP", "looped", "finished, passed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "ran ≠ reply") != 1 {
+		t.Errorf("the action is marked where it is the reply too:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "──") && utf8.RuneCountInString(line) > 60 {
+			t.Errorf("line of %d runes, wider than 60: %q", utf8.RuneCountInString(line), line)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour without a terminal")
+	}
+	if colour, _ := print(Filter{}, TextStyle{Colour: true}); !strings.Contains(colour, ansiRed+"Observation: long") {
+		t.Errorf("a failed observation is not red on a terminal:\n%q", colour)
+	}
+	only, n := print(Filter{OnlyStep: true, Step: 2}, TextStyle{})
+	if n != 1 || strings.Contains(only, "[0]") || !strings.Contains(only, "[2] reply") {
+		t.Errorf("--step 2 printed %d episodes:\n%s", n, only)
+	}
+}
+
+// hostile is a reply that must show as text wherever it is shown.
+const hostile = `<script>alert(1)</script><!-- hidden --></pre><img src=x onerror=alert(2)>`
+
+func TestHTMLReportEscapesReplies(t *testing.T) {
+	eps, steps := loopFixture()
+	steps[1].reply, steps[1].observation = hostile, "Observation: "+hostile
+	probeRun := runDir(t, inverted("1", 1, 2), inverted("2", 3, -1))
+	page := report(t, Options{Dirs: []string{transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps), probeRun}, Format: FormatHTML, Reps: 50})
+	for _, bad := range []string{"<script>alert", "<!-- hidden", "<img src=x", "</pre><img"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q as markup", bad)
+		}
+	}
+	if n := strings.Count(page, "<script"); n != 2 {
+		t.Errorf("%d <script> elements, want the page's own 2", n)
+	}
+	// Self-contained: nothing to fetch, plots inline.
+	for _, ref := range []string{"http:", "https:", "src=\"/", "src=\"plots", "<link"} {
+		if strings.Contains(page, ref) {
+			t.Errorf("the page refers to %q outside itself", ref)
+		}
+	}
+	if !strings.Contains(page, `src="data:image/png;base64,`) {
+		t.Error("no plot inline")
+	}
+	// The data reaches the script intact.
+	const open = `<script type="application/json" id="feedrun-data">`
+	start := strings.Index(page, open) + len(open)
+	end := strings.Index(page[start:], "</script>")
+	var data htmlData
+	ok(t, json.Unmarshal([]byte(page[start:start+end]), &data))
+	var replies []string
+	for _, e := range data.Episodes {
+		for _, s := range e.Transcript {
+			replies = append(replies, s.Reply, s.Observation)
+		}
+	}
+	if !slices.Contains(replies, hostile) || !slices.Contains(replies, "Observation: "+hostile) {
+		t.Errorf("the page's data lost the reply as written: %q", replies)
+	}
+	if len(data.Episodes) != 2 || len(data.Items) != 2 {
+		t.Errorf("%d episodes and %d items in the page, want 2 and 2", len(data.Episodes), len(data.Items))
+	}
+}
+
+func TestHTMLCellsFollowTheTableModel(t *testing.T) {
+	// A column another table gains shows, and lists its row's episodes,
+	// with no change to the page.
+	tbl := Table{ID: RolloutTable, Title: "T", Columns: []Column{
+		{Figure: "loop_rate", Label: "looped", Kind: Share},
+		{Figure: "a_new_figure", Label: "new figure", Kind: Count},
+	}, Rows: []Row{{Model: "m", Env: "toolshed", Harness: harness.Ban, Figures: map[string]Figure{"loop_rate": {Estimate: 0.5, Lo: math.NaN(), Hi: math.NaN()}, "a_new_figure": {Estimate: 3}}}}}
+	var b bytes.Buffer
+	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, nil, nil))
+	page := b.String()
+	for _, want := range []string{"<th>new figure</th>", `<td class="pick" data-pick="loop" tabindex="0">50.0%</td>`, `<td class="pick" data-pick="all" tabindex="0">3</td>`, `data-harness="ban"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
