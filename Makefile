@@ -36,7 +36,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor demo reference-check print-env clean
+.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor engine-check demo reference-check print-env clean
 
 all: build
 
@@ -107,6 +107,21 @@ bench: models
 # script.
 bench-anchor: build
 	MODEL='$(MODEL)' scripts/bench-anchor.sh
+
+# The candidate engine beside the vendored one: the runtime's promises
+# (TestEnginePromises: warm cache vs cold, thread counts, prefix sharing,
+# batching) on ENGINE_MODELS, measured on each. The candidate is llama.cpp
+# from the pinned llama-cpp-python sdist, which scripts/engine-build.sh
+# compiles with CMake once (minutes) into the cache; internal/llama links it
+# under the build tag llamacpp_cmake. docs/runtime.md says what it showed.
+ENGINE_MODELS ?= $(TEST_MODELS)
+ENGINE_TESTS  ?= TestEnginePromises|TestThreadCountDoesNotChangeResults|EpisodesTogetherReplyAsAlone|TestWarmCacheGivesIdenticalScores|TestPrefixSharedScoringEqualsScratch|TestScoresDoNotDependOnBatching|TestKeptReplyIsReusedOnlyWithinTheEpisode
+engine-check: models
+	@echo '== vendored engine, llama.cpp $(LLAMA_COMMIT)'
+	-FEEDRUN_ENGINE_MODELS='$(ENGINE_MODELS)' $(GO) test -count=1 -timeout 60m -v -run '$(ENGINE_TESTS)' ./internal/llama/ 2>&1 | grep -E '^(---|ok|FAIL)|nats/token|vs '
+	@dir=$$(scripts/engine-build.sh) && echo "== candidate engine, $$dir" && \
+	CGO_CPPFLAGS="-I$$dir/include" CGO_LDFLAGS="-L$$dir/lib -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp" \
+	FEEDRUN_ENGINE_MODELS='$(ENGINE_MODELS)' $(GO) test -tags llamacpp_cmake -count=1 -timeout 60m -v -run '$(ENGINE_TESTS)' ./internal/llama/ 2>&1 | grep -E '^(---|ok|FAIL)|nats/token|vs ' ; true
 
 # End to end on the default model: a short probe of every harness on
 # ToolShed, then the study's tables. It pulls only the model it probes.

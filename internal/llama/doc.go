@@ -1,5 +1,8 @@
 // Package llama is feedrun's only cgo package: it binds llama.cpp, as
 // vendored by the github.com/ollama/ollama module, and implements lm.Model.
+// Under the build tag llamacpp_cmake it links a candidate llama.cpp built
+// with CMake instead (make engine-check; docs/runtime.md says why the
+// vendored one stays).
 //
 // Every C object is owned by a Go struct with an unexported pointer and a
 // Close that is safe to call twice; no C type leaves the package. One Model

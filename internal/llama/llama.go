@@ -134,9 +134,6 @@ import (
 	"sync"
 	"unsafe"
 
-	_ "github.com/ollama/ollama/llama/llama.cpp/src"
-	_ "github.com/ollama/ollama/ml/backend/ggml/ggml/src"
-
 	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -261,7 +258,7 @@ func Load(path string, opts Options) (*Model, error) {
 	defer C.free(unsafe.Pointer(cpath))
 
 	mp := C.llama_model_default_params()
-	mp.use_mmap = true
+	memoryMap(&mp)
 	mp.n_gpu_layers = 0
 	C.feedrun_clear_error()
 	model := C.llama_model_load_from_file(cpath, mp)

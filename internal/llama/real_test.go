@@ -177,14 +177,7 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 		for _, threads := range []int{1, 2} {
 			m := loadReal(t, name, Options{Threads: threads})
 			prompt := chatPrompt(t, m, "You fix Python functions.", "Write a function is_even(n) that returns True when n is even.")
-			var conts []lm.Continuation
-			for _, c := range []string{"def is_even(n):\n    return n % 2 == 0", "def is_even(n):\n    return n % 2 == 1", "return True"} {
-				toks, err := m.Tokenize(m.Info().ReplyDelimiter+c, false, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				conts = append(conts, lm.Continuation{Tokens: toks})
-			}
+			conts := isEvenContinuations(t, m)
 			m.BeginUnit()
 			sc, err := m.Score(prompt, conts)
 			if err != nil {
@@ -231,6 +224,21 @@ func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 		t.Fatal("the last step generated nothing: the comparison would prove little")
 	}
 	sameEpisode(t, "warm", w, "cold", c, 0)
+}
+
+// isEvenContinuations are three replies to "write is_even", a right one
+// and two wrong ones, each after the model's reply delimiter.
+func isEvenContinuations(t *testing.T, m *Model) []lm.Continuation {
+	t.Helper()
+	var conts []lm.Continuation
+	for _, c := range []string{"def is_even(n):\n    return n % 2 == 0", "def is_even(n):\n    return n % 2 == 1", "return True"} {
+		toks, err := m.Tokenize(m.Info().ReplyDelimiter+c, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conts = append(conts, lm.Continuation{Tokens: toks})
+	}
+	return conts
 }
 
 // callGrammar is a small GBNF grammar of calls, in the shape ToolShed's
