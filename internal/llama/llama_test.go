@@ -68,8 +68,9 @@ func TestRenderChatUsesTemplate(t *testing.T) {
 	if got != want {
 		t.Errorf("render = %q, want %q", got, want)
 	}
-	if _, err := m.RenderChat([]transcript.Message{{Role: "tool", Content: "x"}}, false); err == nil {
-		t.Error("role tool was accepted")
+	// tool is a role (--observations tool); anything else is refused.
+	if _, err := m.RenderChat([]transcript.Message{{Role: "ipython", Content: "x"}}, false); err == nil || !strings.Contains(err.Error(), `role "ipython": expected system, user, assistant or tool`) {
+		t.Errorf("role ipython: %v, want it refused", err)
 	}
 }
 
