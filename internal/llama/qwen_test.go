@@ -194,16 +194,7 @@ func TestQwenCoderEpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
 // A warm cache (a longer episode played first) gives the episode a cold
 // model gives, bit for bit: what a resumed run rests on.
 func TestQwenCoderEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
-	warm := loadReal(t, qwenCoder, Options{Threads: 2})
-	cold := loadReal(t, qwenCoder, Options{Threads: 2})
-	long := "Cancel the 10:00 meeting. " + strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 10)
-	agentEpisode(t, warm, long)
-	w := agentEpisode(t, warm, "Email Ana the agenda for the design review.")
-	c := agentEpisode(t, cold, "Email Ana the agenda for the design review.")
-	if len(c[2].Tokens) == 0 {
-		t.Fatal("the last step generated nothing: the comparison would prove little")
-	}
-	sameEpisode(t, "warm", w, "cold", c, 0)
+	warmEqualsCold(t, qwenCoder, 2)
 }
 
 // Prefix-shared scoring of a probe item's candidates, after a real

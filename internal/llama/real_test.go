@@ -211,8 +211,15 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 // they left, and rollouts depended on the episode played before (memory and
 // verbatim differed on CodeRepair although their contexts were the same).
 func TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
-	warm := loadReal(t, "smollm2-135m", Options{Threads: 1})
-	cold := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	warmEqualsCold(t, "smollm2-135m", 1)
+}
+
+// warmEqualsCold plays one agent episode on a model that played a longer
+// one first and on a fresh one, and wants the same replies bit for bit.
+func warmEqualsCold(t *testing.T, name string, threads int) {
+	t.Helper()
+	warm := loadReal(t, name, Options{Threads: threads})
+	cold := loadReal(t, name, Options{Threads: threads})
 	long := "Cancel the 10:00 meeting. " + strings.Repeat("Then tell everyone on the design team that it moved to Friday. ", 10)
 	if n := len(tokens(t, warm, long)); n < 2*kvcache.PrefixBlock {
 		t.Fatalf("the first task is %d tokens: too short to leave unreused blocks behind", n)
