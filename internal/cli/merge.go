@@ -36,6 +36,6 @@ func newMergeCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&opts.Out, "out", "", "merged run folder (must not exist yet, or be empty)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "merged run folder (must not exist yet, or hold only folders, such as its shards)")
 	return cmd
 }

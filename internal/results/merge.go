@@ -75,9 +75,11 @@ func Merge(outDir string, shardDirs []string, tables []TableSpec) (Manifest, err
 	return merged, nil
 }
 
-// MergeNew is Merge into a folder that does not exist yet or is empty,
-// which it holds as its one writer while it merges: merging over a
-// folder's own files would replace them.
+// MergeNew is Merge into a folder that does not exist yet or holds no
+// file of its own, which it holds as its one writer while it merges:
+// merging over a folder's own files would replace them. Folders inside it
+// are allowed, since the cluster layout merges OUT/shards/* into OUT, with
+// the scheduler's logs beside them (docs/cluster.md).
 func MergeNew(outDir string, shardDirs []string, tables []TableSpec) (Manifest, error) {
 	if err := checkEmpty(outDir); err != nil {
 		return Manifest{}, err
@@ -97,7 +99,8 @@ func MergeNew(outDir string, shardDirs []string, tables []TableSpec) (Manifest, 
 	return Merge(outDir, shardDirs, tables)
 }
 
-// checkEmpty refuses a path that is a file or a folder with anything in it.
+// checkEmpty refuses a path that is a file or a folder that holds a file
+// (anything but a folder).
 func checkEmpty(dir string) error {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -113,8 +116,10 @@ func checkEmpty(dir string) error {
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if len(entries) > 0 {
-		return refusedf("merge: --out %s is not empty (it holds %s); merge into a folder that does not exist yet or is empty", dir, entries[0].Name())
+	for _, e := range entries {
+		if !e.IsDir() {
+			return refusedf("merge: --out %s is not empty (it holds %s); merge into a folder that does not exist yet or holds only folders", dir, e.Name())
+		}
 	}
 	return nil
 }

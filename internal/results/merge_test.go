@@ -298,3 +298,32 @@ func TestMergeAcceptsOtherThreadsAndKeepsResumptions(t *testing.T) {
 		t.Errorf("merged Resumed = %+v, want both shards' reruns in time order", m.Resumed)
 	}
 }
+
+// MergeNew merges into a folder that does not exist or holds only folders
+// (the cluster layout merges OUT/shards/* into OUT, beside the scheduler's
+// logs), and refuses one that holds a file, which it leaves as it was.
+func TestMergeNewWritesOnlyWhereNoFileIs(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	a := writeShard(t, filepath.Join(out, "shards"), shardManifest(0, 2), probeRow("1", "-1", "x"))
+	b := writeShard(t, filepath.Join(out, "shards"), shardManifest(1, 2), probeRow("2", "-2", "y"))
+	ok(t, os.MkdirAll(filepath.Join(out, "logs"), 0o755))
+	_, err := MergeNew(out, []string{a, b}, []TableSpec{probeSpec})
+	ok(t, err)
+	if !strings.Contains(readFile(t, filepath.Join(out, probeSpec.Name)), ",2,-2,y") {
+		t.Error("the merge into the folder of its shards wrote no rows")
+	}
+
+	_, err = MergeNew(filepath.Join(root, "new"), []string{a, b}, []TableSpec{probeSpec})
+	ok(t, err)
+
+	held := filepath.Join(root, "held")
+	ok(t, os.MkdirAll(held, 0o755))
+	csv := filepath.Join(held, probeSpec.Name)
+	ok(t, os.WriteFile(csv, []byte("someone's rows\n"), 0o644))
+	_, err = MergeNew(held, []string{a, b}, []TableSpec{probeSpec})
+	errContains(t, err, "is not empty (it holds probe_items.csv)")
+	if got := readFile(t, csv); got != "someone's rows\n" {
+		t.Errorf("the refused merge changed the folder's file: %q", got)
+	}
+}
