@@ -16,6 +16,7 @@ import (
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -444,4 +445,20 @@ func (r *rolesSeen) RenderChat(msgs []transcript.Message, gen bool) (string, err
 		*r.roles = append(*r.roles, role)
 	}
 	return r.Fake.RenderChat(msgs, gen)
+}
+
+// A memory build with observations in tool turns plays episodes of its
+// own, so its store does not take them for those of a build with user
+// turns; the user turns' key is the one stores had before the flag.
+func TestMemoryEpisodeKeyNamesToolObservations(t *testing.T) {
+	task := rollout.Task{ID: "t-1"}
+	user := &MemoryOptions{Decode: "free", MaxSteps: 8}
+	tool := &MemoryOptions{Decode: "free", MaxSteps: 8, Model: modelFlags{Observations: transcript.ObservationsTool}}
+	ku, kt := user.episodeKey("m", "ab", task, 1), tool.episodeKey("m", "ab", task, 1)
+	if ku != "model=m sha256=ab decode=free shots=0 temperature=0 max_steps=8 task=t-1 seed=1" {
+		t.Errorf("user turns' key %q changed", ku)
+	}
+	if kt != ku+" observations=tool" {
+		t.Errorf("tool turns' key %q, want the user key and observations=tool", kt)
+	}
 }

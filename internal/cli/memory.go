@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
@@ -167,6 +168,12 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 // build run again, resumed or repeated, skips the episodes the store holds;
 // one with other settings plays episodes of its own.
 func (o *MemoryOptions) episodeKey(model, sha string, task rollout.Task, seed int) string {
-	return fmt.Sprintf("model=%s sha256=%s decode=%s shots=%d temperature=%v max_steps=%d task=%s seed=%d",
+	key := fmt.Sprintf("model=%s sha256=%s decode=%s shots=%d temperature=%v max_steps=%d task=%s seed=%d",
 		model, sha, o.Decode, o.Shots, o.Temperature, o.MaxSteps, task.ID, seed)
+	// Observations in tool turns shape the episode too; the study's user
+	// turns add nothing, so stores built before the flag keep their keys.
+	if o.Model.Observations == transcript.ObservationsTool {
+		key += " observations=tool"
+	}
+	return key
 }

@@ -53,14 +53,19 @@ func recordObservations(config map[string]any, mf modelFlags) {
 // before anything is opened.
 func withObservations(opener modelOpener) modelOpener {
 	return func(ctx context.Context, mf modelFlags) (*openedModel, error) {
-		if _, err := lm.WithObservations(nil, mf.Observations); err != nil {
+		if err := lm.CheckObservations(mf.Observations); err != nil {
 			return nil, Usagef("--observations: %v", err)
 		}
 		m, err := opener(ctx, mf)
 		if err != nil {
 			return nil, err
 		}
-		m.Model, _ = lm.WithObservations(m.Model, mf.Observations)
+		placed, err := lm.WithObservations(m.Model, mf.Observations)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.Model = placed
 		return m, nil
 	}
 }

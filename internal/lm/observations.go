@@ -12,13 +12,23 @@ import (
 // tool-result turn. Everything else of m is unchanged, so a probe or a
 // rollout differs between the two only in where its observations stand.
 func WithObservations(m Model, place string) (Model, error) {
-	switch place {
-	case transcript.ObservationsUser, "":
-		return m, nil
-	case transcript.ObservationsTool:
+	if err := CheckObservations(place); err != nil {
+		return nil, err
+	}
+	if place == transcript.ObservationsTool {
 		return toolObservations{m}, nil
 	}
-	return nil, fmt.Errorf("observations %q: expected %s or %s", place, transcript.ObservationsUser, transcript.ObservationsTool)
+	return m, nil
+}
+
+// CheckObservations says whether place is one WithObservations takes: a
+// command checks it before it opens a model.
+func CheckObservations(place string) error {
+	switch place {
+	case transcript.ObservationsUser, "", transcript.ObservationsTool:
+		return nil
+	}
+	return fmt.Errorf("observations %q: expected %s or %s", place, transcript.ObservationsUser, transcript.ObservationsTool)
 }
 
 type toolObservations struct{ Model }
