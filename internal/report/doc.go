@@ -4,10 +4,11 @@
 // copy and semantic terms, the semantic term split again into quoting and
 // valence (Table 2), each harness against verbatim on the same items (Table
 // 3), and, from rollouts, each harness's repeat, loop, finish and success
-// rates against verbatim on the same tasks and seeds (Table 4). Single
-// proportions have Wilson score intervals; every other figure a seeded
-// percentile bootstrap interval over items or episodes (over pairs for
-// differences); a figure a harness fixes by its definition has none and is
+// rates against verbatim on the same tasks and seeds (Table 4), and the
+// models of one environment against each other on the items they share
+// (Table 6). Single proportions have Wilson score intervals; every other
+// figure a seeded percentile bootstrap interval over items or episodes
+// (over pairs for differences); a figure a harness fixes by its definition has none and is
 // labelled "by construction". Beside the probe's figures stands the figure
 // the study publishes for that scope (configs/study_reference.yaml), and
 // only there.
