@@ -95,9 +95,9 @@ func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]s
 	}
 	slices.SortStableFunc(envs, func(x, y *envArms) int { return cmp.Compare(x.env, y.env) })
 	type job struct {
-		env            string
+		env             string
 		smaller, larger *arm
-		h              harness.Name
+		h               harness.Name
 	}
 	var jobs []job
 	for _, e := range envs {
@@ -178,11 +178,11 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 		}
 	}
 	figs = map[string]Figure{
-		"paired_items":             count(len(keys)),
-		"gain_per_token_smaller":   f.sample(gs, false, stats.Mean),
-		"gain_per_token_larger":    f.sample(gl, false, stats.Mean),
-		"gain_per_token_diff":      f.tested(f.paired(gl, gs, false, stats.MeanDifference), gl, gs),
-		"share_inverted_diff":      f.tested(f.paired(invL, invS, false, stats.MeanDifference), invL, invS),
+		"paired_items":           count(len(keys)),
+		"gain_per_token_smaller": f.sample(gs, false, stats.Mean),
+		"gain_per_token_larger":  f.sample(gl, false, stats.Mean),
+		"gain_per_token_diff":    f.tested(f.paired(gl, gs, false, stats.MeanDifference), gl, gs),
+		"share_inverted_diff":    f.tested(f.paired(invL, invS, false, stats.MeanDifference), invL, invS),
 	}
 	if shared {
 		figs["share_pairs"] = count(len(shS))

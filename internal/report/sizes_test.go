@@ -120,9 +120,9 @@ func TestSizesPairsTheModelsOnTheirSharedItemsLargerMinusSmaller(t *testing.T) {
 func TestSizesPairOnlyItemsThatAreTheSameContext(t *testing.T) {
 	small := sizedRun(t, "d1", 1, nil, of(smallModel, "verbatim", smallItems()...)...)
 	for name, other := range map[string]string{
-		"another item seed":    sizedRun(t, "d1", 2, nil, of(bigModel, "verbatim", bigItems()...)...),
-		"another dataset":      sizedRun(t, "d2", 1, nil, of(bigModel, "verbatim", bigItems()...)...),
-		"tool observations":    sizedRun(t, "d1", 1, map[string]any{"observations": "tool"}, of(bigModel, "verbatim", bigItems()...)...),
+		"another item seed":   sizedRun(t, "d1", 2, nil, of(bigModel, "verbatim", bigItems()...)...),
+		"another dataset":     sizedRun(t, "d2", 1, nil, of(bigModel, "verbatim", bigItems()...)...),
+		"tool observations":   sizedRun(t, "d1", 1, map[string]any{"observations": "tool"}, of(bigModel, "verbatim", bigItems()...)...),
 		"another environment": sizedRun(t, "d1", 1, nil, of(bigModel, "verbatim", bigItems()...)...),
 	} {
 		t.Run(name, func(t *testing.T) {
