@@ -183,6 +183,29 @@ func manifestDecode(dir string, m results.Manifest) (string, error) {
 	return d, nil
 }
 
+// toolObservationsSuffix marks the env of a run whose observations came in
+// the chat format's tool-result turn rather than as user turns, the
+// study's setting: another condition, whose rows stand apart.
+const toolObservationsSuffix = " (tool observations)"
+
+// manifestObservations is the env label's suffix for the run's config
+// "observations": none for user turns (and for runs made before the
+// setting existed, which all used them), toolObservationsSuffix for tool
+// turns.
+func manifestObservations(dir string, m results.Manifest) (string, error) {
+	v, ok := m.Config["observations"]
+	if !ok {
+		return "", nil
+	}
+	switch v {
+	case "user":
+		return "", nil
+	case "tool":
+		return toolObservationsSuffix, nil
+	}
+	return "", fmt.Errorf("%s: config field observations: expected user or tool, got %v", filepath.Join(dir, results.ManifestName), v)
+}
+
 // manifestBool is the run's config field name as a boolean; said is false
 // when the manifest (of an older run) does not have it.
 func manifestBool(dir string, m results.Manifest, name string) (value, said bool, err error) {

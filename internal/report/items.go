@@ -166,6 +166,13 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
+		obs, err := manifestObservations(dir, manifest)
+		if err != nil {
+			return err
+		}
+		for i := range items {
+			items[i].Env += obs
+		}
 		// On-policy items (the model's own failing attempt as the failed
 		// action) are another condition than the generator's: their rows
 		// stand beside, not among, the generator's rows of the same model
@@ -201,6 +208,10 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
+		obs, err := manifestObservations(dir, manifest)
+		if err != nil {
+			return err
+		}
 		from := ""
 		if said {
 			from = filepath.Join(dir, results.ManifestName)
@@ -213,6 +224,7 @@ func (l *loader) read(dir string) error {
 			if episodes[i].Decode = decode; decode != "free" {
 				episodes[i].Env += " (" + decode + ")"
 			}
+			episodes[i].Env += obs
 			episodes[i].Run = dir
 			l.tunedFrom = append(l.tunedFrom, from)
 		}

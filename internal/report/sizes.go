@@ -27,25 +27,25 @@ var sizeColumns = []Column{
 
 // sizeNotes say what Table 6 compares and how it is tested.
 var sizeNotes = []string{
-	"Each row is one harness of one environment under two models, larger − smaller (by models.yaml's parameters; models without a size are ordered by name), over the items both were probed on: the same item id from runs of the same dataset, item seed and observation setting. Figures a harness fixes (drop's G = 0) and banned actions have no row; on-policy runs have none either, since each model's failed actions are its own.",
+	"Each row is one harness of one environment under two models, larger − smaller (by models.yaml's parameters; models without a size are ordered by name), over the items both were probed on: the same item id from runs of the same dataset and item seed, in the same environment label (so never across observation settings). Figures a harness fixes (drop's G = 0) and banned actions have no row; on-policy runs have none either, since each model's failed actions are its own.",
 	"Δ gain/token is the mean over items of the larger model's G / n_tokens minus the smaller's (each model's own tokens: the models' tokenizers differ, so an action has another number of tokens under each); Δ G < 0 is the difference in the share of items inverted; Δ copy share (per item) is the mean difference of Δcopy / −G over the items where |G| ≥ 0.5 under both models, given only where under both models mean Δcopy and mean Δsem are ≥ 0 (elsewhere −G is a difference of two terms, not a sum, and no share of it; blank). Intervals: items resampled in pairs.",
 	"Every difference carries an exact paired test: b items where the larger model's value is above the smaller's, c below, ties left out (McNemar's exact p for G < 0, the exact sign test otherwise). p is Holm-adjusted across every row of the environment (all model pairs and harnesses) and figure: * marks an adjusted p < 0.05, and only those are differences between the models.",
 }
 
 // sizeKey names one probe item as two models can share it: item ids are
-// names, so only runs made from the same dataset, with the same item seed
-// and the same placement of observations, hold the same context under
-// one id.
+// names, so only runs made from the same dataset and with the same item
+// seed hold the same context under one id (runs that place observations
+// differently have different env labels and never meet).
 type sizeKey struct {
-	dataset, observations string
-	seed                  uint64
-	id                    string
+	dataset string
+	seed    uint64
+	id      string
 }
 
 // runSetting is what sizeKey takes from a run's manifest.
 type runSetting struct {
-	dataset, observations string
-	seed                  uint64
+	dataset string
+	seed    uint64
 }
 
 // Sizes is Table 6: the models of each environment against each other on
@@ -56,11 +56,7 @@ type runSetting struct {
 func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]string, b Bootstrap) (t Table, ok bool, err error) {
 	settings := make(map[string]runSetting, len(runs))
 	for _, r := range runs {
-		obs, _ := r.Manifest.Config["observations"].(string)
-		if obs == "" {
-			obs = "user"
-		}
-		settings[r.Dir] = runSetting{dataset: r.Manifest.DatasetSHA256, observations: obs, seed: r.Manifest.Seeds["items"]}
+		settings[r.Dir] = runSetting{dataset: r.Manifest.DatasetSHA256, seed: r.Manifest.Seeds["items"]}
 	}
 	items = slices.Clone(items)
 	slices.SortStableFunc(items, compareItems)
@@ -87,7 +83,7 @@ func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]s
 			m := make(map[sizeKey]Item, len(hs))
 			for _, it := range hs {
 				s := settings[it.Run]
-				m[sizeKey{dataset: s.dataset, observations: s.observations, seed: s.seed, id: it.ItemID}] = it
+				m[sizeKey{dataset: s.dataset, seed: s.seed, id: it.ItemID}] = it
 			}
 			a.byKey[h] = m
 		}
@@ -157,7 +153,7 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 		return nil, false
 	}
 	slices.SortFunc(keys, func(a, b sizeKey) int {
-		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.observations, b.observations), cmp.Compare(a.seed, b.seed), compareItemIDs(a.id, b.id))
+		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.seed, b.seed), compareItemIDs(a.id, b.id))
 	})
 	// The per-item copy share is a share of the inversion only where, for
 	// both models, the two terms push the same way on average (Table 2's
