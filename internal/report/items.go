@@ -162,15 +162,11 @@ func (l *loader) read(dir string) error {
 		if err != nil {
 			return err
 		}
-		onPolicy, _, err := manifestBool(dir, manifest, "on_policy")
-		if err != nil {
-			return err
-		}
 		// On-policy items (the model's own failing attempt as the failed
 		// action) are another condition than the generator's: their rows
 		// stand beside, not among, the generator's rows of the same model
 		// and env, as a constrained rollout's do.
-		if onPolicy {
+		if manifest.Config.OnPolicy {
 			for i := range items {
 				items[i].Env += onPolicySuffix
 			}
@@ -193,24 +189,20 @@ func (l *loader) read(dir string) error {
 			}
 		}
 		// The rollout records instruction_tuned for its one model.
-		tuned, said, err := manifestBool(dir, manifest, "instruction_tuned")
-		if err != nil {
-			return err
+		tuned, from := false, ""
+		if said := manifest.Config.InstructionTuned; said != nil {
+			tuned, from = *said, filepath.Join(dir, results.ManifestName)
 		}
-		decode, err := manifestDecode(dir, manifest)
-		if err != nil {
-			return err
-		}
-		from := ""
-		if said {
-			from = filepath.Join(dir, results.ManifestName)
+		decode := manifest.Config.DecodeMode()
+		if decode != results.DecodeFree && decode != results.DecodeGrammar {
+			return fmt.Errorf("%s: config field decode: expected %s or %s, got %q", filepath.Join(dir, results.ManifestName), results.DecodeFree, results.DecodeGrammar, decode)
 		}
 		for i := range episodes {
 			episodes[i].InstructionTuned = tuned
 			// A constrained run is another condition than the study's free
 			// decoding: its rows stand apart from free runs of the same
 			// model and env.
-			if episodes[i].Decode = decode; decode != "free" {
+			if episodes[i].Decode = decode; decode != results.DecodeFree {
 				episodes[i].Env += " (" + decode + ")"
 			}
 			episodes[i].Run = dir
