@@ -7,7 +7,6 @@ import (
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -131,7 +130,7 @@ type SweepPlan struct {
 	Retries   []int
 	OnLoop    []string
 	Runs      int
-	Progress  iostreams.Progress
+	Progress  results.Progress
 }
 
 // sweepMaxSteps leaves room for every nudge and finish of FixTest's two
