@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -39,28 +38,14 @@ type ProbeOptions struct {
 	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
 	UnsafeSandbox bool
 
-	// Settled by check from the flags.
-	harnesses []harness.Name
-	shard     results.Shard
-	autoShard bool // --shard auto
+	settled runFlags // check's reading of the flags
 }
 
 // check is where probe's flags are checked, before anything is opened or
 // written (see checkBounds for the counts).
 func (o *ProbeOptions) check() (err error) {
-	if o.harnesses, err = harness.Parse(o.Harness, harness.ProbeHarnesses); err != nil {
-		return Usagef("--harness: %v", err)
-	}
-	if o.Lanes > 1 && o.Shard != "" {
-		return lanesWithShard(o.Lanes, o.Shard)
-	}
-	if o.shard, o.autoShard, err = runShard(o.Shard, os.Getenv); err != nil {
-		return err
-	}
-	if err := checkEnvFlags(o.Env, o.MBPP); err != nil {
-		return err
-	}
-	return o.Model.checkObservations()
+	o.settled, err = checkRunFlags(o.Harness, harness.ProbeHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model)
+	return err
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
@@ -111,7 +96,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 			Folder: func(model, env string) string { return probeFolder(model, env, opts) },
 		})
 	}
-	harnesses, shard := opts.harnesses, opts.shard
+	harnesses, shard := opts.settled.harnesses, opts.settled.shard
 	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
@@ -129,7 +114,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if out == "" {
 		out = probeFolder(m.Entry.Name, env.Name(), opts)
 	}
-	if opts.autoShard {
+	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
 	config := results.Config{

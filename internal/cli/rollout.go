@@ -49,28 +49,13 @@ type RolloutOptions struct {
 	Launch        laneLauncher // starts lane workers; the Factory's
 	Command       []string     // the command line, the Factory's
 
-	// Settled by check from the flags.
-	harnesses []harness.Name
-	shard     results.Shard
-	autoShard bool // --shard auto
+	settled runFlags // check's reading of the flags
 }
 
 // check is where rollout's flags are checked, before anything is opened
 // or written (see checkBounds for the counts).
 func (o *RolloutOptions) check() (err error) {
-	if o.harnesses, err = harness.Parse(o.Harness, harness.RolloutHarnesses); err != nil {
-		return Usagef("--harness: %v", err)
-	}
-	if o.Lanes > 1 && o.Shard != "" {
-		return lanesWithShard(o.Lanes, o.Shard)
-	}
-	if o.shard, o.autoShard, err = runShard(o.Shard, os.Getenv); err != nil {
-		return err
-	}
-	if err := checkEnvFlags(o.Env, o.MBPP); err != nil {
-		return err
-	}
-	if err := o.Model.checkObservations(); err != nil {
+	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model); err != nil {
 		return err
 	}
 	switch {
@@ -182,7 +167,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			},
 		})
 	}
-	harnesses, shard := opts.harnesses, opts.shard
+	harnesses, shard := opts.settled.harnesses, opts.settled.shard
 	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
@@ -214,7 +199,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	// The memory store is the run's, read by every shard.
 	runDir := out
-	if opts.autoShard {
+	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
 	plan := &rollout.Plan{

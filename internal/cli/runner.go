@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"time"
 
@@ -53,6 +54,33 @@ func harnessNames(hs []harness.Name) []string {
 		out[i] = string(h)
 	}
 	return out
+}
+
+// runFlags is what the check of probe or rollout settles from the flags
+// they share.
+type runFlags struct {
+	harnesses []harness.Name
+	shard     results.Shard
+	autoShard bool // --shard auto
+}
+
+// checkRunFlags checks the flags probe and rollout share: --harness (a
+// list of known), --lanes with --shard, --shard, --env with --mbpp and
+// --observations.
+func checkRunFlags(harnesses string, known []harness.Name, lanes int, shard, envName, mbpp string, mf modelFlags) (r runFlags, err error) {
+	if r.harnesses, err = harness.Parse(harnesses, known); err != nil {
+		return r, Usagef("--harness: %v", err)
+	}
+	if lanes > 1 && shard != "" {
+		return r, lanesWithShard(lanes, shard)
+	}
+	if r.shard, r.autoShard, err = runShard(shard, os.Getenv); err != nil {
+		return r, err
+	}
+	if err := checkEnvFlags(envName, mbpp); err != nil {
+		return r, err
+	}
+	return r, mf.checkObservations()
 }
 
 // tornRow says on stderr that resuming cut a torn last row (what a crash
