@@ -29,10 +29,10 @@ const (
 // (UnsafeSandbox, Observations), so that the manifests of runs made before
 // they existed describe the same runs.
 //
-// A Config read from a manifest writes back exactly the keys it was read
-// with, keys this build does not know included (kept as they were), so
-// that rewriting a manifest (a resume's log, a merge) never adds or drops
-// a setting.
+// A Config read from a manifest writes back the keys it was read with,
+// keys this build does not know included (kept as they were), and only a
+// setting set since besides, so that rewriting a manifest (a resume's
+// log, a merge) never adds or drops a setting.
 type Config struct {
 	// Runner is the command that made the run; it is not written (the
 	// keys say it) and is the zero Runner in a Config read back.
