@@ -94,26 +94,11 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		return err
 	}
 	defer folder.Close()
-	path := filepath.Join(out, results.SweepEpisodes.Name)
-	table, err := results.OpenTable(path, results.SweepEpisodes.Header, results.SweepEpisodes.KeyFunc())
-	if err != nil {
-		return err
-	}
-	defer table.Close()
-	table.TellCut(tornRow(opts.IO))
-	if err := folder.Begin(); err != nil {
-		return err
-	}
+	plan.OutDir, plan.Cut, plan.Begin = out, tornRow(opts.IO), folder.Begin
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
-	finish := func() error {
-		if err := table.Close(); err != nil {
-			return err
-		}
-		return folder.Finish()
-	}
-	if err := ended(opts.IO, "sweep", "episodes", sum.Episodes, sum.Skipped, err, finish); err != nil {
+	sum, err := plan.Execute(ctx)
+	if err := ended(opts.IO, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's
