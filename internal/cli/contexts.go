@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/report"
@@ -40,19 +39,11 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, no
 
 func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
-	if onPolicy, _ := c["on_policy"].(bool); onPolicy {
+	if c.OnPolicy {
 		return nil, fmt.Errorf("on-policy items are the model's own attempts, which the run does not keep")
 	}
-	name, _ := c["env"].(string)
-	seed, err := configUint(c, "seed")
-	if err != nil {
-		return nil, err
-	}
-	n, err := configUint(c, "items")
-	if err != nil {
-		return nil, err
-	}
-	if file, _ := c["items_file"].(string); file != "" {
+	name := c.Env
+	if file := c.ItemsFile; file != "" {
 		items, err := readItemsFile(file, name)
 		if err != nil {
 			return nil, err
@@ -75,23 +66,5 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 	if got := e.DatasetSHA256(); got != run.Manifest.DatasetSHA256 {
 		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", name, got, run.Manifest.DatasetSHA256)
 	}
-	return e.Items(ctx, seed, int(n))
-}
-
-// configUint reads a whole number from a manifest's config.
-func configUint(c map[string]any, name string) (uint64, error) {
-	var s string
-	switch v := c[name].(type) {
-	case json.Number:
-		s = v.String()
-	case float64:
-		s = fmt.Sprint(v)
-	default:
-		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %v", name, c[name])
-	}
-	var n uint64
-	if _, err := fmt.Sscan(s, &n); err != nil {
-		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %s", name, s)
-	}
-	return n, nil
+	return e.Items(ctx, c.Seed, c.Items)
 }

@@ -23,35 +23,35 @@ const (
 // runners see only env.Env. mbpp is the sanitized MBPP file CodeRepair
 // reads; unsafeSandbox is --unsafe-sandbox.
 func openEnv(name, mbpp string, unsafeSandbox bool) (env.Env, error) {
-	switch name {
-	case envToolShed:
-		return toolshed.Environment{}, nil
-	case envCodeRepair:
-		if mbpp == "" {
-			return nil, Usagef("--env coderepair needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)")
-		}
-		e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
-		if err != nil {
-			return nil, UsageError{err}
-		}
-		return e, nil
-	default:
-		return nil, Usagef("unknown environment %q: expected toolshed or coderepair", name)
+	if err := checkEnvFlags(name, mbpp); err != nil {
+		return nil, err
 	}
+	if name == envToolShed {
+		return toolshed.Environment{}, nil
+	}
+	e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return e, nil
+}
+
+// checkEnvFlags checks --env and --mbpp, with a command's other flags and
+// again as openEnv opens what they name.
+func checkEnvFlags(name, mbpp string) error {
+	switch {
+	case name != envToolShed && name != envCodeRepair:
+		return Usagef("unknown environment %q: expected toolshed or coderepair", name)
+	case name == envCodeRepair && mbpp == "":
+		return Usagef("--env coderepair needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)")
+	}
+	return nil
 }
 
 // unsafeSandboxFlag registers --unsafe-sandbox on a command that can run
 // CodeRepair.
 func unsafeSandboxFlag(fs *pflag.FlagSet, p *bool) {
 	fs.BoolVar(p, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
-}
-
-// recordUnsafeSandbox notes --unsafe-sandbox in a run's manifest config;
-// runs in the OS sandbox, as every run before it, carry no key.
-func recordUnsafeSandbox(config map[string]any, unsafeSandbox bool) {
-	if unsafeSandbox {
-		config["unsafe_sandbox"] = true
-	}
 }
 
 // probeNearRepeat compares a generated reply with an item's failed action

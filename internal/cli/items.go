@@ -34,13 +34,11 @@ type ItemsOptions struct {
 func newItemsCmd(f *Factory) *cobra.Command {
 	opts := &ItemsOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "items",
-		Short: "Print an environment's probe items (JSONL is what probe --items-file reads)",
-		Args:  cobra.NoArgs,
+		Use:     "items",
+		Short:   "Print an environment's probe items (JSONL is what probe --items-file reads)",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Format != "jsonl" && opts.Format != "table" {
-				return Usagef("--format: expected jsonl or table, got %q", opts.Format)
-			}
 			return itemsRun(cmd.Context(), opts)
 		},
 	}
@@ -52,6 +50,15 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "n", 0, unbounded)
 	return cmd
+}
+
+// check is where items' flags are checked, before anything is opened
+// (see checkBounds for the counts).
+func (o *ItemsOptions) check() error {
+	if o.Format != "jsonl" && o.Format != "table" {
+		return Usagef("--format: expected jsonl or table, got %q", o.Format)
+	}
+	return checkEnvFlags(o.Env, o.MBPP)
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {

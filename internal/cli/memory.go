@@ -29,6 +29,21 @@ type MemoryOptions struct {
 	Temperature float64
 }
 
+// checkBuild is where memory build's flags are checked, before anything is
+// opened or written (see checkBounds for the counts).
+func (o *MemoryOptions) checkBuild() error {
+	if o.Env != envToolShed {
+		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", o.Env)
+	}
+	if err := checkDecode(o.Decode); err != nil {
+		return err
+	}
+	if o.Temperature < 0 {
+		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	}
+	return o.Model.checkObservations()
+}
+
 func newMemoryCmd(f *Factory) *cobra.Command {
 	opts := &MemoryOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
@@ -37,10 +52,11 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&opts.DB, "db", "memory.db", "the store's database file")
 	build := &cobra.Command{
-		Use:   "build",
-		Short: "Run verbatim episodes on the training tasks and record their lessons",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
+		Use:     "build",
+		Short:   "Run verbatim episodes on the training tasks and record their lessons",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.checkBuild() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
@@ -97,16 +113,9 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 	return fn(s)
 }
 
+// memoryBuildRun builds the store of opts, whose flags checkBuild has
+// checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	if opts.Env != envToolShed {
-		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", opts.Env)
-	}
-	if err := checkDecode(opts.Decode); err != nil {
-		return err
-	}
-	if opts.Temperature < 0 {
-		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
-	}
 	env := toolshed.Environment{}
 	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {

@@ -47,10 +47,17 @@ type RolloutOptions struct {
 	Batch         int
 	Lanes         int
 	Launch        laneLauncher // starts lane workers; the Factory's
-	Args          []string     // the command line, for lane workers
+	Command       []string     // the command line, the Factory's
+
+	settled runFlags // check's reading of the flags
 }
 
-func (o *RolloutOptions) check() error {
+// check is where rollout's flags are checked, before anything is opened
+// or written (see checkBounds for the counts).
+func (o *RolloutOptions) check() (err error) {
+	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model); err != nil {
+		return err
+	}
 	switch {
 	case o.OnLoop != "stop" && o.OnLoop != "nudge":
 		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
@@ -92,7 +99,7 @@ func splitFilter(s string) string {
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Args: f.args}
+	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",
@@ -104,11 +111,9 @@ a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
 (docs/cluster.md).
 ` + lanesHelp + `
 Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.check(); err != nil {
-				return err
-			}
 			return rolloutRun(cmd.Context(), opts)
 		},
 	}
@@ -147,18 +152,22 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	return cmd
 }
 
+// rolloutRun runs the rollout of opts, whose flags check has settled.
 func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
-	harnesses, err := harness.Parse(opts.Harness, harness.RolloutHarnesses)
-	if err != nil {
-		return Usagef("--harness: %v", err)
-	}
 	if opts.Lanes > 1 {
-		return rolloutLanes(ctx, opts)
+		// Every lane reads the run's memory store, as every shard does.
+		return runLanes(ctx, lanesOf{
+			Verb: "rollout", IO: opts.IO, Launch: opts.Launch, Command: opts.Command, Lanes: opts.Lanes, Model: opts.Model,
+			Env: opts.Env, MBPP: opts.MBPP, UnsafeSandbox: opts.UnsafeSandbox, Out: opts.Out, Folder: rolloutFolder,
+			Extra: func(out string) []string {
+				if opts.Memory != "" {
+					return nil
+				}
+				return []string{"--memory", filepath.Join(out, "memory.db")}
+			},
+		})
 	}
-	shard, auto, err := runShard(opts.Shard, os.Getenv)
-	if err != nil {
-		return err
-	}
+	harnesses, shard := opts.settled.harnesses, opts.settled.shard
 	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
 	if err != nil {
 		return err
@@ -190,7 +199,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	// The memory store is the run's, read by every shard.
 	runDir := out
-	if auto {
+	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
 	plan := &rollout.Plan{
@@ -220,16 +229,15 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			plan.Guidance = rollout.MemoryGuidance(store, env)
 		}
 	}
-	config := map[string]any{
-		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "tasks": opts.Tasks, "seeds": opts.Seeds,
-		"max_steps": opts.MaxSteps, "temperature": opts.Temperature, "fault_rate": opts.FaultRate, "retries": opts.Retries,
-		"backoff_ms": opts.BackoffMS, "backoff_factor": opts.BackoffFactor, "on_loop": opts.OnLoop, "memory": memPath,
-		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
-		"decode": opts.Decode, "max_tokens": env.MaxTokens(), "shots": opts.Shots, "demonstrations": demoIDs(demos), "split": opts.Split,
+	config := results.Config{
+		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Tasks: opts.Tasks, Seeds: opts.Seeds,
+		MaxSteps: opts.MaxSteps, Temperature: opts.Temperature, FaultRate: opts.FaultRate, Retries: opts.Retries,
+		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
+		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
+		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
+		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
-	recordUnsafeSandbox(config, opts.UnsafeSandbox)
-	recordObservations(config, opts.Model)
-	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
+	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {
 		return err
@@ -240,39 +248,12 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	plan.Cut = tornRow(opts.IO)
 	sum, err := plan.Execute(ctx)
-	if errors.Is(err, results.ErrInterrupted) {
-		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-	}
-	if err != nil {
-		return err
-	}
-	if err := folder.Finish(); err != nil {
-		return err
-	}
-	return finished("episodes", sum.Episodes, sum.Skipped, opts.IO)
+	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
 }
 
 // rolloutFolder is the default run folder of a rollout.
 func rolloutFolder(model, env string) string {
 	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
-}
-
-// rolloutLanes runs the rollout as opts.Lanes lane workers and merges them.
-// Every lane reads the run's memory store, as every shard does.
-func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
-	if opts.Shard != "" {
-		return lanesWithShard(opts.Lanes, opts.Shard)
-	}
-	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, opts.UnsafeSandbox, rolloutFolder)
-	if err != nil {
-		return err
-	}
-	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
-	if opts.Memory == "" {
-		run.Extra = []string{"--memory", filepath.Join(out, "memory.db")}
-	}
-	opts.IO.Statusf("rollout: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
-	return run.execute(ctx)
 }
 
 // demonstrations asks the environment for shots solved episodes. Only
@@ -298,8 +279,8 @@ func demoMessages(demos []env.Demonstration) []transcript.Message {
 }
 
 // demoIDs lists the demonstrations' tasks for the manifest.
-func demoIDs(demos []env.Demonstration) []any {
-	out := make([]any, len(demos))
+func demoIDs(demos []env.Demonstration) []string {
+	out := make([]string, len(demos))
 	for i, d := range demos {
 		out[i] = d.TaskID
 	}

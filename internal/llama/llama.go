@@ -574,12 +574,27 @@ func (k kvMemory) Copy(src, dst, from, to int) {
 func (k kvMemory) Clear(data bool) { C.llama_memory_clear(k.m.mem(), C.bool(data)) }
 
 func (k kvMemory) Save(seq int) ([]byte, bool) {
-	state := make([]byte, C.llama_state_seq_get_size(k.m.ctx, C.llama_seq_id(seq)))
-	n := C.llama_state_seq_get_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq))
-	return state, n == C.size_t(len(state))
+	return readState(int(C.llama_state_seq_get_size(k.m.ctx, C.llama_seq_id(seq))), func(buf []byte) int {
+		return int(C.llama_state_seq_get_data(k.m.ctx, (*C.uint8_t)(&buf[0]), C.size_t(len(buf)), C.llama_seq_id(seq)))
+	})
+}
+
+// readState copies out a sequence's state of size bytes with read, which
+// fills buf and returns the bytes it wrote. llama.cpp sizes even an empty
+// sequence's state (its header); a size of 0 is its failure, and there is
+// no first byte to hand it, so that is a failed Save rather than a panic.
+func readState(size int, read func(buf []byte) int) ([]byte, bool) {
+	if size <= 0 {
+		return nil, false
+	}
+	state := make([]byte, size)
+	return state, read(state) == size
 }
 
 func (k kvMemory) Restore(seq int, state []byte) bool {
+	if len(state) == 0 {
+		return false // not a state Save returned
+	}
 	return C.llama_state_seq_set_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq)) != 0
 }
 

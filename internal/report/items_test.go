@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 func TestLoadSortsAndPools(t *testing.T) {
@@ -122,7 +124,7 @@ func TestLoadRejects(t *testing.T) {
 // on_policy field is an error naming the manifest.
 func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	generator := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
-	onPolicy := newRun(t, map[string]any{"on_policy": true})
+	onPolicy := newRun(t, results.Config{OnPolicy: true})
 	writeTable(t, onPolicy, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
 	tables := tablesOf(t, Reference{}, generator, onPolicy)
 	gen := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
@@ -135,7 +137,7 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	if !hasNote(tables) || hasNote(tablesOf(t, Reference{}, generator)) {
 		t.Errorf("the on-policy note in Table 3: with an on-policy run %v, without %v; want true, false", hasNote(tables), hasNote(tablesOf(t, Reference{}, generator)))
 	}
-	bad := newRun(t, map[string]any{"on_policy": "yes"})
+	bad := rawManifestRun(t, `{"on_policy": "yes"}`)
 	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
 	_, err := Load([]string{bad})
 	errContains(t, err, "config field on_policy: expected true or false")

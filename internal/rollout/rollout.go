@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -66,8 +67,8 @@ type ActReply struct {
 
 // Decoding modes of ModelAgent.
 const (
-	DecodeFree    = "free"    // the study's setting: any text
-	DecodeGrammar = "grammar" // constrained to the environment's action grammar
+	DecodeFree    = results.DecodeFree    // the study's setting: any text
+	DecodeGrammar = results.DecodeGrammar // constrained to the environment's action grammar
 )
 
 // ModelAgent acts with a language model: greedy by default, sampled at

@@ -3,11 +3,11 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -131,7 +131,14 @@ type SweepPlan struct {
 	Retries   []int
 	OnLoop    []string
 	Runs      int
-	Progress  iostreams.Progress
+	Progress  results.Progress
+	// OutDir is the run folder Execute writes sweep_episodes.csv in; Cut
+	// is told when resuming cuts a torn last row off it; Begin, when set,
+	// is called once the table is open and before any row is added
+	// (results.Folder.Begin logs a resumption then), as in Plan.
+	OutDir string
+	Cut    results.CutFunc
+	Begin  func() error
 }
 
 // sweepMaxSteps leaves room for every nudge and finish of FixTest's two
@@ -185,6 +192,28 @@ func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit f
 		})
 	})
 	return Summary{Episodes: n.Ran, Skipped: n.Skipped}, err
+}
+
+// Execute plays the grid into OutDir's sweep_episodes.csv, skipping the
+// episodes already there (see Play) and appending each as it ends.
+func (p *SweepPlan) Execute(ctx context.Context) (Summary, error) {
+	spec := results.SweepEpisodes
+	table, err := results.OpenTable(filepath.Join(p.OutDir, spec.Name), spec.Header, spec.KeyFunc())
+	if err != nil {
+		return Summary{}, err
+	}
+	defer table.Close()
+	table.TellCut(p.Cut)
+	if p.Begin != nil {
+		if err := p.Begin(); err != nil {
+			return Summary{}, err
+		}
+	}
+	sum, err := p.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
+	if err != nil {
+		return sum, err
+	}
+	return sum, table.Close()
 }
 
 // Pattern and TaskTools: FixTest has nothing for memory to learn.
