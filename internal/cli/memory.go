@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -44,7 +45,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
-	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
+	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
@@ -98,16 +99,19 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 }
 
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	if opts.Env != envToolShed {
-		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", opts.Env)
-	}
 	if err := checkDecode(opts.Decode); err != nil {
 		return err
 	}
 	if opts.Temperature < 0 {
 		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
 	}
-	env := toolshed.Environment{}
+	// Only an environment with memory keys has anything to learn (ToolShed:
+	// its call patterns and the tools of its templates); none reads MBPP.
+	ns := append(decodeNeeds(opts.Decode, opts.Shots), needs(env.MemoryKeysOf, "memory build"))
+	env, err := openEnv(opts.Env, "", false, ns...)
+	if err != nil {
+		return err
+	}
 	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
 	// way, then the correct steps.
 	var failedValues []string
 	var test Task
-	for _, tk := range toolshed.Tasks() {
+	for _, tk := range toolshed.AllTasks() {
 		task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
 		if tk.Split != toolshed.SplitTrain {
 			test = task
