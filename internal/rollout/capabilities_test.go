@@ -3,7 +3,6 @@ package rollout
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
-	"github.com/feedrun/feedrun/internal/memory"
 )
 
 // What the loop does with each optional capability, with it and without
@@ -125,11 +123,7 @@ func TestGrammarDecodingNeedsAGrammar(t *testing.T) {
 // Learning needs memory keys; retrieval without them gives no guidance,
 // and the memory harness then shows no lessons.
 func TestMemoryNeedsMemoryKeys(t *testing.T) {
-	store, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	ts := toolshed.Environment{}
 	task := ts.Tasks()[0]
 	res, err := Run(context.Background(), ts, &script{actions: []string{`finish(answer="done")`}}, Config{Harness: harness.Verbatim, MaxSteps: 1}, task, 1)
