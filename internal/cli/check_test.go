@@ -31,7 +31,7 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"rollout", "--observations", "assistant"}, "--observations"},
 		{[]string{"sweep", "--on-loop", "stop,retry"}, "--on-loop: expected stop or nudge"},
 		{[]string{"sweep", "--scripted", "--fault-rate", "-0.1"}, "--fault-rate: expected 0 <= p < 1"},
-		{[]string{"memory", "build", "--env", "coderepair"}, "expected toolshed"},
+		{[]string{"memory", "build", "--env", "coderepair"}, "environment coderepair has no memory keys"},
 		{[]string{"memory", "build", "--decode", "beam"}, "--decode: expected free or grammar"},
 		{[]string{"memory", "build", "--temperature", "-1"}, "--temperature: expected >= 0"},
 		{[]string{"memory", "build", "--observations", "assistant"}, "--observations"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -53,18 +55,22 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 		}
 		return items, nil
 	}
-	if name == envCodeRepair && !slow {
+	if name == coderepair.Name && !slow {
 		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
 	}
-	if name == envCodeRepair && mbpp == "" {
+	if name == coderepair.Name && mbpp == "" {
 		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
 	}
 	e, err := openEnv(name, mbpp, false)
 	if err != nil {
 		return nil, err
 	}
+	src, err := env.ProbeItemsOf(e, "--contexts")
+	if err != nil {
+		return nil, err
+	}
 	if got := e.DatasetSHA256(); got != run.Manifest.DatasetSHA256 {
 		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", name, got, run.Manifest.DatasetSHA256)
 	}
-	return e.Items(ctx, c.Seed, c.Items)
+	return src.Items(ctx, c.Seed, c.Items)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -42,7 +44,7 @@ func newItemsCmd(f *Factory) *cobra.Command {
 			return itemsRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
@@ -62,11 +64,15 @@ func (o *ItemsOptions) check() error {
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	e, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}
-	items, err := env.Items(ctx, opts.Seed, opts.N)
+	src, err := env.ProbeItemsOf(e, "items")
+	if err != nil {
+		return err
+	}
+	items, err := src.Items(ctx, opts.Seed, opts.N)
 	if err != nil {
 		return err
 	}

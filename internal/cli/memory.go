@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -32,16 +33,23 @@ type MemoryOptions struct {
 // checkBuild is where memory build's flags are checked, before anything is
 // opened or written (see checkBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if o.Env != envToolShed {
-		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", o.Env)
-	}
 	if err := checkDecode(o.Decode); err != nil {
 		return err
 	}
 	if o.Temperature < 0 {
 		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
 	}
+	if err := checkEnvFlags(o.Env, "", o.buildNeeds()...); err != nil {
+		return err
+	}
 	return o.Model.checkObservations()
+}
+
+// buildNeeds are what memory build asks of the environment. Only an
+// environment with memory keys has anything to learn (ToolShed: its call
+// patterns and the tools of its templates); none reads MBPP.
+func (o *MemoryOptions) buildNeeds() []need {
+	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
@@ -60,7 +68,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
-	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
+	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
@@ -116,7 +124,10 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
 // checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	env := toolshed.Environment{}
+	env, err := openEnv(opts.Env, "", false, opts.buildNeeds()...)
+	if err != nil {
+		return err
+	}
 	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err

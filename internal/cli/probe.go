@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -70,7 +71,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	}
 	opts.Model.register(cmd.Flags())
 	opts.Model.registerObservations(cmd.Flags())
-	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
 	cmd.Flags().IntVar(&opts.Items, "items", 200, "number of items (0: all the generator makes)")
@@ -97,7 +98,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		})
 	}
 	harnesses, shard := opts.settled.harnesses, opts.settled.shard
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, probeNeeds(opts)...)
 	if err != nil {
 		return err
 	}
@@ -162,8 +163,12 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 // onPolicyItems makes the on-policy items of a shard's contexts, logging
 // each attempt in the run folder out and reusing those logged by an earlier
 // run of it.
-func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
-	log, err := probe.OpenAttemptLog(out, m.Entry.Name, env.Name(), tornRow(opts.IO))
+func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, e env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
+	src, err := env.ProbeItemsOf(e, "--on-policy")
+	if err != nil {
+		return nil, err
+	}
+	log, err := probe.OpenAttemptLog(out, m.Entry.Name, e.Name(), tornRow(opts.IO))
 	if err != nil {
 		return nil, err
 	}
@@ -175,9 +180,9 @@ func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env 
 	// The attempt in flight runs to its end on Ctrl-C (the sandbox would
 	// kill it), so that it is logged; OnPolicy stops before the next.
 	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-		return env.ExecuteItem(context.WithoutCancel(ctx), it, action)
+		return src.ExecuteItem(context.WithoutCancel(ctx), it, action)
 	}
-	made, err := probe.OnPolicy(ctx, m, items, env.MaxTokens(), exec, env.Describe, log)
+	made, err := probe.OnPolicy(ctx, m, items, e.MaxTokens(), exec, e.Describe, log)
 	if n := log.Reused(); n > 0 {
 		opts.IO.Statusf("probe: attempts of %d contexts reused from %s", n, filepath.Join(out, results.OnPolicyAttempts.Name))
 	}
@@ -193,12 +198,28 @@ func probeFolder(model, env string, opts *ProbeOptions) string {
 	return filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", model, env, policy, opts.Seed))
 }
 
-func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcript.Item, string, error) {
-	if opts.ItemsFile == "" {
-		items, err := env.Items(ctx, opts.Seed, opts.Items)
-		return items, env.DatasetSHA256(), err
+// probeNeeds are what a probe asks of the environment: probe items, unless
+// they come from --items-file and are probed as they are.
+func probeNeeds(opts *ProbeOptions) []need {
+	switch {
+	case opts.OnPolicy:
+		return []need{needs(env.ProbeItemsOf, "--on-policy")}
+	case opts.ItemsFile == "":
+		return []need{needs(env.ProbeItemsOf, "probe")}
 	}
-	items, err := readItemsFile(opts.ItemsFile, env.Name())
+	return nil
+}
+
+func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcript.Item, string, error) {
+	if opts.ItemsFile == "" {
+		src, err := env.ProbeItemsOf(e, "probe")
+		if err != nil {
+			return nil, "", err
+		}
+		items, err := src.Items(ctx, opts.Seed, opts.Items)
+		return items, e.DatasetSHA256(), err
+	}
+	items, err := readItemsFile(opts.ItemsFile, e.Name())
 	if err != nil {
 		return nil, "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -120,7 +121,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl := cmd.Flags()
 	opts.Model.register(fl)
 	opts.Model.registerObservations(fl)
-	fl.StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	fl.StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
 	fl.StringVar(&opts.Harness, "harness", "verbatim", "comma-separated harnesses, or all")
@@ -168,7 +169,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		})
 	}
 	harnesses, shard := opts.settled.harnesses, opts.settled.shard
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, decodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
@@ -257,11 +258,18 @@ func rolloutFolder(model, env string) string {
 }
 
 // demonstrations asks the environment for shots solved episodes. Only
-// asking for more than it has is a usage error (exit 2); a demonstration
-// that fails its own check, or a sandbox that cannot run one, is not the
-// user's doing and exits 1.
+// asking for more than it has, or for any of an environment without them
+// (an env.Missing), is a usage error (exit 2); a demonstration that fails its own check, or a
+// sandbox that cannot run one, is not the user's doing and exits 1.
 func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
-	demos, err := e.Demonstrations(ctx, shots, exclude)
+	if shots <= 0 {
+		return nil, nil
+	}
+	d, err := env.DemonstratorOf(e, "--shots")
+	if err != nil {
+		return nil, err
+	}
+	demos, err := d.Demonstrations(ctx, shots, exclude)
 	if errors.As(err, new(env.TooFewDemonstrations)) {
 		return nil, UsageError{err}
 	}
@@ -299,11 +307,15 @@ type grammarChecker interface {
 // silently. A model with no grammar engine of its own to ask (lm.Fake) is
 // not checked: its Generate refuses a grammar it cannot apply.
 func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
+	g, err := env.GrammarOf(e, "--decode grammar")
+	if err != nil {
+		return err
+	}
 	gc, ok := m.(grammarChecker)
 	if !ok {
 		return nil
 	}
-	grammar := e.Grammar()
+	grammar := g.Grammar()
 	for _, d := range demos {
 		for _, msg := range d.Messages {
 			if msg.Role != transcript.RoleAssistant {

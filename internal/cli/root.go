@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -273,7 +274,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || isCobraUsage(err):
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(env.Missing)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

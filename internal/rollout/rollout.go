@@ -160,7 +160,11 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 			return lm.GenerateRequest{}, fmt.Errorf("grammar decoding needs the agent's environment")
 		}
 		if a.grammar == "" {
-			a.grammar = a.Env.Grammar()
+			g, err := env.GrammarOf(a.Env, "--decode grammar")
+			if err != nil {
+				return lm.GenerateRequest{}, err
+			}
+			a.grammar = g.Grammar()
 		}
 		req.Grammar = a.grammar
 	}
@@ -180,12 +184,15 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 				}
 				return rd.Action
 			}
-			ban.Closed = func(partial string) []string {
-				closed, err := e.Closed(task, partial)
-				if err != nil {
-					readErr.set(err)
+			// Without closed actions the ban judges whole replies alone.
+			if c, ok := e.(env.ClosedActions); ok {
+				ban.Closed = func(partial string) []string {
+					closed, err := c.Closed(task, partial)
+					if err != nil {
+						readErr.set(err)
+					}
+					return closed
 				}
-				return closed
 			}
 		}
 		for _, b := range r.Banned {
@@ -350,7 +357,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			turn = harness.Turn{Observation: NudgeObservation}
 			same, prev = 0, ""
 		default:
-			if rule, ok := ep.Precondition(action); ok && cfg.Harness == harness.Memory {
+			if rule, ok := precondition(ep, action); ok && cfg.Harness == harness.Memory {
 				// A refused write is a failed action: repeating it is a
 				// repeat, and the ban and the transcript treat it so.
 				st.GateBlocked = true
@@ -360,7 +367,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 				break
 			}
 			faults := cfg.Faults
-			if e.Control(action) {
+			if c, ok := e.(env.ControlActions); ok && c.Control(action) {
 				faults = Faults{}
 			}
 			retries, waited, transient := cfg.Retry.Call(faults, seed, i)
@@ -395,6 +402,15 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		}
 	}
 	return res.finish(ep), nil
+}
+
+// precondition is what action needs first in ep and has not had: nothing
+// in an episode without preconditions.
+func precondition(ep Episode, action string) (string, bool) {
+	if p, ok := ep.(env.Preconditions); ok {
+		return p.Precondition(action)
+	}
+	return "", false
 }
 
 // withDemonstrations puts solved episodes between the system prompt and

@@ -36,7 +36,7 @@ func (s *script) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []s
 
 func toolshedTask(t *testing.T, template string) (Task, toolshed.Task) {
 	t.Helper()
-	for _, tk := range toolshed.Tasks() {
+	for _, tk := range toolshed.AllTasks() {
 		if tk.Template == template {
 			return Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}, tk
 		}
@@ -114,21 +114,23 @@ func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
 	}
 }
 
-func TestGateBlocksWriteBeforeRead(t *testing.T) {
-	// A task whose write needs a read first on a fresh office.
-	var tk toolshed.Task
-	var write string
-	for _, c := range toolshed.Tasks() {
+// writeBeforeRead is the first task whose write needs a read first on a
+// fresh office, and that write.
+func writeBeforeRead(t *testing.T) (Task, string) {
+	t.Helper()
+	for _, c := range toolshed.AllTasks() {
 		for _, s := range c.Steps {
-			if _, ok := toolshed.NewEpisode(c).RequiredRead(s); ok && tk.ID == "" {
-				tk, write = c, s
+			if _, ok := toolshed.StartEpisode(c).RequiredRead(s); ok {
+				return Task{ID: c.ID, Template: c.Template, Split: c.Split}, s
 			}
 		}
 	}
-	if tk.ID == "" {
-		t.Fatal("no task writes over an existing file")
-	}
-	task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
+	t.Fatal("no task writes over an existing file")
+	return Task{}, ""
+}
+
+func TestGateBlocksWriteBeforeRead(t *testing.T) {
+	task, write := writeBeforeRead(t)
 	res, err := Run(context.Background(), toolshed.Environment{}, &script{actions: []string{write, write, `finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 3}, task, 1)
 	if err != nil {
 		t.Fatal(err)
