@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,7 +73,53 @@ func (o *RolloutOptions) check() (err error) {
 	if err := checkDecode(o.Decode); err != nil {
 		return err
 	}
-	return checkSplit(o.Split)
+	if err := checkSplit(o.Split); err != nil {
+		return err
+	}
+	return o.checkMemory()
+}
+
+// checkMemory settles the memory store the memory harness reads, when
+// --harness names it: --memory, else the run folder's memory.db. It must
+// exist and be a store before the model is opened; a rollout does not
+// build one.
+func (o *RolloutOptions) checkMemory() error {
+	if !slices.Contains(o.settled.harnesses, harness.Memory) {
+		return nil
+	}
+	model, err := modelName(o.Model)
+	if err != nil {
+		return err
+	}
+	path := o.Memory
+	if path == "" {
+		out := o.Out
+		if out == "" {
+			out = rolloutFolder(model, o.Env)
+		}
+		// The store is the run's, read by every shard and every lane.
+		path = filepath.Join(out, "memory.db")
+	}
+	store, err := openMemoryStore(path, model, o.Env)
+	if err != nil {
+		return err
+	}
+	o.settled.memory = path
+	return store.Close()
+}
+
+// openMemoryStore opens the memory store at path, which must exist and be
+// a store: either lack is the user's to fix (exit 2), and the message says
+// how to build one for model and envName.
+func openMemoryStore(path, model, envName string) (*memory.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
+	}
+	store, err := memory.OpenExisting(path)
+	if err != nil {
+		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
+	}
+	return store, nil
 }
 
 // checkDecode validates --decode.
@@ -198,8 +245,6 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if out == "" {
 		out = rolloutFolder(m.Entry.Name, env.Name())
 	}
-	// The memory store is the run's, read by every shard.
-	runDir := out
 	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
@@ -212,23 +257,14 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
 	}
-	memPath := ""
-	for _, h := range harnesses {
-		if h == harness.Memory {
-			memPath = opts.Memory
-			if memPath == "" {
-				memPath = filepath.Join(runDir, "memory.db")
-			}
-			if _, err := os.Stat(memPath); err != nil {
-				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)
-			}
-			store, err := memory.OpenExisting(memPath)
-			if err != nil {
-				return Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", memPath, err)
-			}
-			defer store.Close()
-			plan.Guidance = rollout.MemoryGuidance(store, env)
+	memPath := opts.settled.memory
+	if memPath != "" {
+		store, err := openMemoryStore(memPath, m.Entry.Name, env.Name())
+		if err != nil {
+			return err
 		}
+		defer store.Close()
+		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
 		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Tasks: opts.Tasks, Seeds: opts.Seeds,

@@ -61,7 +61,8 @@ func harnessNames(hs []harness.Name) []string {
 type runFlags struct {
 	harnesses []harness.Name
 	shard     results.Shard
-	autoShard bool // --shard auto
+	autoShard bool   // --shard auto
+	memory    string // rollout: the memory harness's store, "" without it
 }
 
 // checkRunFlags checks the flags probe and rollout share: --harness (a
