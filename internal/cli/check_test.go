@@ -45,6 +45,8 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"show", "--passed", "--failed", "x"}, "--passed and --failed"},
 		{[]string{"show", "--harness", "nope", "x"}, `--harness "nope"`},
 		{[]string{"merge", "x"}, "--out is required"},
+		{[]string{"data", "pull", "--url", "http://127.0.0.1:1/x", "mbpp", "mbpp"}, "--url: name the one dataset it serves (got 2)"},
+		{[]string{"data", "pull", "nope"}, "nope"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
