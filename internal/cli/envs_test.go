@@ -41,6 +41,9 @@ func TestSettingsThatNeedAMissingCapabilityExitTwo(t *testing.T) {
 		{"grammar decoding", []string{"rollout", "--env", "fixtest", "--tasks", "1", "--decode", "grammar", "--out", out}, "environment fixtest has no action grammar, which --decode grammar needs", out},
 		{"shots", []string{"rollout", "--env", "fixtest", "--tasks", "1", "--shots", "1", "--out", out}, "environment fixtest has no solved demonstrations, which --shots needs", out},
 		{"probe", []string{"probe", "--env", "fixtest", "--out", out}, "environment fixtest has no probe items, which probe needs", out},
+		// A lane parent checks before it starts a lane: one line, not one per lane.
+		{"grammar decoding in lanes", []string{"rollout", "--env", "fixtest", "--tasks", "1", "--decode", "grammar", "--lanes", "2", "--out", out}, "environment fixtest has no action grammar, which --decode grammar needs", out},
+		{"probe in lanes", []string{"probe", "--env", "fixtest", "--lanes", "2", "--out", out}, "environment fixtest has no probe items, which probe needs", out},
 		{"items", []string{"items", "--env", "fixtest"}, "environment fixtest has no probe items, which items needs", ""},
 		{"memory build", []string{"memory", "build", "--env", coderepair.Name, "--db", db}, "environment coderepair has no memory keys (call patterns and task tools), which memory build needs", db},
 	}

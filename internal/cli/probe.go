@@ -45,7 +45,7 @@ type ProbeOptions struct {
 // check is where probe's flags are checked, before anything is opened or
 // written (see checkBounds for the counts).
 func (o *ProbeOptions) check() (err error) {
-	o.settled, err = checkRunFlags(o.Harness, harness.ProbeHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model)
+	o.settled, err = checkRunFlags(o.Harness, harness.ProbeHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, probeNeeds(o)...)
 	return err
 }
 

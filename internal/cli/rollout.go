@@ -57,7 +57,7 @@ type RolloutOptions struct {
 // check is where rollout's flags are checked, before anything is opened
 // or written (see checkBounds for the counts).
 func (o *RolloutOptions) check() (err error) {
-	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model); err != nil {
+	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, decodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
 	switch {

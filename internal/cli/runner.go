@@ -67,8 +67,9 @@ type runFlags struct {
 
 // checkRunFlags checks the flags probe and rollout share: --harness (a
 // list of known), --lanes with --shard, --shard, --env with --mbpp and
-// --observations.
-func checkRunFlags(harnesses string, known []harness.Name, lanes int, shard, envName, mbpp string, mf modelFlags) (r runFlags, err error) {
+// what the settings need of it (ns), and --observations. A lane parent
+// checks them too, so a missing capability fails once, before any lane.
+func checkRunFlags(harnesses string, known []harness.Name, lanes int, shard, envName, mbpp string, mf modelFlags, ns ...need) (r runFlags, err error) {
 	if r.harnesses, err = harness.Parse(harnesses, known); err != nil {
 		return r, Usagef("--harness: %v", err)
 	}
@@ -78,7 +79,7 @@ func checkRunFlags(harnesses string, known []harness.Name, lanes int, shard, env
 	if r.shard, r.autoShard, err = runShard(shard, os.Getenv); err != nil {
 		return r, err
 	}
-	if err := checkEnvFlags(envName, mbpp); err != nil {
+	if err := checkEnvFlags(envName, mbpp, ns...); err != nil {
 		return r, err
 	}
 	return r, mf.checkObservations()
