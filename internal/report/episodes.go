@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,57 +166,6 @@ func (r *rowReader) natural(name string) uint64 {
 		r.fail(name, fmt.Errorf("expected a whole number ≥ 0, got %q", s))
 	}
 	return n
-}
-
-// manifestDecode is the run's config "decode"; runs made before grammar
-// decoding existed decoded freely.
-func manifestDecode(dir string, m results.Manifest) (string, error) {
-	v, ok := m.Config["decode"]
-	if !ok {
-		return "free", nil
-	}
-	d, ok := v.(string)
-	if !ok || (d != "free" && d != "grammar") {
-		return "", fmt.Errorf("%s: config field decode: expected free or grammar, got %v", filepath.Join(dir, results.ManifestName), v)
-	}
-	return d, nil
-}
-
-// toolObservationsSuffix marks the env of a run whose observations came in
-// the chat format's tool-result turn rather than as user turns, the
-// study's setting: another condition, whose rows stand apart.
-const toolObservationsSuffix = " (tool observations)"
-
-// manifestObservations is the env label's suffix for the run's config
-// "observations": none for user turns (and for runs made before the
-// setting existed, which all used them), toolObservationsSuffix for tool
-// turns.
-func manifestObservations(dir string, m results.Manifest) (string, error) {
-	v, ok := m.Config["observations"]
-	if !ok {
-		return "", nil
-	}
-	switch v {
-	case "user":
-		return "", nil
-	case "tool":
-		return toolObservationsSuffix, nil
-	}
-	return "", fmt.Errorf("%s: config field observations: expected user or tool, got %v", filepath.Join(dir, results.ManifestName), v)
-}
-
-// manifestBool is the run's config field name as a boolean; said is false
-// when the manifest (of an older run) does not have it.
-func manifestBool(dir string, m results.Manifest, name string) (value, said bool, err error) {
-	v, ok := m.Config[name]
-	if !ok {
-		return false, false, nil
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, false, fmt.Errorf("%s: config field %s: expected true or false, got %v", filepath.Join(dir, results.ManifestName), name, v)
-	}
-	return b, true, nil
 }
 
 // checkEpisodes rejects the same episode twice and one model that is both

@@ -124,7 +124,7 @@ func TestLoadRejects(t *testing.T) {
 // on_policy field is an error naming the manifest.
 func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	generator := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
-	onPolicy := newRun(t, map[string]any{"on_policy": true})
+	onPolicy := newRun(t, results.Config{OnPolicy: true})
 	writeTable(t, onPolicy, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
 	tables := tablesOf(t, Reference{}, generator, onPolicy)
 	gen := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
@@ -137,7 +137,7 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	if !hasNote(tables) || hasNote(tablesOf(t, Reference{}, generator)) {
 		t.Errorf("the on-policy note in Table 3: with an on-policy run %v, without %v; want true, false", hasNote(tables), hasNote(tablesOf(t, Reference{}, generator)))
 	}
-	bad := newRun(t, map[string]any{"on_policy": "yes"})
+	bad := rawManifestRun(t, `{"on_policy": "yes"}`)
 	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
 	_, err := Load([]string{bad})
 	errContains(t, err, "config field on_policy: expected true or false")
@@ -150,9 +150,9 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 // observations field is an error naming the manifest.
 func TestToolObservationsRunStandsApart(t *testing.T) {
 	user := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
-	tool := newRun(t, map[string]any{"observations": "tool"})
+	tool := newRun(t, results.Config{Observations: "tool"})
 	writeTable(t, tool, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
-	said := newRun(t, map[string]any{"observations": "user"})
+	said := newRun(t, results.Config{Observations: "user"})
 	writeTable(t, said, ItemsFile, ItemsHeader, [][]string{inverted("i3", 1, 0.5).record()})
 	ref := Reference{Figures: []StudyFigure{{Figure: "gain_per_token", Value: "-1.03", Scope: Scope{Env: "toolshed", Harness: all}}}}
 	tables := tablesOf(t, ref, user, tool, said)
@@ -168,14 +168,14 @@ func TestToolObservationsRunStandsApart(t *testing.T) {
 	}
 
 	eps, steps := loopFixture()
-	d := loadRuns(t, transcriptRun(t, map[string]any{"instruction_tuned": true, "decode": "grammar", "observations": "tool"}, results.RolloutSteps.Header, eps, steps))
+	d := loadRuns(t, transcriptRun(t, results.Config{InstructionTuned: results.Tuned(true), Decode: "grammar", Observations: "tool"}, results.RolloutSteps.Header, eps, steps))
 	for _, e := range d.Episodes {
 		if e.Env != "toolshed (grammar) (tool observations)" {
 			t.Fatalf("rollout episode env %q, want toolshed (grammar) (tool observations)", e.Env)
 		}
 	}
 
-	bad := newRun(t, map[string]any{"observations": "system"})
+	bad := rawManifestRun(t, `{"observations": "system"}`)
 	writeTable(t, bad, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record()})
 	_, err := Load([]string{bad})
 	errContains(t, err, "config field observations: expected user or tool, got system")

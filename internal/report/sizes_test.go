@@ -23,7 +23,7 @@ var fixtureSizes = map[string]string{bigModel: "0.5B", smallModel: "135M"}
 
 // sizedRun writes a probe run folder whose manifest names the dataset and
 // the item seed, as a real probe's does, with these rows.
-func sizedRun(t *testing.T, dataset string, seed uint64, config map[string]any, rows ...probe) string {
+func sizedRun(t *testing.T, dataset string, seed uint64, config results.Config, rows ...probe) string {
 	t.Helper()
 	dir := t.TempDir()
 	ok(t, results.WriteManifest(dir, results.Manifest{
@@ -76,8 +76,8 @@ func sizeTable(t *testing.T, dirs ...string) (Table, bool) {
 func TestSizesPairsTheModelsOnTheirSharedItemsLargerMinusSmaller(t *testing.T) {
 	// The larger model's folder comes first and its name sorts first: the
 	// row must still read larger − smaller.
-	big := sizedRun(t, "d1", 1, nil, of(bigModel, "verbatim", bigItems()...)...)
-	small := sizedRun(t, "d1", 1, nil, of(smallModel, "verbatim", smallItems()...)...)
+	big := sizedRun(t, "d1", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...)
+	small := sizedRun(t, "d1", 1, results.Config{}, of(smallModel, "verbatim", smallItems()...)...)
 	tb, has := sizeTable(t, big, small)
 	if !has || len(tb.Rows) != 1 {
 		t.Fatalf("got %d rows (has %v), want one", len(tb.Rows), has)
@@ -118,16 +118,16 @@ func TestSizesPairsTheModelsOnTheirSharedItemsLargerMinusSmaller(t *testing.T) {
 }
 
 func TestSizesPairOnlyItemsThatAreTheSameContext(t *testing.T) {
-	small := sizedRun(t, "d1", 1, nil, of(smallModel, "verbatim", smallItems()...)...)
+	small := sizedRun(t, "d1", 1, results.Config{}, of(smallModel, "verbatim", smallItems()...)...)
 	for name, other := range map[string]string{
-		"another item seed":   sizedRun(t, "d1", 2, nil, of(bigModel, "verbatim", bigItems()...)...),
-		"another dataset":     sizedRun(t, "d2", 1, nil, of(bigModel, "verbatim", bigItems()...)...),
-		"tool observations":   sizedRun(t, "d1", 1, map[string]any{"observations": "tool"}, of(bigModel, "verbatim", bigItems()...)...),
-		"another environment": sizedRun(t, "d1", 1, nil, of(bigModel, "verbatim", bigItems()...)...),
+		"another item seed":   sizedRun(t, "d1", 2, results.Config{}, of(bigModel, "verbatim", bigItems()...)...),
+		"another dataset":     sizedRun(t, "d2", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...),
+		"tool observations":   sizedRun(t, "d1", 1, results.Config{Observations: "tool"}, of(bigModel, "verbatim", bigItems()...)...),
+		"another environment": sizedRun(t, "d1", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if name == "another environment" {
-				other = sizedRun(t, "d1", 1, nil, func() []probe {
+				other = sizedRun(t, "d1", 1, results.Config{}, func() []probe {
 					ps := of(bigModel, "verbatim", bigItems()...)
 					for i := range ps {
 						ps[i].env = "coderepair"
@@ -142,13 +142,13 @@ func TestSizesPairOnlyItemsThatAreTheSameContext(t *testing.T) {
 	}
 	// Two on-policy runs share item ids, but each failed action is the
 	// model's own attempt: nothing pairs.
-	onPolicy := map[string]any{"on_policy": true}
+	onPolicy := results.Config{OnPolicy: true}
 	if tb, has := sizeTable(t, sizedRun(t, "d1", 1, onPolicy, of(smallModel, "verbatim", smallItems()...)...),
 		sizedRun(t, "d1", 1, onPolicy, of(bigModel, "verbatim", bigItems()...)...)); has {
 		t.Errorf("on-policy runs paired: %d rows", len(tb.Rows))
 	}
 	// The user setting written out is the default left out.
-	user := sizedRun(t, "d1", 1, map[string]any{"observations": "user"}, of(bigModel, "verbatim", bigItems()...)...)
+	user := sizedRun(t, "d1", 1, results.Config{Observations: "user"}, of(bigModel, "verbatim", bigItems()...)...)
 	if _, has := sizeTable(t, small, user); !has {
 		t.Error("observations: user did not pair with a run that leaves the default out")
 	}
@@ -174,7 +174,7 @@ func TestSizesLeaveOutFixedAndBannedFigures(t *testing.T) {
 	}
 	// One verbatim item of the big model banned: it leaves its pair.
 	bigs[0].banned = true
-	tb, _ := sizeTable(t, sizedRun(t, "d1", 1, nil, smalls...), sizedRun(t, "d1", 1, nil, bigs...))
+	tb, _ := sizeTable(t, sizedRun(t, "d1", 1, results.Config{}, smalls...), sizedRun(t, "d1", 1, results.Config{}, bigs...))
 	if len(tb.Rows) != 1 || tb.Rows[0].Harness != "verbatim" {
 		t.Fatalf("rows %+v, want verbatim's alone (drop fixes G, ban has none)", tb.Rows)
 	}
@@ -188,7 +188,7 @@ func TestSizesGiveACopyShareOnlyWhereBothTermsPushTheSameWay(t *testing.T) {
 	// then a difference, and Δcopy / −G no share of it.
 	smallAbs := of(smallModel, "abstract", inverted("1", 3, -2), inverted("2", 2, -1), inverted("3", 2, -1), inverted("4", 1, -2))
 	bigAbs := of(bigModel, "abstract", bigItems()...)
-	tb, _ := sizeTable(t, sizedRun(t, "d1", 1, nil, smallAbs...), sizedRun(t, "d1", 1, nil, bigAbs...))
+	tb, _ := sizeTable(t, sizedRun(t, "d1", 1, results.Config{}, smallAbs...), sizedRun(t, "d1", 1, results.Config{}, bigAbs...))
 	if len(tb.Rows) != 1 {
 		t.Fatalf("got %d rows, want 1", len(tb.Rows))
 	}
@@ -214,7 +214,7 @@ func TestSizesHolmRunsOverEveryPairAndHarnessOfTheEnvironment(t *testing.T) {
 				rows = append(rows, inverted(id, float64(3+k*(i%4)), 1).with(func(q *probe) { q.model, q.harness = m, h }))
 			}
 		}
-		dirs = append(dirs, sizedRun(t, "d1", 1, nil, rows...))
+		dirs = append(dirs, sizedRun(t, "d1", 1, results.Config{}, rows...))
 	}
 	data, err := Load(dirs)
 	ok(t, err)
@@ -247,8 +247,8 @@ func TestSizesHolmRunsOverEveryPairAndHarnessOfTheEnvironment(t *testing.T) {
 }
 
 func TestReportPrintsTable6OnlyWithTwoModels(t *testing.T) {
-	small := sizedRun(t, "d1", 1, nil, of(smallModel, "verbatim", smallItems()...)...)
-	big := sizedRun(t, "d1", 1, nil, of(bigModel, "verbatim", bigItems()...)...)
+	small := sizedRun(t, "d1", 1, results.Config{}, of(smallModel, "verbatim", smallItems()...)...)
+	big := sizedRun(t, "d1", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...)
 	one := report(t, Options{Dirs: []string{small}, Format: FormatCSV, Reps: 100, Sizes: fixtureSizes})
 	if strings.Contains(one, SizeTable+",") {
 		t.Errorf("one model printed Table 6:\n%s", one)
