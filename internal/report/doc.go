@@ -9,11 +9,10 @@
 // passed rates against the retry budget and loop policy, beside the closed
 // form the scripted agent follows (Table 5), and the models of one
 // environment against each other on the probe items they share (Table 6).
-// Single proportions have
-// Wilson score intervals; every other figure a seeded percentile bootstrap
-// interval over items or episodes (over pairs for differences); a figure a
-// harness fixes by its definition has none and is labelled "by
-// construction". Beside the probe's figures stands the figure the study
+// Single proportions have Wilson score intervals; every other figure a
+// seeded percentile bootstrap interval over items or episodes (over pairs
+// for differences); a figure a harness fixes by its definition has none
+// and is labelled "by construction". Beside the probe's figures stands the figure the study
 // publishes for that scope (configs/study_reference.yaml), and only there.
 //
 // Every number of ours is computed from probe_items.csv,
