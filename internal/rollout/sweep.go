@@ -222,4 +222,3 @@ func (p *SweepPlan) Execute(ctx context.Context) (Summary, error) {
 	}
 	return sum, table.Close()
 }
-
