@@ -112,8 +112,12 @@ const testNote = "Differences from verbatim carry an exact paired test: b pairs 
 // adjustHolm sets, for every figure of t that has a test, its p adjusted
 // across the harnesses of its model × env: the family of comparisons a
 // reader scans when asking which harness changed the figure.
-func adjustHolm(t *Table) {
-	for _, rows := range groupRows(t.Rows) {
+func adjustHolm(t *Table) { holmWithin(t, groupRows(t.Rows)) }
+
+// holmWithin sets, per figure of t, every test's p adjusted across the rows
+// of its family.
+func holmWithin(t *Table, families [][]Row) {
+	for _, rows := range families {
 		for _, c := range t.Columns {
 			var tests []*Test
 			var ps []float64

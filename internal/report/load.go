@@ -115,6 +115,11 @@ func (l *loader) read(dir string) error {
 		return err
 	}
 	run := RunInfo{Dir: dir, Manifest: manifest}
+	// Where the observations stood is part of every row's condition.
+	obs, err := observationsSuffix(dir, manifest.Config)
+	if err != nil {
+		return err
+	}
 	if hasItems {
 		items, locs, err := readItems(itemsPath)
 		if err != nil {
@@ -124,10 +129,6 @@ func (l *loader) read(dir string) error {
 		// action) are another condition than the generator's: their rows
 		// stand beside, not among, the generator's rows of the same model
 		// and env, as a constrained rollout's do.
-		obs, err := observationsSuffix(dir, manifest.Config)
-		if err != nil {
-			return err
-		}
 		for i := range items {
 			items[i].Env += obs
 		}
@@ -161,10 +162,6 @@ func (l *loader) read(dir string) error {
 		decode := manifest.Config.DecodeMode()
 		if decode != results.DecodeFree && decode != results.DecodeGrammar {
 			return fmt.Errorf("%s: config field decode: expected %s or %s, got %q", filepath.Join(dir, results.ManifestName), results.DecodeFree, results.DecodeGrammar, decode)
-		}
-		obs, err := observationsSuffix(dir, manifest.Config)
-		if err != nil {
-			return err
 		}
 		for i := range episodes {
 			episodes[i].InstructionTuned = tuned

@@ -223,26 +223,13 @@ func pairLabel(smaller string, smallerBase bool, larger string, largerBase bool)
 // environment, per figure: a reader asking whether size changes a figure
 // scans every model pair and harness of the environment at once.
 func adjustHolmByEnv(t *Table) {
-	envs := map[string][]Row{}
-	var order []string
+	var families [][]Row
 	for _, r := range t.Rows {
-		if _, seen := envs[r.Env]; !seen {
-			order = append(order, r.Env)
+		i := slices.IndexFunc(families, func(f []Row) bool { return f[0].Env == r.Env })
+		if i < 0 {
+			families, i = append(families, nil), len(families)
 		}
-		envs[r.Env] = append(envs[r.Env], r)
+		families[i] = append(families[i], r)
 	}
-	for _, env := range order {
-		for _, c := range t.Columns {
-			var tests []*Test
-			var ps []float64
-			for _, r := range envs[env] {
-				if f, ok := r.Figures[c.Figure]; ok && f.Test != nil {
-					tests, ps = append(tests, f.Test), append(ps, f.Test.P)
-				}
-			}
-			for i, p := range stats.Holm(ps) {
-				tests[i].PHolm = p
-			}
-		}
-	}
+	holmWithin(t, families)
 }
