@@ -73,10 +73,13 @@ bubblewrap:
 	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }; \
 	}
 
-# All tests, the real-model integration tests included.
+# All tests, the real-model integration tests included, and those of make
+# bench-anchor's raw side (build tag anchor): it must do feedrun's work.
 test: models bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
+	$(GO) vet -tags anchor ./internal/llama/
+	$(GO) test -tags anchor -count=1 -run 'RawAnchor|MemoryRead' ./internal/llama/
 
 # What the tests need beside the models: jinja2, with which a test renders
 # a checkpoint's own chat template as transformers does, to compare it with
@@ -101,10 +104,11 @@ bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
 
 # Raw llama.cpp beside feedrun on the same GGUF and thread count, as one
-# ratio table (docs/benchmarks.md). The raw side is llama-cpp-python, which
-# the script builds into .venv-anchor on first use (minutes); it pulls
-# $(MODEL). THREADS (default 2), ROUNDS and ITERATIONS are read by the
-# script.
+# ratio table (docs/benchmarks.md). The raw side is plain C on feedrun's own
+# llama.cpp (RAW=vendored, internal/llama/anchor.go), or llama-cpp-python's
+# llama.cpp (RAW=python), which the script builds into .venv-anchor on first
+# use (minutes); it pulls $(MODEL). THREADS (default 2), ROUNDS, ITERATIONS
+# and BATCH are read by the script.
 bench-anchor: build
 	MODEL='$(MODEL)' scripts/bench-anchor.sh
 

@@ -115,21 +115,26 @@ func TestBenchAnchorScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	benchmarks, err := os.ReadFile(filepath.Join("..", "internal", "llama", "bench_test.go"))
-	if err != nil {
-		t.Fatal(err)
+	// feedrun's benchmarks and the vendored raw side's (build tag anchor).
+	var benchmarks []byte
+	for _, f := range []string{"bench_test.go", "anchor_test.go"} {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "llama", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		benchmarks = append(benchmarks, b...)
 	}
 	names := regexp.MustCompile(`"(Benchmark[A-Za-z0-9_/]+)"`).FindAllStringSubmatch(string(script), -1)
-	if len(names) < 4 {
-		t.Fatalf("bench_anchor.py names %d benchmarks, want the 4 of its table", len(names))
+	if len(names) < 8 {
+		t.Fatalf("bench_anchor.py names %d benchmarks, want the 4 of its table on each side", len(names))
 	}
 	for _, n := range names {
 		top, sub, _ := strings.Cut(n[1], "/")
 		if !strings.Contains(string(benchmarks), "func "+top+"(b *testing.B)") {
-			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go has no %s", n[1], top)
+			t.Errorf("bench_anchor.py runs %s; internal/llama's benchmarks have no %s", n[1], top)
 		}
 		if sub != "" && !strings.Contains(string(benchmarks), `"`+sub+`"`) {
-			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go names no sub-benchmark %q", n[1], sub)
+			t.Errorf("bench_anchor.py runs %s; internal/llama's benchmarks name no sub-benchmark %q", n[1], sub)
 		}
 	}
 }
