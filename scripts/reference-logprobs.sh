@@ -14,7 +14,7 @@
 # reads.
 #
 # Environment: MODEL (default qwen2.5-coder-0.5b), ITEMS (per environment,
-# default 20), OUT (folder for the sequence files, default
+# default 20), GREEDY (set: each item's greedy reply is scored too), OUT (folder for the sequence files, default
 # $TMPDIR/feedrun-reference; reused: a file already there is not
 # recomputed), TOGGLES, FIXTURE. The Makefile sets the cgo flags.
 set -euo pipefail
@@ -39,37 +39,52 @@ gguf=$(bin/feedrun -q models pull "$MODEL" | cut -f2)
 # does, and are in no hurry.
 run() { nice -n 19 "$@"; }
 
-if [ ! -s "$OUT/a.json" ]; then
-	echo "reference-logprobs.sh: $ENGINE_A builds and scores the sequences" >&2
-	run $GO run ./scripts/reference-items -model "$MODEL" -items "$ITEMS" -engine "$ENGINE_A" -out "$OUT/a.json.part"
-	mv "$OUT/a.json.part" "$OUT/a.json"
-fi
-
 dir=$(scripts/engine-build.sh)
 cand_flags=(CGO_CPPFLAGS="-I$dir/include" CGO_LDFLAGS="-L$dir/lib -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp")
-if [ ! -s "$OUT/b.json" ]; then
-	echo "reference-logprobs.sh: the candidate engine scores them" >&2
-	run env "${cand_flags[@]}" $GO run -tags llamacpp_cmake ./scripts/reference-items -model "$MODEL" \
-		-score "$OUT/a.json" -engine "feedrun, llama.cpp 0c1e57098" -out "$OUT/b.json.part"
-	mv "$OUT/b.json.part" "$OUT/b.json"
-fi
+run $GO build -o "$OUT/items-a" ./scripts/reference-items
+run env "${cand_flags[@]}" $GO build -tags llamacpp_cmake -o "$OUT/items-b" ./scripts/reference-items
 
-if [ ! -s "$OUT/ref.json" ]; then
-	echo "reference-logprobs.sh: the float32 reference scores them (one thread: minutes)" >&2
-	THREADS=1 run "$python" scripts/reference_logprobs.py score "$gguf" "$OUT/a.json" "$OUT/ref.json.part"
-	mv "$OUT/ref.json.part" "$OUT/ref.json"
-fi
-
+# Each environment's sequences are built first (token ids only: cheap), and
+# then scored by the three scorers side by side, one thread each. Every
+# scorer writes what it has after each sequence, to a .part file that is
+# renamed once whole.
+envs=(toolshed coderepair)
+score_with() {
+	local out=$1
+	shift
+	if [ ! -s "$out" ]; then
+		run "$@" && mv "$out.part" "$out"
+	fi
+}
+pids=()
+for env in "${envs[@]}"; do
+	if [ ! -s "$OUT/ids-$env.json" ]; then
+		run "$OUT/items-a" -model "$MODEL" -env "$env" -items "$ITEMS" ${GREEDY:+-greedy} -out "$OUT/ids-$env.json"
+	fi
+	ids=$OUT/ids-$env.json
+	score_with "$OUT/a-$env.json" "$OUT/items-a" -model "$MODEL" -score "$ids" -engine "$ENGINE_A" -out "$OUT/a-$env.json.part" &
+	pids+=($!)
+	score_with "$OUT/b-$env.json" "$OUT/items-b" -model "$MODEL" -score "$ids" -engine "feedrun, llama.cpp 0c1e57098" -out "$OUT/b-$env.json.part" &
+	pids+=($!)
+	THREADS=1 score_with "$OUT/ref-$env.json" "$python" scripts/reference_logprobs.py score "$gguf" "$ids" "$OUT/ref-$env.json.part" &
+	pids+=($!)
+done
+echo "reference-logprobs.sh: scoring in $OUT (the float32 reference takes longest)" >&2
+for pid in "${pids[@]}"; do wait "$pid"; done
+for f in a b ref; do
+	python3 scripts/reference_logprobs.py merge "$OUT/$f.json" $(printf "$OUT/$f-%s.json " "${envs[@]}")
+done
 files=("$OUT/ref.json" "$OUT/a.json" "$OUT/b.json")
 if [ -n "${TOGGLES:-}" ]; then
 	bin=$OUT/engine-toggles
 	run g++ -O2 -std=c++17 -I"$dir/include" scripts/engine-toggles.cpp -o "$bin" \
 		-L"$dir/lib" -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp
-	# The first TOGGLE_SEQUENCES sequences only: each setting scores them
-	# from scratch.
-	python3 scripts/reference_logprobs.py lines "$OUT/a.json" | head -n "${TOGGLE_SEQUENCES:-12}" >"$OUT/lines.tsv"
+	# A few sequences only (TOGGLE_SEQUENCES failed actions after a
+	# post-failure context per environment): each setting scores them from
+	# scratch.
+	python3 scripts/reference_logprobs.py lines "$OUT/a.json" "${TOGGLE_SEQUENCES:-2}" >"$OUT/lines.tsv"
 	# One setting changed at a time from the candidate as feedrun runs it.
-	for setting in "FA=1" "UBATCH=32" "KV=f32" "GGML_CPU_TILED_MM=0" "UBATCH=32 GGML_CPU_TILED_MM=0" "FA=0" "REPACK=0" "GGML_CPU_DISABLE_FUSION=1"; do
+	for setting in "FA=1" "UBATCH=32" "KV=f32" "GGML_CPU_TILED_MM=0" "UBATCH=32 GGML_CPU_TILED_MM=0" "FA=0" "REPACK=0"; do
 		name=b-$(echo "$setting" | tr ' =' '-_')
 		if [ ! -s "$OUT/$name.json" ]; then
 			echo "reference-logprobs.sh: the candidate with $setting" >&2

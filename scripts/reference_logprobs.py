@@ -15,10 +15,15 @@
         environment and over all, on the sequences both hold, and the same
         for each pair of engines. Needs no torch.
 
-    reference_logprobs.py lines IN
+    reference_logprobs.py merge OUT IN...
+        joins sequence files of one engine (one per environment) into OUT.
+
+    reference_logprobs.py lines IN [N]
     reference_logprobs.py fromlines IN TSV ENGINE OUT
-        turn sequences into scripts/engine-toggles' input lines, and its
-        output lines back into a sequences file labelled ENGINE.
+        turn sequences into scripts/engine-toggles' input lines (with N,
+        only the first N failed actions after a post-failure context of each
+        environment), and its output lines back into a sequences file
+        labelled ENGINE.
 
     reference_logprobs.py fixture REF A OUT IDS...
         writes the test fixture: the sequences named IDS with the
@@ -54,6 +59,7 @@ def score(gguf, src, dst):
     )
     model.eval()
     doc = load(src)
+    engine = f"float32 reference (transformers {transformers.__version__}, torch {torch.__version__}, eager attention)"
     # The prompts of one item share their opening (the pre-failure context
     # is a prefix of the post-failure one), so the cache of the previous
     # prompt is cut back to the shared tokens rather than recomputed.
@@ -83,9 +89,12 @@ def score(gguf, src, dst):
             lps.append(torch.log_softmax(row.double(), dim=-1)[tok].item())
         seq["logprobs"] = lps
         print(f"{n + 1}/{len(doc['sequences'])} {seq['id']}: {len(prompt)}+{len(cont)} tokens", file=sys.stderr)
-    doc["engine"] = f"float32 reference (transformers {transformers.__version__}, torch {torch.__version__}, eager attention)"
-    with open(dst, "w") as f:
-        json.dump(doc, f)
+        # Written after every sequence, with the sequences done so far, so
+        # that a run stopped early still leaves what it measured (the
+        # caller renames the file once it is whole).
+        part = dict(doc, engine=engine, sequences=doc["sequences"][: n + 1])
+        with open(dst, "w") as f:
+            json.dump(part, f)
 
 
 def deltas(ref, other, env=None):
@@ -137,8 +146,21 @@ def fixture(ref_path, a_path, dst, ids):
         f.write("\n")
 
 
-def lines(src):
+def merge(dst, srcs):
+    docs = [load(p) for p in srcs]
+    doc = dict(docs[0])
+    doc["sequences"] = [s for d in docs for s in d["sequences"]]
+    with open(dst, "w") as f:
+        json.dump(doc, f)
+
+
+def lines(src, n=None):
+    taken = {}
     for s in load(src)["sequences"]:
+        if n is not None:
+            if not s["id"].endswith("/post/failed") or taken.get(s["env"], 0) >= n:
+                continue
+            taken[s["env"]] = taken.get(s["env"], 0) + 1
         print(f"{s['id']}\t{' '.join(map(str, s['prompt']))}\t{' '.join(map(str, s['continuation']))}")
 
 
@@ -164,8 +186,10 @@ def main(argv):
         score(*argv[1:4])
     elif len(argv) >= 3 and argv[0] == "compare":
         compare(argv[1:])
-    elif len(argv) == 2 and argv[0] == "lines":
-        lines(argv[1])
+    elif len(argv) >= 3 and argv[0] == "merge":
+        merge(argv[1], argv[2:])
+    elif len(argv) in (2, 3) and argv[0] == "lines":
+        lines(argv[1], int(argv[2]) if len(argv) == 3 else None)
     elif len(argv) == 5 and argv[0] == "fromlines":
         fromlines(*argv[1:5])
     elif len(argv) >= 5 and argv[0] == "fixture":

@@ -1,17 +1,19 @@
 // Command reference-items writes the token sequences that the float32
-// reference (scripts/reference_logprobs.py) scores, with feedrun's own
-// per-token log-probabilities for them, so that engines are compared on the
-// same token ids and no tokeniser can differ.
+// reference (scripts/reference_logprobs.py) and both engines score, and
+// scores them on feedrun's engine, so that engines are compared on the same
+// token ids and no tokeniser can differ.
 //
 // A sequence is a probe context rendered as the probe renders it and one
 // continuation scored after it: the failed action after the pre-failure
-// context and after the post-failure one (the verbatim harness), and the
-// greedy reply after the post-failure context. With -score, it scores the
-// sequences of an earlier file instead, so that the candidate engine
-// (-tags llamacpp_cmake) is measured on the ids the vendored one produced.
+// context and after the post-failure one (the verbatim harness), and, with
+// -greedy, the greedy reply after the post-failure context. Without -score
+// it writes the sequences' ids; with -score it scores the sequences of such
+// a file on the engine it was built with (-tags llamacpp_cmake links the
+// candidate engine), one unit per item as a probe scores an item.
 //
-//	go run ./scripts/reference-items -items 20 -out seqs.json
-//	go run -tags llamacpp_cmake ./scripts/reference-items -score seqs.json -out cand.json
+//	go run ./scripts/reference-items -env toolshed -items 20 -out ids.json
+//	go run ./scripts/reference-items -score ids.json -out a.json
+//	go run -tags llamacpp_cmake ./scripts/reference-items -score ids.json -out b.json
 package main
 
 import (
@@ -33,7 +35,7 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// Sequence is one scored continuation; the file is a JSON array of them.
+// Sequence is one scored continuation.
 type Sequence struct {
 	ID           string     `json:"id"`
 	Env          string     `json:"env"`
@@ -49,21 +51,27 @@ type File struct {
 	Sequences []Sequence `json:"sequences"`
 }
 
+type options struct {
+	model, mbpp, env, score, out, engine string
+	items, threads                       int
+	seed                                 uint64
+	greedy                               bool
+}
+
 func main() {
-	model := flag.String("model", "qwen2.5-coder-0.5b", "registry name of the checkpoint")
-	n := flag.Int("items", 20, "probe items per environment")
-	seed := flag.Uint64("seed", 1, "item seed, as feedrun probe's --seed")
-	mbpp := flag.String("mbpp", os.Getenv("FEEDRUN_MBPP"), "sanitized MBPP (CodeRepair)")
-	threads := flag.Int("threads", 1, "compute threads")
-	score := flag.String("score", "", "score the sequences of this file rather than building new ones")
-	out := flag.String("out", "", "file to write (required)")
-	engine := flag.String("engine", "", "engine label recorded in the file")
+	var o options
+	flag.StringVar(&o.model, "model", "qwen2.5-coder-0.5b", "registry name of the checkpoint")
+	flag.IntVar(&o.items, "items", 20, "probe items per environment")
+	flag.Uint64Var(&o.seed, "seed", 1, "item seed, as feedrun probe's --seed")
+	flag.StringVar(&o.mbpp, "mbpp", os.Getenv("FEEDRUN_MBPP"), "sanitized MBPP (CodeRepair)")
+	flag.StringVar(&o.env, "env", "all", "toolshed, coderepair or all: whose items to build")
+	flag.BoolVar(&o.greedy, "greedy", false, "add each item's greedy reply after the post-failure context")
+	flag.IntVar(&o.threads, "threads", 1, "compute threads")
+	flag.StringVar(&o.score, "score", "", "score the sequences of this file")
+	flag.StringVar(&o.out, "out", "", "file to write (required)")
+	flag.StringVar(&o.engine, "engine", "", "engine label recorded in the file")
 	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "reference-items: -out is required")
-		os.Exit(2)
-	}
-	if err := run(*model, *n, *seed, *mbpp, *threads, *score, *out, *engine); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "reference-items:", err)
 		var usage usageError
 		if errors.As(err, &usage) {
@@ -75,35 +83,43 @@ func main() {
 
 type usageError struct{ error }
 
-func run(model string, n int, seed uint64, mbpp string, threads int, score, out, engine string) error {
-	path, err := models.CachedPath(model)
+func run(o options) error {
+	if o.out == "" {
+		return usageError{errors.New("-out is required")}
+	}
+	if o.env != "all" && o.env != "toolshed" && o.env != "coderepair" {
+		return usageError{fmt.Errorf("-env %q: expected toolshed, coderepair or all", o.env)}
+	}
+	path, err := models.CachedPath(o.model)
 	if err != nil {
 		return usageError{err}
 	}
-	m, err := llama.Load(path, llama.Options{Threads: threads})
+	m, err := llama.Load(path, llama.Options{Threads: o.threads})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	var seqs []Sequence
-	if score != "" {
-		var f File
-		b, err := os.ReadFile(score)
+	if o.score == "" {
+		seqs, err := build(m, o)
 		if err != nil {
-			return usageError{err}
+			return err
 		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			return usageError{fmt.Errorf("%s: %w", score, err)}
-		}
-		seqs = f.Sequences
-	} else if seqs, err = build(m, n, seed, mbpp); err != nil {
-		return err
+		return write(o, seqs)
 	}
-	// One unit per item, as a probe scores an item: its sequences share
-	// the cached prefix of its contexts.
+	var f File
+	b, err := os.ReadFile(o.score)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return usageError{fmt.Errorf("%s: %w", o.score, err)}
+	}
+	seqs := f.Sequences
 	unit := ""
 	for i := range seqs {
 		s := &seqs[i]
+		// One unit per item: its sequences share the cached prefix of its
+		// contexts, as in a probe.
 		if k := itemKey(s.ID); k != unit {
 			m.BeginUnit()
 			unit = k
@@ -113,12 +129,22 @@ func run(model string, n int, seed uint64, mbpp string, threads int, score, out,
 			return fmt.Errorf("sequence %s: %w", s.ID, err)
 		}
 		s.LogProbs = lps[0]
+		// The sequences scored so far, after each one, so that a run
+		// stopped early still leaves what it measured (the caller renames
+		// the file once it is whole).
+		if err := write(o, seqs[:i+1]); err != nil {
+			return err
+		}
 	}
-	b, err := json.Marshal(File{Model: model, Engine: engine, Sequences: seqs})
+	return nil
+}
+
+func write(o options, seqs []Sequence) error {
+	b, err := json.Marshal(File{Model: o.model, Engine: o.engine, Sequences: seqs})
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, b, 0o644)
+	return os.WriteFile(o.out, b, 0o644)
 }
 
 // itemKey is the item part of a sequence id (item/context/continuation).
@@ -131,21 +157,27 @@ func itemKey(id string) string {
 	return id
 }
 
-// build renders n items of each environment and returns their sequences
-// (log-probabilities not yet filled in).
-func build(m *llama.Model, n int, seed uint64, mbpp string) ([]Sequence, error) {
-	if mbpp == "" {
-		return nil, usageError{errors.New("-mbpp (or FEEDRUN_MBPP) names no sanitized MBPP file")}
+// build renders the items of the environments asked for into sequences
+// (log-probabilities not filled in).
+func build(m *llama.Model, o options) ([]Sequence, error) {
+	var items []transcript.Item
+	if o.env != "coderepair" {
+		items = toolshed.Items(o.seed, o.items)
 	}
-	cr, err := coderepair.Open(mbpp)
-	if err != nil {
-		return nil, err
+	if o.env != "toolshed" {
+		if o.mbpp == "" {
+			return nil, usageError{errors.New("-mbpp (or FEEDRUN_MBPP) names no sanitized MBPP file")}
+		}
+		cr, err := coderepair.Open(o.mbpp)
+		if err != nil {
+			return nil, err
+		}
+		crItems, err := cr.Items(context.Background(), o.seed, o.items)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, crItems...)
 	}
-	crItems, err := cr.Items(context.Background(), seed, n)
-	if err != nil {
-		return nil, err
-	}
-	items := append(toolshed.Items(seed, n), crItems...)
 	delim := m.Info().ReplyDelimiter
 	render := func(msgs []transcript.Message) ([]lm.Token, error) {
 		text, err := m.RenderChat(msgs, true)
@@ -160,6 +192,8 @@ func build(m *llama.Model, n int, seed uint64, mbpp string) ([]Sequence, error) 
 		if err != nil {
 			return nil, err
 		}
+		// A candidate is scored as the probe scores it: after the
+		// generation prompt, with the format's delimiter.
 		action, err := m.Tokenize(delim+it.FailedAction, false, false)
 		if err != nil {
 			return nil, err
@@ -175,6 +209,9 @@ func build(m *llama.Model, n int, seed uint64, mbpp string) ([]Sequence, error) 
 		seqs = append(seqs,
 			Sequence{ID: it.ID + "/pre/failed", Env: it.Env, Prompt: pre, Continuation: action},
 			Sequence{ID: it.ID + "/post/failed", Env: it.Env, Prompt: post, Continuation: action})
+		if !o.greedy {
+			continue
+		}
 		// The probe's greedy reply, as many tokens as it allows (the
 		// action's and 8 more, its default).
 		m.BeginUnit()
