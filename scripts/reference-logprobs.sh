@@ -9,7 +9,7 @@
 #      in float32 (scripts/reference_logprobs.py, in .venv-reference),
 # and the largest and mean |delta| in nats per token are printed as a table.
 # With TOGGLES=1 the candidate is also run with one setting changed at a
-# time (scripts/engine-toggles.cpp). With FIXTURE=1 it rewrites
+# time (scripts/engine-toggles/engine-toggles.cpp). With FIXTURE=1 it rewrites
 # internal/llama/testdata/reference/, the fixture TestQwenCoderIsNearTheFloat32Reference
 # reads.
 #
@@ -77,7 +77,7 @@ done
 files=("$OUT/ref.json" "$OUT/a.json" "$OUT/b.json")
 if [ -n "${TOGGLES:-}" ]; then
 	bin=$OUT/engine-toggles
-	run g++ -O2 -std=c++17 -I"$dir/include" scripts/engine-toggles.cpp -o "$bin" \
+	run g++ -O2 -std=c++17 -I"$dir/include" scripts/engine-toggles/engine-toggles.cpp -o "$bin" \
 		-L"$dir/lib" -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp
 	# A few sequences only (TOGGLE_SEQUENCES failed actions after a
 	# post-failure context per environment): each setting scores them from
