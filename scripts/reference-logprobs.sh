@@ -9,14 +9,16 @@
 #      in float32 (scripts/reference_logprobs.py, in .venv-reference),
 # and the largest and mean |delta| in nats per token are printed as a table.
 # With TOGGLES=1 the candidate is also run with one setting changed at a
-# time (scripts/engine-toggles/engine-toggles.cpp). With FIXTURE=1 it rewrites
-# internal/llama/testdata/reference/, the fixture TestQwenCoderIsNearTheFloat32Reference
-# reads.
+# time (scripts/engine-toggles/engine-toggles.cpp). With FIXTURE=1 it
+# rewrites internal/llama/testdata/reference/MODEL.json, the fixture that
+# TestQwenCoderIsNearTheFloat32Reference reads, from the sequences named
+# by FIXTURE_IDS.
 #
 # Environment: MODEL (default qwen2.5-coder-0.5b), ITEMS (per environment,
-# default 20), GREEDY (set: each item's greedy reply is scored too), OUT (folder for the sequence files, default
+# default 20), GREEDY, OUT (folder for the sequence files, default
 # $TMPDIR/feedrun-reference; reused: a file already there is not
-# recomputed), TOGGLES, FIXTURE. The Makefile sets the cgo flags.
+# recomputed), TOGGLES, TOGGLE_SEQUENCES, FIXTURE, FIXTURE_IDS. The
+# Makefile sets the cgo flags.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -26,8 +28,6 @@ ITEMS=${ITEMS:-20}
 OUT=${OUT:-${TMPDIR:-/tmp}/feedrun-reference}
 GO=${GO:-go}
 ENGINE_A="feedrun, llama.cpp $(sed -n 's/^FETCH_HEAD=//p' "$($GO list -m -f '{{.Dir}}' github.com/ollama/ollama)/Makefile.sync" | cut -c1-9)"
-# The sequences the fixture keeps: a few of each environment, pre- and
-# post-failure contexts, failed actions and greedy replies.
 FIXTURE_IDS=${FIXTURE_IDS:-}
 mkdir -p "$OUT"
 
@@ -44,11 +44,13 @@ cand_flags=(CGO_CPPFLAGS="-I$dir/include" CGO_LDFLAGS="-L$dir/lib -lllama -lggml
 run $GO build -o "$OUT/items-a" ./scripts/reference-items
 run env "${cand_flags[@]}" $GO build -tags llamacpp_cmake -o "$OUT/items-b" ./scripts/reference-items
 
-# Each environment's sequences are built first (token ids only: cheap), and
-# then scored by the three scorers side by side, one thread each. Every
-# scorer writes what it has after each sequence, to a .part file that is
-# renamed once whole.
-envs=(toolshed coderepair)
+# The sequences are built first (token ids only: cheap, the two
+# environments' items alternating), and then scored by the three scorers
+# side by side, one thread each. Every scorer writes what it has after each
+# sequence, to a .part file that is renamed once whole.
+if [ ! -s "$OUT/ids.json" ]; then
+	run "$OUT/items-a" -model "$MODEL" -items "$ITEMS" ${GREEDY:+-greedy} -out "$OUT/ids.json"
+fi
 score_with() {
 	local out=$1
 	shift
@@ -56,24 +58,14 @@ score_with() {
 		run "$@" && mv "$out.part" "$out"
 	fi
 }
-pids=()
-for env in "${envs[@]}"; do
-	if [ ! -s "$OUT/ids-$env.json" ]; then
-		run "$OUT/items-a" -model "$MODEL" -env "$env" -items "$ITEMS" ${GREEDY:+-greedy} -out "$OUT/ids-$env.json"
-	fi
-	ids=$OUT/ids-$env.json
-	score_with "$OUT/a-$env.json" "$OUT/items-a" -model "$MODEL" -score "$ids" -engine "$ENGINE_A" -out "$OUT/a-$env.json.part" &
-	pids+=($!)
-	score_with "$OUT/b-$env.json" "$OUT/items-b" -model "$MODEL" -score "$ids" -engine "feedrun, llama.cpp 0c1e57098" -out "$OUT/b-$env.json.part" &
-	pids+=($!)
-	THREADS=1 score_with "$OUT/ref-$env.json" "$python" scripts/reference_logprobs.py score "$gguf" "$ids" "$OUT/ref-$env.json.part" &
-	pids+=($!)
-done
+score_with "$OUT/a.json" "$OUT/items-a" -model "$MODEL" -score "$OUT/ids.json" -engine "$ENGINE_A" -out "$OUT/a.json.part" &
+a=$!
+score_with "$OUT/b.json" "$OUT/items-b" -model "$MODEL" -score "$OUT/ids.json" -engine "feedrun, llama.cpp 0c1e57098" -out "$OUT/b.json.part" &
+b=$!
 echo "reference-logprobs.sh: scoring in $OUT (the float32 reference takes longest)" >&2
-for pid in "${pids[@]}"; do wait "$pid"; done
-for f in a b ref; do
-	python3 scripts/reference_logprobs.py merge "$OUT/$f.json" $(printf "$OUT/$f-%s.json " "${envs[@]}")
-done
+THREADS=1 score_with "$OUT/ref.json" "$python" scripts/reference_logprobs.py score "$gguf" "$OUT/ids.json" "$OUT/ref.json.part"
+wait $a $b
+
 files=("$OUT/ref.json" "$OUT/a.json" "$OUT/b.json")
 if [ -n "${TOGGLES:-}" ]; then
 	bin=$OUT/engine-toggles
@@ -82,14 +74,14 @@ if [ -n "${TOGGLES:-}" ]; then
 	# A few sequences only (TOGGLE_SEQUENCES failed actions after a
 	# post-failure context per environment): each setting scores them from
 	# scratch.
-	python3 scripts/reference_logprobs.py lines "$OUT/a.json" "${TOGGLE_SEQUENCES:-2}" >"$OUT/lines.tsv"
+	python3 scripts/reference_logprobs.py lines "$OUT/ids.json" "${TOGGLE_SEQUENCES:-2}" >"$OUT/lines.tsv"
 	# One setting changed at a time from the candidate as feedrun runs it.
-	for setting in "FA=1" "UBATCH=32" "KV=f32" "GGML_CPU_TILED_MM=0" "UBATCH=32 GGML_CPU_TILED_MM=0" "FA=0" "REPACK=0"; do
+	for setting in "FA=1" "UBATCH=32" "KV=f32" "GGML_CPU_TILED_MM=0" "FA=0" "REPACK=0"; do
 		name=b-$(echo "$setting" | tr ' =' '-_')
 		if [ ! -s "$OUT/$name.json" ]; then
 			echo "reference-logprobs.sh: the candidate with $setting" >&2
 			run env $setting "$bin" "$gguf" <"$OUT/lines.tsv" >"$OUT/$name.tsv"
-			python3 scripts/reference_logprobs.py fromlines "$OUT/a.json" "$OUT/$name.tsv" \
+			python3 scripts/reference_logprobs.py fromlines "$OUT/ids.json" "$OUT/$name.tsv" \
 				"llama.cpp 0c1e57098, $setting" "$OUT/$name.json"
 		fi
 		files+=("$OUT/$name.json")

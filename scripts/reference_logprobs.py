@@ -15,9 +15,6 @@
         environment and over all, on the sequences both hold, and the same
         for each pair of engines. Needs no torch.
 
-    reference_logprobs.py merge OUT IN...
-        joins sequence files of one engine (one per environment) into OUT.
-
     reference_logprobs.py lines IN [N]
     reference_logprobs.py fromlines IN TSV ENGINE OUT
         turn sequences into scripts/engine-toggles' input lines (with N,
@@ -146,14 +143,6 @@ def fixture(ref_path, a_path, dst, ids):
         f.write("\n")
 
 
-def merge(dst, srcs):
-    docs = [load(p) for p in srcs]
-    doc = dict(docs[0])
-    doc["sequences"] = [s for d in docs for s in d["sequences"]]
-    with open(dst, "w") as f:
-        json.dump(doc, f)
-
-
 def lines(src, n=None):
     taken = {}
     for s in load(src)["sequences"]:
@@ -186,8 +175,6 @@ def main(argv):
         score(*argv[1:4])
     elif len(argv) >= 3 and argv[0] == "compare":
         compare(argv[1:])
-    elif len(argv) >= 3 and argv[0] == "merge":
-        merge(argv[1], argv[2:])
     elif len(argv) in (2, 3) and argv[0] == "lines":
         lines(argv[1], int(argv[2]) if len(argv) == 3 else None)
     elif len(argv) == 5 and argv[0] == "fromlines":

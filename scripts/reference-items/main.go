@@ -160,23 +160,34 @@ func itemKey(id string) string {
 // build renders the items of the environments asked for into sequences
 // (log-probabilities not filled in).
 func build(m *llama.Model, o options) ([]Sequence, error) {
-	var items []transcript.Item
+	var ts, cr []transcript.Item
 	if o.env != "coderepair" {
-		items = toolshed.Items(o.seed, o.items)
+		ts = toolshed.Items(o.seed, o.items)
 	}
 	if o.env != "toolshed" {
 		if o.mbpp == "" {
 			return nil, usageError{errors.New("-mbpp (or FEEDRUN_MBPP) names no sanitized MBPP file")}
 		}
-		cr, err := coderepair.Open(o.mbpp)
+		env, err := coderepair.Open(o.mbpp)
 		if err != nil {
 			return nil, err
 		}
-		crItems, err := cr.Items(context.Background(), o.seed, o.items)
+		crItems, err := env.Items(context.Background(), o.seed, o.items)
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, crItems...)
+		cr = crItems
+	}
+	// The environments' items alternate, so that a scorer stopped early
+	// has measured both alike.
+	var items []transcript.Item
+	for i := 0; i < max(len(ts), len(cr)); i++ {
+		if i < len(ts) {
+			items = append(items, ts[i])
+		}
+		if i < len(cr) {
+			items = append(items, cr[i])
+		}
 	}
 	delim := m.Info().ReplyDelimiter
 	render := func(msgs []transcript.Message) ([]lm.Token, error) {
