@@ -70,7 +70,10 @@ def score(gguf, src, dst):
             cache = None
         else:
             cache = copy.deepcopy(prev_cache)
-            cache.crop(shared)
+            # crop takes the number of tokens to drop, as a negative.
+            drop = cache.get_seq_length() - shared
+            if drop > 0:
+                cache.crop(-drop)
         out = model(
             torch.tensor([prompt[shared:]]), past_key_values=cache, use_cache=True, logits_to_keep=1
         )
@@ -117,7 +120,7 @@ def compare(paths):
     pairs += [(a, b) for i, a in enumerate(docs[1:]) for b in docs[i + 2:]]
     head = "| against | engine | " + " | ".join(f"{e}: max, mean |Δ|" for e in envs) + " | all: max, mean |Δ| |"
     print(head)
-    print("|" + "---|" * (head.count("|") - 1))
+    print("|" + "---|" * (len(envs) + 3))
     for a, b in pairs:
         cells = []
         for env in envs + [None]:
