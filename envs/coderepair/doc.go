@@ -19,6 +19,6 @@
 // normalised, and string hashing is seeded, so that the same code always
 // yields the same observation.
 //
-// Items turns reference solutions into probe items: seeded mutations
+// MakeItems turns reference solutions into probe items: seeded mutations
 // (Operators) that compile and fail at least one test in the sandbox.
 package coderepair

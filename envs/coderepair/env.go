@@ -11,9 +11,16 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
+// Name is CodeRepair's name: what --env spells and what items and result
+// files record.
+const Name = env.CodeRepairName
+
 // Environment is CodeRepair behind the runners' contract (internal/env):
 // an action is the program a reply holds, run against the problem's tests;
-// an episode ends when they all pass.
+// an episode ends when they all pass. It has probe items, a grammar,
+// demonstrations and closed actions; it has no control actions (every
+// action is a test run), no preconditions, and no memory keys: memory
+// learns ToolShed's templates, and a whole function has no call pattern.
 type Environment struct {
 	Dataset *Dataset
 	Sandbox *Sandbox
@@ -22,7 +29,13 @@ type Environment struct {
 	readings   map[readingKey]Reading // see ReadFunction
 }
 
-var _ env.Env = (*Environment)(nil)
+var _ interface {
+	env.Env
+	env.ProbeItems
+	env.Grammar
+	env.Demonstrator
+	env.ClosedActions
+} = (*Environment)(nil)
 
 // Open loads the sanitized MBPP file and starts the sandbox.
 func Open(mbpp string) (*Environment, error) { return OpenWith(mbpp, Config{}) }
@@ -40,7 +53,7 @@ func OpenWith(mbpp string, cfg Config) (*Environment, error) {
 	return &Environment{Dataset: ds, Sandbox: sb}, nil
 }
 
-func (*Environment) Name() string { return EnvName }
+func (*Environment) Name() string { return Name }
 
 // MaxTokens bounds one reply: a whole function.
 func (*Environment) MaxTokens() int { return 384 }
@@ -48,7 +61,7 @@ func (*Environment) MaxTokens() int { return 384 }
 func (e *Environment) DatasetSHA256() string { return e.Dataset.SHA256 }
 
 func (e *Environment) Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error) {
-	return Items(ctx, e.Sandbox, e.Dataset.Problems, int64(seed), n)
+	return MakeItems(ctx, e.Sandbox, e.Dataset.Problems, int64(seed), n)
 }
 
 func (e *Environment) problem(id string) (Problem, bool) {
@@ -168,14 +181,6 @@ func (*Environment) Normalize(action string) (string, bool) { return NormalizeCo
 
 func (*Environment) Describe(e transcript.StructuredError) string { return Describe(e) }
 
-// Control is always false: every CodeRepair action is a test run.
-func (*Environment) Control(string) bool { return false }
-
-// Pattern has nothing to offer for whole functions: memory is a ToolShed
-// harness.
-func (*Environment) Pattern(string) (string, string, bool) { return "", "", false }
-func (*Environment) TaskTools(env.Task) []string           { return nil }
-
 // Grammar is a reply that is one Python function definition, optionally
 // after import lines: `def name(...):` and an indented body, each body
 // line indented by pairs of spaces or by tabs (a small model's stray
@@ -230,7 +235,7 @@ func (e *Environment) Demonstrations(ctx context.Context, n int, exclude []env.T
 		out = append(out, env.Demonstration{TaskID: taskID(p), Messages: msgs})
 	}
 	if len(out) < n {
-		return nil, env.TooFewDemonstrations{Env: "coderepair", Shots: n, Have: len(out), Of: "problems outside the evaluated ones pass their tests"}
+		return nil, env.TooFewDemonstrations{Env: Name, Shots: n, Have: len(out), Of: "problems outside the evaluated ones pass their tests"}
 	}
 	return out, nil
 }
@@ -263,8 +268,7 @@ func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, erro
 	return out, nil
 }
 
-func (e *episode) Passed() bool                       { return e.passed }
-func (e *episode) Precondition(string) (string, bool) { return "", false }
+func (e *episode) Passed() bool { return e.passed }
 
 // oneFunction reports whether code is imports and one function definition,
 // with nothing else at the top level and no blank line inside the

@@ -12,9 +12,6 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// EnvName is the Env of CodeRepair items.
-const EnvName = "coderepair"
-
 // maxTries bounds how many mutants of one operator are run while looking
 // for one that fails: most fail at the first try, and each run costs an
 // interpreter start.
@@ -31,7 +28,7 @@ const itemCPU = time.Second
 // limitKinds are failures that depend on the machine as well as the code.
 var limitKinds = map[string]bool{KindTimeout: true, KindMemory: true, KindOutput: true}
 
-// Items builds up to n probe items (all when n <= 0) from seeded mutations
+// MakeItems builds up to n probe items (all when n <= 0) from seeded mutations
 // of the problems' reference solutions. Each item's failed action is a
 // mutant that fails at least one test, with its real sandbox observation
 // (a traceback or failed assert: see itemCPU); its distractors are two other
@@ -41,7 +38,7 @@ var limitKinds = map[string]bool{KindTimeout: true, KindMemory: true, KindOutput
 // depend on n: problems are shuffled by seed, and round k takes the k-th
 // item of each problem in that order, so a small n still spans many
 // problems. The same seed gives the same items; problems run in parallel.
-func Items(ctx context.Context, sb *Sandbox, problems []Problem, seed int64, n int) ([]transcript.Item, error) {
+func MakeItems(ctx context.Context, sb *Sandbox, problems []Problem, seed int64, n int) ([]transcript.Item, error) {
 	gen := *sb
 	gen.limits.CPUTime = min(gen.limits.CPUTime, itemCPU)
 	perProblem := make([][]transcript.Item, len(problems))
@@ -161,8 +158,8 @@ func problemItems(ctx context.Context, sb *Sandbox, p Problem, seed int64) ([]tr
 func newItem(p Problem, f failure, distractors []string) transcript.Item {
 	sum := sha256.Sum256([]byte(f.mutant.Code))
 	return transcript.Item{
-		ID:            fmt.Sprintf("%s-%d-%s-%s", EnvName, p.TaskID, f.mutant.Operator, hex.EncodeToString(sum[:4])),
-		Env:           EnvName,
+		ID:            fmt.Sprintf("%s-%d-%s-%s", Name, p.TaskID, f.mutant.Operator, hex.EncodeToString(sum[:4])),
+		Env:           Name,
 		TaskID:        fmt.Sprintf("mbpp-%d", p.TaskID),
 		FailureKind:   f.mutant.Operator,
 		Context:       Prompt(p),

@@ -23,9 +23,9 @@ func TestItemsAreDeterministic(t *testing.T) {
 	problems := itemProblems(t)
 	encode := func(seed int64) []byte {
 		t.Helper()
-		items, err := Items(context.Background(), s, problems, seed, 0)
+		items, err := MakeItems(context.Background(), s, problems, seed, 0)
 		if err != nil {
-			t.Fatalf("Items(seed %d): %v", seed, err)
+			t.Fatalf("MakeItems(seed %d): %v", seed, err)
 		}
 		data, err := json.Marshal(items)
 		if err != nil {
@@ -45,11 +45,11 @@ func TestItemsAreDeterministic(t *testing.T) {
 func TestItemsFirstNIsAPrefix(t *testing.T) {
 	s := newSandbox(t, DefaultLimits())
 	problems := itemProblems(t)[:2]
-	all, err := Items(context.Background(), s, problems, 3, 0)
+	all, err := MakeItems(context.Background(), s, problems, 3, 0)
 	if err != nil {
 		t.Fatalf("Items: %v", err)
 	}
-	some, err := Items(context.Background(), s, problems, 3, 3)
+	some, err := MakeItems(context.Background(), s, problems, 3, 3)
 	if err != nil {
 		t.Fatalf("Items: %v", err)
 	}
@@ -73,7 +73,7 @@ func TestItemsAreValidFailures(t *testing.T) {
 	for _, p := range problems {
 		byTask[fmt.Sprintf("mbpp-%d", p.TaskID)] = p
 	}
-	items, err := Items(context.Background(), s, problems, 1, 0)
+	items, err := MakeItems(context.Background(), s, problems, 1, 0)
 	if err != nil {
 		t.Fatalf("Items: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestItemsAreValidFailures(t *testing.T) {
 				t.Errorf("duplicate id")
 			}
 			ids[it.ID] = true
-			if it.Env != EnvName || !slices.Contains(Operators, it.FailureKind) || !strings.HasPrefix(it.ID, EnvName+"-") {
+			if it.Env != Name || !slices.Contains(Operators, it.FailureKind) || !strings.HasPrefix(it.ID, Name+"-") {
 				t.Errorf("env %q, failure kind %q, id %q", it.Env, it.FailureKind, it.ID)
 			}
 			if !slices.Equal(it.Context, Prompt(p)) || it.Context[len(it.Context)-1].Role != transcript.RoleUser {

@@ -12,6 +12,6 @@
 // Tasks are templates instantiated with entities from seeded offices; each
 // carries the correct calls that solve it and a success predicate that the
 // environment checks itself, so a run never succeeds because the model said
-// it was done. Items turns those correct calls into failing calls of every
+// it was done. MakeItems turns those correct calls into failing calls of every
 // applicable failure kind, executed where the correct call would have run.
 package toolshed

@@ -12,13 +12,28 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// Environment is ToolShed behind the runners' contract (internal/env).
+// Name is ToolShed's name: what --env spells and what items and result
+// files record.
+const Name = env.ToolShedName
+
+// Environment is ToolShed behind the runners' contract (internal/env): the
+// core and every capability but closed actions, since free text after a
+// call can always still change what a reply parses as.
 type Environment struct{}
 
-var _ env.Env = Environment{}
+var _ interface {
+	env.Env
+	env.ProbeItems
+	env.Grammar
+	env.Demonstrator
+	env.MemoryKeys
+	env.ControlActions
+} = Environment{}
 
-// Env is the environment's name, as --env spells it.
-func (Environment) Name() string { return Env }
+// Its episodes gate writes on their reads.
+var _ env.Preconditions = (*episode)(nil)
+
+func (Environment) Name() string { return Name }
 
 // MaxTokens bounds one reply. A call is short, but digits and dates take a
 // token a character in small vocabularies: 128 tokens hold a call with a
@@ -31,14 +46,14 @@ func (Environment) MaxTokens() int { return 128 }
 func (Environment) DatasetSHA256() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", SystemPrompt())
-	for _, t := range Tasks() {
+	for _, t := range AllTasks() {
 		fmt.Fprintf(h, "%s\x00%s\x00%q\n", t.ID, t.Prompt, t.Steps)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (Environment) Items(_ context.Context, seed uint64, n int) ([]transcript.Item, error) {
-	return Items(seed, n), nil
+	return MakeItems(seed, n), nil
 }
 
 // ExecuteItem replays the item's earlier correct steps on a fresh episode
@@ -48,7 +63,7 @@ func (Environment) ExecuteItem(_ context.Context, it transcript.Item, action str
 	if !ok {
 		return "", nil, fmt.Errorf("toolshed: no task %s", it.TaskID)
 	}
-	ep := NewEpisode(t)
+	ep := StartEpisode(t)
 	for _, m := range it.Context {
 		if m.Role == transcript.RoleAssistant {
 			ep.Execute(m.Content)
@@ -59,7 +74,7 @@ func (Environment) ExecuteItem(_ context.Context, it transcript.Item, action str
 }
 
 func taskByID(id string) (Task, bool) {
-	for _, t := range Tasks() {
+	for _, t := range AllTasks() {
 		if t.ID == id {
 			return t, true
 		}
@@ -69,7 +84,7 @@ func taskByID(id string) (Task, bool) {
 
 func (Environment) Tasks() []env.Task {
 	var out []env.Task
-	for _, t := range Tasks() {
+	for _, t := range AllTasks() {
 		out = append(out, env.Task{ID: t.ID, Template: t.Template, Split: t.Split})
 	}
 	return out
@@ -80,7 +95,7 @@ func (Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, er
 	if !ok {
 		return nil, fmt.Errorf("toolshed: no task %q", task.ID)
 	}
-	return &episode{task: t, ep: NewEpisode(t)}, nil
+	return &episode{task: t, ep: StartEpisode(t)}, nil
 }
 
 // Action is the reply without surrounding white space: ToolShed executes
@@ -89,10 +104,6 @@ func (Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, er
 func (Environment) Action(_ env.Task, reply string) (env.Reading, error) {
 	return env.Reading{Action: strings.TrimSpace(reply)}, nil
 }
-
-// Closed is empty: free text after a call can always still change what the
-// reply parses as.
-func (Environment) Closed(env.Task, string) ([]string, error) { return nil, nil }
 
 func (Environment) Normalize(action string) (string, bool) { return NormalizeCall(action) }
 
@@ -132,7 +143,7 @@ func (Environment) Pattern(action string) (string, string, bool) {
 
 func (Environment) TaskTools(task env.Task) []string {
 	var tools []string
-	for _, t := range Tasks() {
+	for _, t := range AllTasks() {
 		if t.Template != task.Template {
 			continue
 		}
@@ -166,7 +177,7 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 		if tpl.Split != SplitTrain || skip[tpl.Name] {
 			continue
 		}
-		for _, t := range Tasks() {
+		for _, t := range AllTasks() {
 			if t.Template == tpl.Name {
 				firsts = append(firsts, t)
 				break
@@ -175,11 +186,11 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 	}
 	slices.SortStableFunc(firsts, func(a, b Task) int { return len(distinctTools(b)) - len(distinctTools(a)) })
 	if len(firsts) < n {
-		return nil, env.TooFewDemonstrations{Env: "toolshed", Shots: n, Have: len(firsts), Of: "training templates are not evaluated"}
+		return nil, env.TooFewDemonstrations{Env: Name, Shots: n, Have: len(firsts), Of: "training templates are not evaluated"}
 	}
 	var out []env.Demonstration
 	for _, task := range firsts[:n] {
-		ep := NewEpisode(task)
+		ep := StartEpisode(task)
 		msgs := []transcript.Message{task.UserMessage()}
 		for _, step := range task.Steps {
 			obs, failure, _ := ep.Execute(step)

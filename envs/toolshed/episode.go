@@ -16,8 +16,8 @@ type Episode struct {
 	answer   string
 }
 
-// NewEpisode starts an attempt at t on a fresh copy of its office.
-func NewEpisode(t Task) *Episode {
+// StartEpisode starts an attempt at t on a fresh copy of its office.
+func StartEpisode(t Task) *Episode {
 	return &Episode{task: t, state: t.state.Clone(), read: map[string]bool{}, lookedUp: map[string]bool{}}
 }
 

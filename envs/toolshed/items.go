@@ -12,19 +12,16 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// Env is the environment's name in items and result files.
-const Env = "toolshed"
-
-// Items returns probe items made from every task's correct calls: for each
+// MakeItems returns probe items made from every task's correct calls: for each
 // step, one failing call of each failure kind that applies, executed on the
 // office as the earlier correct steps left it, so that its observation is
 // the error the environment really raises. The seed chooses among the ways
 // to get a call wrong and among the distractors; the same seed gives the
 // same items in the same order. n > 0 keeps n items, spread evenly over
 // failure kinds; n <= 0 keeps all.
-func Items(seed uint64, n int) []transcript.Item {
+func MakeItems(seed uint64, n int) []transcript.Item {
 	var all []transcript.Item
-	for _, t := range Tasks() {
+	for _, t := range AllTasks() {
 		all = append(all, taskItems(seed, t)...)
 	}
 	if n <= 0 || n >= len(all) {
@@ -34,7 +31,7 @@ func Items(seed uint64, n int) []transcript.Item {
 }
 
 func taskItems(seed uint64, t Task) []transcript.Item {
-	ep := NewEpisode(t)
+	ep := StartEpisode(t)
 	context := []transcript.Message{SystemMessage(), t.UserMessage()}
 	var items []transcript.Item
 	for k, step := range t.Steps {
@@ -43,7 +40,7 @@ func taskItems(seed uint64, t Task) []transcript.Item {
 			break
 		}
 		for _, kind := range FailureKinds() {
-			id := fmt.Sprintf("%s/%s/step%d/%s", Env, t.ID, k+1, kind)
+			id := fmt.Sprintf("%s/%s/step%d/%s", Name, t.ID, k+1, kind)
 			r := rand.New(rand.NewPCG(seed, hash64(id)))
 			failed, ok := failingCall(kind, ep, c, t.Steps[k+1:], r)
 			if !ok {
@@ -55,7 +52,7 @@ func taskItems(seed uint64, t Task) []transcript.Item {
 			}
 			items = append(items, transcript.Item{
 				ID:            id,
-				Env:           Env,
+				Env:           Name,
 				TaskID:        t.ID,
 				Template:      t.Template,
 				FailureKind:   kind,
@@ -79,7 +76,7 @@ func taskItems(seed uint64, t Task) []transcript.Item {
 // sample keeps n items, taking failure kinds in turn, each kind's items in
 // a seeded order, and returns them in generation order.
 func sample(seed uint64, all []transcript.Item, n int) []transcript.Item {
-	r := rand.New(rand.NewPCG(seed, hash64(Env+"/sample")))
+	r := rand.New(rand.NewPCG(seed, hash64(Name+"/sample")))
 	kinds := FailureKinds()
 	byKind := make([][]int, len(kinds))
 	for i, it := range all {

@@ -13,7 +13,7 @@ import (
 
 func itemsJSON(t *testing.T, seed uint64, n int) []byte {
 	t.Helper()
-	b, err := json.Marshal(Items(seed, n))
+	b, err := json.Marshal(MakeItems(seed, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestItemsAreDeterministic(t *testing.T) {
 }
 
 func TestItemsCoverKindsAndTools(t *testing.T) {
-	items := Items(1, 0)
+	items := MakeItems(1, 0)
 	if len(items) < 200 {
 		t.Errorf("%d items, want at least 200", len(items))
 	}
@@ -60,24 +60,24 @@ func TestItemsCoverKindsAndTools(t *testing.T) {
 // gives the item's observation and error; the correct action succeeds.
 func TestItemsAreReal(t *testing.T) {
 	tasks := map[string]Task{}
-	for _, task := range Tasks() {
+	for _, task := range AllTasks() {
 		tasks[task.ID] = task
 	}
 	ids := map[string]bool{}
-	for _, it := range Items(1, 0) {
+	for _, it := range MakeItems(1, 0) {
 		t.Run(it.ID, func(t *testing.T) {
 			if ids[it.ID] {
 				t.Fatal("id repeats")
 			}
 			ids[it.ID] = true
 			task := tasks[it.TaskID]
-			if it.Env != Env || it.Template != task.Template || it.Error.Kind != it.FailureKind {
+			if it.Env != Name || it.Template != task.Template || it.Error.Kind != it.FailureKind {
 				t.Errorf("env %q, template %q, kind %q / %q", it.Env, it.Template, it.FailureKind, it.Error.Kind)
 			}
 			if len(it.Context) < 2 || it.Context[0] != SystemMessage() || it.Context[1] != task.UserMessage() || len(it.Context)%2 != 0 {
 				t.Fatalf("context does not start with the system prompt and the task: %+v", it.Context)
 			}
-			ep := NewEpisode(task)
+			ep := StartEpisode(task)
 			for i := 2; i < len(it.Context); i += 2 {
 				act, obs := it.Context[i], it.Context[i+1]
 				if act.Role != transcript.RoleAssistant || obs.Role != transcript.RoleUser {
@@ -101,7 +101,7 @@ func TestItemsAreReal(t *testing.T) {
 }
 
 func TestItemCandidates(t *testing.T) {
-	for _, it := range Items(1, 0) {
+	for _, it := range MakeItems(1, 0) {
 		t.Run(it.ID, func(t *testing.T) {
 			if len(it.Distractors) != 2 {
 				t.Fatalf("%d distractors", len(it.Distractors))
@@ -127,9 +127,9 @@ func TestItemCandidates(t *testing.T) {
 }
 
 func TestItemsSample(t *testing.T) {
-	all := Items(3, 0)
+	all := MakeItems(3, 0)
 	const n = 40
-	some := Items(3, n)
+	some := MakeItems(3, n)
 	if len(some) != n {
 		t.Fatalf("%d items, want %d", len(some), n)
 	}
@@ -185,7 +185,7 @@ func TestSharedSpanFindsCopies(t *testing.T) {
 
 func TestDescriptionsQuoteNothing(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 4} {
-		for _, it := range Items(seed, 0) {
+		for _, it := range MakeItems(seed, 0) {
 			if span := sharedSpan(it.Description, it.FailedAction, it.Error.Tool); span != "" {
 				t.Errorf("%s: description %q shares %q with %s", it.ID, it.Description, span, it.FailedAction)
 			}

@@ -98,7 +98,7 @@ func TestParseCallErrors(t *testing.T) {
 }
 
 func TestCallStringParsesBack(t *testing.T) {
-	for _, task := range Tasks() {
+	for _, task := range AllTasks() {
 		for _, step := range task.Steps {
 			if got := mustParse(t, step).String(); got != step {
 				t.Errorf("step %s writes back as %s", step, got)

@@ -87,9 +87,9 @@ var templates = []Template{
 // Templates returns the task templates in a fixed order.
 func Templates() []Template { return slices.Clone(templates) }
 
-// Tasks instantiates every template, in template order. The result is the
+// AllTasks instantiates every template, in template order. The result is the
 // same on every call.
-func Tasks() []Task {
+func AllTasks() []Task {
 	var out []Task
 	for _, tpl := range templates {
 		out = append(out, tpl.tasks()...)

@@ -26,7 +26,7 @@ func TestTemplates(t *testing.T) {
 }
 
 func TestTasksCoverEveryTool(t *testing.T) {
-	tasks := Tasks()
+	tasks := AllTasks()
 	if len(tasks) < 60 {
 		t.Errorf("%d tasks, want at least 60", len(tasks))
 	}
@@ -69,17 +69,17 @@ func TestTasksCoverEveryTool(t *testing.T) {
 // every call succeeds and the predicate passes; an episode that does nothing,
 // or only says it is done, fails.
 func TestTaskStepsSolveTask(t *testing.T) {
-	for _, task := range Tasks() {
+	for _, task := range AllTasks() {
 		t.Run(task.ID, func(t *testing.T) {
-			if NewEpisode(task).Check() {
+			if StartEpisode(task).Check() {
 				t.Error("an empty episode passes")
 			}
-			idle := NewEpisode(task)
+			idle := StartEpisode(task)
 			mustExecute(t, idle, `finish(answer="done")`)
 			if idle.Check() {
 				t.Error("an episode that only calls finish passes")
 			}
-			ep := NewEpisode(task)
+			ep := StartEpisode(task)
 			for i, step := range task.Steps {
 				obs, failure, finished := ep.Execute(step)
 				wantObservation(t, obs)
@@ -98,17 +98,17 @@ func TestTaskStepsSolveTask(t *testing.T) {
 }
 
 func TestEpisodesShareNoState(t *testing.T) {
-	for _, task := range Tasks() {
+	for _, task := range AllTasks() {
 		t.Run(task.ID, func(t *testing.T) {
 			initial := task.InitialState()
-			solved := NewEpisode(task)
+			solved := StartEpisode(task)
 			for _, step := range task.Steps {
 				mustExecute(t, solved, step)
 			}
 			if !reflect.DeepEqual(task.InitialState(), initial) {
 				t.Fatal("solving an episode changed the task's office")
 			}
-			fresh := NewEpisode(task)
+			fresh := StartEpisode(task)
 			if !reflect.DeepEqual(fresh.State(), initial) {
 				t.Fatal("a new episode does not start from the task's office")
 			}
@@ -136,7 +136,7 @@ func TestCloneSharesNothing(t *testing.T) {
 }
 
 func TestTasksAreDeterministic(t *testing.T) {
-	a, b := Tasks(), Tasks()
+	a, b := AllTasks(), AllTasks()
 	for i := range a {
 		if a[i].ID != b[i].ID || a[i].Prompt != b[i].Prompt || !slices.Equal(a[i].Steps, b[i].Steps) ||
 			!reflect.DeepEqual(a[i].InitialState(), b[i].InitialState()) {

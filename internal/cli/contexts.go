@@ -2,9 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -40,19 +41,11 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, no
 
 func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
-	if onPolicy, _ := c["on_policy"].(bool); onPolicy {
+	if c.OnPolicy {
 		return nil, fmt.Errorf("on-policy items are the model's own attempts, which the run does not keep")
 	}
-	name, _ := c["env"].(string)
-	seed, err := configUint(c, "seed")
-	if err != nil {
-		return nil, err
-	}
-	n, err := configUint(c, "items")
-	if err != nil {
-		return nil, err
-	}
-	if file, _ := c["items_file"].(string); file != "" {
+	name := c.Env
+	if file := c.ItemsFile; file != "" {
 		items, err := readItemsFile(file, name)
 		if err != nil {
 			return nil, err
@@ -62,36 +55,22 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 		}
 		return items, nil
 	}
-	if name == envCodeRepair && !slow {
+	if name == coderepair.Name && !slow {
 		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
 	}
-	if name == envCodeRepair && mbpp == "" {
+	if name == coderepair.Name && mbpp == "" {
 		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
 	}
 	e, err := openEnv(name, mbpp, false)
 	if err != nil {
 		return nil, err
 	}
+	src, err := env.ProbeItemsOf(e, "--contexts")
+	if err != nil {
+		return nil, err
+	}
 	if got := e.DatasetSHA256(); got != run.Manifest.DatasetSHA256 {
 		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", name, got, run.Manifest.DatasetSHA256)
 	}
-	return e.Items(ctx, seed, int(n))
-}
-
-// configUint reads a whole number from a manifest's config.
-func configUint(c map[string]any, name string) (uint64, error) {
-	var s string
-	switch v := c[name].(type) {
-	case json.Number:
-		s = v.String()
-	case float64:
-		s = fmt.Sprint(v)
-	default:
-		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %v", name, c[name])
-	}
-	var n uint64
-	if _, err := fmt.Sscan(s, &n); err != nil {
-		return 0, fmt.Errorf("manifest config %s: expected a whole number, got %s", name, s)
-	}
-	return n, nil
+	return src.Items(ctx, c.Seed, c.Items)
 }

@@ -18,6 +18,8 @@ type DataOptions struct {
 	// URL replaces the dataset's published address (a mirror, or a test
 	// server); the size and sha256 checks stay.
 	URL string
+
+	sets []models.Dataset // check's reading of the names and --url
 }
 
 const dataHelp = `data fetches the public datasets the environments read into feedrun's cache
@@ -42,37 +44,46 @@ func newDataCmd(f *Factory) *cobra.Command {
 	pull := &cobra.Command{
 		Use:   "pull [NAME...]",
 		Short: "Fetch datasets into the cache (default: all of them), checking size and sha256",
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			opts.Names = args
-			return dataPullRun(cmd.Context(), opts)
+			return opts.check()
 		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return dataPullRun(cmd.Context(), opts) },
 	}
 	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
 	cmd.AddCommand(pull)
 	return cmd
 }
 
-func dataPullRun(ctx context.Context, opts *DataOptions) error {
-	names := opts.Names
+// check is where data pull's names and --url are checked, before anything
+// is fetched or written: every name a dataset, and --url with exactly one.
+func (o *DataOptions) check() error {
+	names := o.Names
 	if len(names) == 0 {
 		for _, d := range models.Datasets {
 			names = append(names, d.Name)
 		}
 	}
-	if opts.URL != "" && len(names) != 1 {
+	if o.URL != "" && len(names) != 1 {
 		return Usagef("--url: name the one dataset it serves (got %d)", len(names))
 	}
-	var sets []models.Dataset
+	o.sets = nil
 	for _, n := range names {
 		d, err := models.LookupDataset(n)
 		if err != nil {
 			return UsageError{err}
 		}
-		if opts.URL != "" {
-			d.URL = opts.URL
+		if o.URL != "" {
+			d.URL = o.URL
 		}
-		sets = append(sets, d)
+		o.sets = append(o.sets, d)
 	}
+	return nil
+}
+
+// dataPullRun fetches the datasets check has settled.
+func dataPullRun(ctx context.Context, opts *DataOptions) error {
+	sets := opts.sets
 	cache, err := models.DefaultCache()
 	if err != nil {
 		return err

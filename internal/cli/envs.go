@@ -4,54 +4,121 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// Environment names accepted by --env.
-const (
-	envToolShed   = "toolshed"
-	envCodeRepair = "coderepair"
-)
+// environment is one environment that --env names.
+type environment struct {
+	name string
+	// kind is a value of the environment's type, which answers what
+	// capabilities it has before it is opened (opening CodeRepair reads
+	// MBPP and starts the sandbox); none of its methods is called.
+	kind env.Env
+	open func(mbpp string, unsafeSandbox bool) (env.Env, error)
+}
 
-// openEnv resolves --env: the one place that names the environments; the
-// runners see only env.Env. mbpp is the sanitized MBPP file CodeRepair
-// reads; unsafeSandbox is --unsafe-sandbox.
-func openEnv(name, mbpp string, unsafeSandbox bool) (env.Env, error) {
-	switch name {
-	case envToolShed:
-		return toolshed.Environment{}, nil
-	case envCodeRepair:
-		if mbpp == "" {
-			return nil, Usagef("--env coderepair needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)")
-		}
-		e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
-		if err != nil {
-			return nil, UsageError{err}
-		}
-		return e, nil
-	default:
-		return nil, Usagef("unknown environment %q: expected toolshed or coderepair", name)
+// environments are the environments --env names, in the order the help
+// lists them: the one place that names them; the runners see only env.Env.
+var environments = []environment{
+	{toolshed.Name, toolshed.Environment{}, func(string, bool) (env.Env, error) { return toolshed.Environment{}, nil }},
+	{coderepair.Name, &coderepair.Environment{}, openCodeRepair},
+}
+
+// openCodeRepair opens CodeRepair on the sanitized MBPP file mbpp, which
+// checkEnvFlags has found is given.
+func openCodeRepair(mbpp string, unsafeSandbox bool) (env.Env, error) {
+	e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
+	if err != nil {
+		return nil, UsageError{err}
 	}
+	return e, nil
+}
+
+// envNames lists the environments for help and errors: "a or b".
+func envNames() string {
+	names := make([]string, len(environments))
+	for i, e := range environments {
+		names[i] = e.name
+	}
+	return strings.Join(names, " or ")
+}
+
+// A need is a capability that a command's settings ask of the
+// environment: nil when it has it, else an env.Missing, which exits 2.
+type need func(env.Env) error
+
+// needs is the need for the capability that of returns, for setting.
+func needs[C any](of func(env.Env, string) (C, error), setting string) need {
+	return func(e env.Env) error {
+		_, err := of(e, setting)
+		return err
+	}
+}
+
+// decodeNeeds are what --decode and --shots ask of the environment.
+func decodeNeeds(decode string, shots int) []need {
+	var ns []need
+	if decode == rollout.DecodeGrammar {
+		ns = append(ns, needs(env.GrammarOf, "--decode grammar"))
+	}
+	if shots > 0 {
+		ns = append(ns, needs(env.DemonstratorOf, "--shots"))
+	}
+	return ns
+}
+
+// checkEnvFlags checks --env and --mbpp and that the environment has every
+// capability ns need (lacking one is an env.Missing), with a command's
+// other flags and again as openEnv opens what they name.
+func checkEnvFlags(name, mbpp string, ns ...need) error {
+	_, err := checkedEnv(name, mbpp, ns...)
+	return err
+}
+
+// openEnv opens the environment --env names, once checkEnvFlags' checks
+// pass. mbpp is the sanitized MBPP file CodeRepair reads; unsafeSandbox is
+// --unsafe-sandbox.
+func openEnv(name, mbpp string, unsafeSandbox bool, ns ...need) (env.Env, error) {
+	e, err := checkedEnv(name, mbpp, ns...)
+	if err != nil {
+		return nil, err
+	}
+	return e.open(mbpp, unsafeSandbox)
+}
+
+// checkedEnv is the environment --env names, once it has every capability
+// ns need and --mbpp is given where it reads MBPP. The needs are answered
+// by the environment's kind, so nothing is opened to check them.
+func checkedEnv(name, mbpp string, ns ...need) (environment, error) {
+	i := slices.IndexFunc(environments, func(e environment) bool { return e.name == name })
+	if i < 0 {
+		return environment{}, Usagef("unknown environment %q: expected %s", name, envNames())
+	}
+	e := environments[i]
+	for _, n := range ns {
+		if err := n(e.kind); err != nil {
+			return environment{}, err
+		}
+	}
+	if e.name == coderepair.Name && mbpp == "" {
+		return environment{}, Usagef("--env %s needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)", coderepair.Name)
+	}
+	return e, nil
 }
 
 // unsafeSandboxFlag registers --unsafe-sandbox on a command that can run
 // CodeRepair.
 func unsafeSandboxFlag(fs *pflag.FlagSet, p *bool) {
 	fs.BoolVar(p, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
-}
-
-// recordUnsafeSandbox notes --unsafe-sandbox in a run's manifest config;
-// runs in the OS sandbox, as every run before it, carry no key.
-func recordUnsafeSandbox(config map[string]any, unsafeSandbox bool) {
-	if unsafeSandbox {
-		config["unsafe_sandbox"] = true
-	}
 }
 
 // probeNearRepeat compares a generated reply with an item's failed action

@@ -100,15 +100,20 @@ func readCSV(t *testing.T, dir string, spec results.TableSpec) []map[string]stri
 }
 
 // checkManifest checks that the run folder's manifest names the fake
-// (under the config key agent in a sweep, model elsewhere) and is finished.
+// (under the config key agent in a sweep, model elsewhere), is finished,
+// and records the command line feedrun was given (not the test binary's).
 func checkManifest(t *testing.T, dir, key string) {
 	t.Helper()
 	m, err := results.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.ModelSHA256 != fakeEntry.SHA256 || m.Config[key] != fakeEntry.Name || m.Finished.IsZero() || m.Attention != "fake" {
-		t.Errorf("manifest: %s %v, sha256 %q, attention %q, finished %v; want the fake's, finished", key, m.Config[key], m.ModelSHA256, m.Attention, m.Finished)
+	name := map[string]string{"model": m.Config.Model, "agent": m.Config.Agent}[key]
+	if m.ModelSHA256 != fakeEntry.SHA256 || name != fakeEntry.Name || m.Finished.IsZero() || m.Attention != "fake" {
+		t.Errorf("manifest: %s %v, sha256 %q, attention %q, finished %v; want the fake's, finished", key, name, m.ModelSHA256, m.Attention, m.Finished)
+	}
+	if len(m.Command) < 2 || m.Command[0] != "feedrun" || !slices.Contains([]string{"probe", "rollout", "sweep"}, m.Command[1]) {
+		t.Errorf("manifest command %q, want the command line feedrun ran", m.Command)
 	}
 }
 
@@ -418,7 +423,7 @@ func TestObservationsFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := m.Config["observations"], map[string]any{"user": nil, "tool": "tool"}[place]; got != want {
+		if got, want := m.Config.Observations, map[string]string{"user": "", "tool": "tool"}[place]; got != want {
 			t.Errorf("--observations %s: manifest says %v, want %v", place, got, want)
 		}
 	}

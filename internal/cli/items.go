@@ -15,6 +15,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -34,17 +36,15 @@ type ItemsOptions struct {
 func newItemsCmd(f *Factory) *cobra.Command {
 	opts := &ItemsOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "items",
-		Short: "Print an environment's probe items (JSONL is what probe --items-file reads)",
-		Args:  cobra.NoArgs,
+		Use:     "items",
+		Short:   "Print an environment's probe items (JSONL is what probe --items-file reads)",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Format != "jsonl" && opts.Format != "table" {
-				return Usagef("--format: expected jsonl or table, got %q", opts.Format)
-			}
 			return itemsRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
@@ -54,12 +54,25 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// check is where items' flags are checked, before anything is opened
+// (see checkBounds for the counts).
+func (o *ItemsOptions) check() error {
+	if o.Format != "jsonl" && o.Format != "table" {
+		return Usagef("--format: expected jsonl or table, got %q", o.Format)
+	}
+	return checkEnvFlags(o.Env, o.MBPP)
+}
+
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	e, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}
-	items, err := env.Items(ctx, opts.Seed, opts.N)
+	src, err := env.ProbeItemsOf(e, "items")
+	if err != nil {
+		return err
+	}
+	items, err := src.Items(ctx, opts.Seed, opts.N)
 	if err != nil {
 		return err
 	}

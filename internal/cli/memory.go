@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -29,6 +30,28 @@ type MemoryOptions struct {
 	Temperature float64
 }
 
+// checkBuild is where memory build's flags are checked, before anything is
+// opened or written (see checkBounds for the counts).
+func (o *MemoryOptions) checkBuild() error {
+	if err := checkDecode(o.Decode); err != nil {
+		return err
+	}
+	if o.Temperature < 0 {
+		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	}
+	if err := checkEnvFlags(o.Env, "", o.buildNeeds()...); err != nil {
+		return err
+	}
+	return o.Model.checkObservations()
+}
+
+// buildNeeds are what memory build asks of the environment. Only an
+// environment with memory keys has anything to learn (ToolShed: its call
+// patterns and the tools of its templates); none reads MBPP.
+func (o *MemoryOptions) buildNeeds() []need {
+	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
+}
+
 func newMemoryCmd(f *Factory) *cobra.Command {
 	opts := &MemoryOptions{IO: f.IO, OpenModel: f.modelOpener()}
 	cmd := &cobra.Command{
@@ -37,14 +60,15 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&opts.DB, "db", "memory.db", "the store's database file")
 	build := &cobra.Command{
-		Use:   "build",
-		Short: "Run verbatim episodes on the training tasks and record their lessons",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
+		Use:     "build",
+		Short:   "Run verbatim episodes on the training tasks and record their lessons",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.checkBuild() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
-	build.Flags().StringVar(&opts.Env, "env", envToolShed, "environment (memory learns ToolShed templates)")
+	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
@@ -97,17 +121,13 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 	return fn(s)
 }
 
+// memoryBuildRun builds the store of opts, whose flags checkBuild has
+// checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	if opts.Env != envToolShed {
-		return Usagef("memory build: --env %q: memory learns ToolShed's task templates; expected toolshed", opts.Env)
-	}
-	if err := checkDecode(opts.Decode); err != nil {
+	env, err := openEnv(opts.Env, "", false, opts.buildNeeds()...)
+	if err != nil {
 		return err
 	}
-	if opts.Temperature < 0 {
-		return Usagef("--temperature: expected >= 0, got %v", opts.Temperature)
-	}
-	env := toolshed.Environment{}
 	m, err := opts.OpenModel(ctx, opts.Model)
 	if err != nil {
 		return err

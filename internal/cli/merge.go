@@ -23,10 +23,14 @@ func newMergeCmd(f *Factory) *cobra.Command {
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Join the shard folders of one run (same configuration) into one run folder",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		// merge's one check of its own: where the merge goes.
+		PreRunE: func(*cobra.Command, []string) error {
 			if opts.Out == "" {
 				return Usagef("merge: --out is required")
 			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Shards = args
 			man, err := results.MergeNew(opts.Out, opts.Shards, mergeTables)
 			if err != nil {

@@ -3,13 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/gguf"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/lm"
@@ -39,23 +35,21 @@ func (m *modelFlags) registerObservations(fs *pflag.FlagSet) {
 	fs.StringVar(&m.Observations, "observations", transcript.ObservationsUser, "where observations go in a chat: user (user turns that start \"Observation:\", the study's setting) or tool (the chat format's own tool-result turn); recorded in the manifest")
 }
 
-// recordObservations notes --observations tool in a run's manifest
-// config; runs with user turns, as every run before it, carry no key.
-func recordObservations(config map[string]any, mf modelFlags) {
-	if mf.Observations == transcript.ObservationsTool {
-		config["observations"] = transcript.ObservationsTool
+// checkObservations checks --observations, in the check of a command
+// that registers it.
+func (m *modelFlags) checkObservations() error {
+	if err := lm.CheckObservations(m.Observations); err != nil {
+		return Usagef("--observations: %v", err)
 	}
+	return nil
 }
 
 // withObservations is opener with --observations applied to the model it
 // opens, so that every command renders observations alike, whichever
-// model it runs (the fakes of the tests included). The value is checked
-// before anything is opened.
+// model it runs (the fakes of the tests included). The value was checked
+// with the command's flags (checkObservations).
 func withObservations(opener modelOpener) modelOpener {
 	return func(ctx context.Context, mf modelFlags) (*openedModel, error) {
-		if err := lm.CheckObservations(mf.Observations); err != nil {
-			return nil, Usagef("--observations: %v", err)
-		}
 		m, err := opener(ctx, mf)
 		if err != nil {
 			return nil, err
@@ -141,19 +135,6 @@ func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 }
 
 func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
-
-// manifest describes a run of the opened model for its run folder.
-func (o *openedModel) manifest(mf modelFlags, config map[string]any, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
-	threads := mf.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	return results.Manifest{
-		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		ModelSHA256: o.SHA256, LlamaBuild: buildinfo.LlamaBuild(), LlamaCommit: buildinfo.LlamaCommit, Attention: o.Attention, Threads: threads,
-		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
-	}
-}
 
 // parseShard reads an optional --shard value.
 func parseShard(s string) (results.Shard, error) {

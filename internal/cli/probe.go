@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -35,13 +35,22 @@ type ProbeOptions struct {
 	Out       string
 	Lanes     int
 	Launch    laneLauncher // starts lane workers; the Factory's
-	Args      []string     // the command line, for lane workers
+	Command   []string     // the command line, the Factory's
 	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
 	UnsafeSandbox bool
+
+	settled runFlags // check's reading of the flags
+}
+
+// check is where probe's flags are checked, before anything is opened or
+// written (see checkBounds for the counts).
+func (o *ProbeOptions) check() (err error) {
+	o.settled, err = checkRunFlags(o.Harness, harness.ProbeHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, probeNeeds(o)...)
+	return err
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Args: f.args}
+	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
@@ -54,14 +63,15 @@ Kubernetes Indexed Job, --shard auto takes k/n from the array and writes to
 OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 (docs/cluster.md).
 ` + lanesHelp,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return probeRun(cmd.Context(), opts)
 		},
 	}
 	opts.Model.register(cmd.Flags())
 	opts.Model.registerObservations(cmd.Flags())
-	cmd.Flags().StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
 	cmd.Flags().IntVar(&opts.Items, "items", 200, "number of items (0: all the generator makes)")
@@ -78,19 +88,17 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	return cmd
 }
 
+// probeRun runs the probe of opts, whose flags check has settled.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
-	harnesses, err := harness.Parse(opts.Harness, harness.ProbeHarnesses)
-	if err != nil {
-		return Usagef("--harness: %v", err)
-	}
 	if opts.Lanes > 1 {
-		return probeLanes(ctx, opts)
+		return runLanes(ctx, lanesOf{
+			Verb: "probe", IO: opts.IO, Launch: opts.Launch, Command: opts.Command, Lanes: opts.Lanes, Model: opts.Model,
+			Env: opts.Env, MBPP: opts.MBPP, UnsafeSandbox: opts.UnsafeSandbox, Out: opts.Out,
+			Folder: func(model, env string) string { return probeFolder(model, env, opts) },
+		})
 	}
-	shard, auto, err := runShard(opts.Shard, os.Getenv)
-	if err != nil {
-		return err
-	}
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	harnesses, shard := opts.settled.harnesses, opts.settled.shard
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, probeNeeds(opts)...)
 	if err != nil {
 		return err
 	}
@@ -107,21 +115,20 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if out == "" {
 		out = probeFolder(m.Entry.Name, env.Name(), opts)
 	}
-	if auto {
+	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
-	config := map[string]any{
-		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "items": opts.Items,
-		"seed": opts.Seed, "items_file": opts.ItemsFile, "on_policy": opts.OnPolicy, "per_token": opts.PerToken, "context": opts.Model.Context,
-		"chat_template": chatTemplateName(m.Info().ChatTemplate), "instruction_tuned": m.Entry.InstructionTuned,
+	config := results.Config{
+		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
+		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
+		ChatTemplate: chatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
+		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
-	recordUnsafeSandbox(config, opts.UnsafeSandbox)
-	recordObservations(config, opts.Model)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
-		Manifest: m.manifest(opts.Model, config, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
+		Manifest: runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 		Cut:      tornRow(opts.IO),
 	}
 	defer run.Close()
@@ -150,23 +157,18 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
 	sum, err := run.Execute(ctx)
-	if errors.Is(err, results.ErrInterrupted) {
-		opts.IO.Statusf("probe: interrupted after %d new items; run the same command to resume", sum.Items)
-	}
-	if err != nil {
-		return err
-	}
-	if err := run.Finish(); err != nil {
-		return err
-	}
-	return finished("items", sum.Items, sum.Skipped, opts.IO)
+	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
 }
 
 // onPolicyItems makes the on-policy items of a shard's contexts, logging
 // each attempt in the run folder out and reusing those logged by an earlier
 // run of it.
-func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
-	log, err := probe.OpenAttemptLog(out, m.Entry.Name, env.Name(), tornRow(opts.IO))
+func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, e env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
+	src, err := env.ProbeItemsOf(e, "--on-policy")
+	if err != nil {
+		return nil, err
+	}
+	log, err := probe.OpenAttemptLog(out, m.Entry.Name, e.Name(), tornRow(opts.IO))
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +180,9 @@ func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, env 
 	// The attempt in flight runs to its end on Ctrl-C (the sandbox would
 	// kill it), so that it is logged; OnPolicy stops before the next.
 	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-		return env.ExecuteItem(context.WithoutCancel(ctx), it, action)
+		return src.ExecuteItem(context.WithoutCancel(ctx), it, action)
 	}
-	made, err := probe.OnPolicy(ctx, m, items, env.MaxTokens(), exec, env.Describe, log)
+	made, err := probe.OnPolicy(ctx, m, items, e.MaxTokens(), exec, e.Describe, log)
 	if n := log.Reused(); n > 0 {
 		opts.IO.Statusf("probe: attempts of %d contexts reused from %s", n, filepath.Join(out, results.OnPolicyAttempts.Name))
 	}
@@ -196,55 +198,28 @@ func probeFolder(model, env string, opts *ProbeOptions) string {
 	return filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", model, env, policy, opts.Seed))
 }
 
-// probeLanes runs the probe as opts.Lanes lane workers and merges them.
-func probeLanes(ctx context.Context, opts *ProbeOptions) error {
-	if opts.Shard != "" {
-		return lanesWithShard(opts.Lanes, opts.Shard)
+// probeNeeds are what a probe asks of the environment: probe items, unless
+// they come from --items-file and are probed as they are.
+func probeNeeds(opts *ProbeOptions) []need {
+	switch {
+	case opts.OnPolicy:
+		return []need{needs(env.ProbeItemsOf, "--on-policy")}
+	case opts.ItemsFile == "":
+		return []need{needs(env.ProbeItemsOf, "probe")}
 	}
-	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, opts.UnsafeSandbox, func(model, env string) string { return probeFolder(model, env, opts) })
-	if err != nil {
-		return err
-	}
-	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
-	opts.IO.Statusf("probe: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
-	return run.execute(ctx)
-}
-
-// laneOut is the run folder lanes merge into: --out, else the command's
-// default folder for the model and environment (checked before any lane
-// starts).
-func laneOut(out string, mf modelFlags, envName, mbpp string, unsafeSandbox bool, folder func(model, env string) string) (string, error) {
-	e, err := openEnv(envName, mbpp, unsafeSandbox)
-	if err != nil || out != "" {
-		return out, err
-	}
-	model, err := modelName(mf)
-	if err != nil {
-		return "", err
-	}
-	return folder(model, e.Name()), nil
-}
-
-// tornRow says on stderr that resuming cut a torn last row (what a crash
-// mid-write leaves) off a table; the unit it belonged to is measured again.
-func tornRow(io *iostreams.IOStreams) results.CutFunc {
-	return func(path string, bytes int64) {
-		io.Statusf("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
-	}
-}
-
-// finished says on stderr what a run that finished did.
-func finished(unit string, done, skipped int, io *iostreams.IOStreams) error {
-	io.Statusf("done: %d %s measured, %d already there", done, unit, skipped)
 	return nil
 }
 
-func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcript.Item, string, error) {
+func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcript.Item, string, error) {
 	if opts.ItemsFile == "" {
-		items, err := env.Items(ctx, opts.Seed, opts.Items)
-		return items, env.DatasetSHA256(), err
+		src, err := env.ProbeItemsOf(e, "probe")
+		if err != nil {
+			return nil, "", err
+		}
+		items, err := src.Items(ctx, opts.Seed, opts.Items)
+		return items, e.DatasetSHA256(), err
 	}
-	items, err := readItemsFile(opts.ItemsFile, env.Name())
+	items, err := readItemsFile(opts.ItemsFile, e.Name())
 	if err != nil {
 		return nil, "", err
 	}
@@ -253,14 +228,6 @@ func probeItems(ctx context.Context, opts *ProbeOptions, env env.Env) ([]transcr
 	}
 	sum, err := fileSHA256(opts.ItemsFile)
 	return items, sum, err
-}
-
-func harnessNames(hs []harness.Name) []any {
-	out := make([]any, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
 }
 
 func chatTemplateName(tmpl string) string {

@@ -53,12 +53,15 @@ the tables, their plots inline and every episode and probe item of the
 folders, with the filters of ` + "`feedrun show`" + `; clicking a figure lists
 the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		// report's one check of its own: the format.
+		PreRunE: func(*cobra.Command, []string) error {
 			switch opts.Format {
 			case report.FormatText, report.FormatMarkdown, report.FormatCSV, report.FormatHTML:
-			default:
-				return Usagef("--format: expected text, markdown, csv or html, got %q", opts.Format)
+				return nil
 			}
+			return Usagef("--format: expected text, markdown, csv or html, got %q", opts.Format)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
 		},

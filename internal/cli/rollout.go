@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -47,10 +49,17 @@ type RolloutOptions struct {
 	Batch         int
 	Lanes         int
 	Launch        laneLauncher // starts lane workers; the Factory's
-	Args          []string     // the command line, for lane workers
+	Command       []string     // the command line, the Factory's
+
+	settled runFlags // check's reading of the flags
 }
 
-func (o *RolloutOptions) check() error {
+// check is where rollout's flags are checked, before anything is opened
+// or written (see checkBounds for the counts).
+func (o *RolloutOptions) check() (err error) {
+	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, decodeNeeds(o.Decode, o.Shots)...); err != nil {
+		return err
+	}
 	switch {
 	case o.OnLoop != "stop" && o.OnLoop != "nudge":
 		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
@@ -64,7 +73,53 @@ func (o *RolloutOptions) check() error {
 	if err := checkDecode(o.Decode); err != nil {
 		return err
 	}
-	return checkSplit(o.Split)
+	if err := checkSplit(o.Split); err != nil {
+		return err
+	}
+	return o.checkMemory()
+}
+
+// checkMemory settles the memory store the memory harness reads, when
+// --harness names it: --memory, else the run folder's memory.db. It must
+// exist and be a store before the model is opened; a rollout does not
+// build one.
+func (o *RolloutOptions) checkMemory() error {
+	if !slices.Contains(o.settled.harnesses, harness.Memory) {
+		return nil
+	}
+	model, err := modelName(o.Model)
+	if err != nil {
+		return err
+	}
+	path := o.Memory
+	if path == "" {
+		out := o.Out
+		if out == "" {
+			out = rolloutFolder(model, o.Env)
+		}
+		// The store is the run's, read by every shard and every lane.
+		path = filepath.Join(out, "memory.db")
+	}
+	store, err := openMemoryStore(path, model, o.Env)
+	if err != nil {
+		return err
+	}
+	o.settled.memory = path
+	return store.Close()
+}
+
+// openMemoryStore opens the memory store at path, which must exist and be
+// a store: either lack is the user's to fix (exit 2), and the message says
+// how to build one for model and envName.
+func openMemoryStore(path, model, envName string) (*memory.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
+	}
+	store, err := memory.OpenExisting(path)
+	if err != nil {
+		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
+	}
+	return store, nil
 }
 
 // checkDecode validates --decode.
@@ -92,7 +147,7 @@ func splitFilter(s string) string {
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Args: f.args}
+	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",
@@ -104,18 +159,16 @@ a Slurm job array or Kubernetes Indexed Job and writes to OUT/shards/k-of-n
 (docs/cluster.md).
 ` + lanesHelp + `
 Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.check(); err != nil {
-				return err
-			}
 			return rolloutRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	opts.Model.register(fl)
 	opts.Model.registerObservations(fl)
-	fl.StringVar(&opts.Env, "env", envToolShed, "environment: toolshed or coderepair")
+	fl.StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
 	fl.StringVar(&opts.Harness, "harness", "verbatim", "comma-separated harnesses, or all")
@@ -147,19 +200,23 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	return cmd
 }
 
+// rolloutRun runs the rollout of opts, whose flags check has settled.
 func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
-	harnesses, err := harness.Parse(opts.Harness, harness.RolloutHarnesses)
-	if err != nil {
-		return Usagef("--harness: %v", err)
-	}
 	if opts.Lanes > 1 {
-		return rolloutLanes(ctx, opts)
+		// Every lane reads the run's memory store, as every shard does.
+		return runLanes(ctx, lanesOf{
+			Verb: "rollout", IO: opts.IO, Launch: opts.Launch, Command: opts.Command, Lanes: opts.Lanes, Model: opts.Model,
+			Env: opts.Env, MBPP: opts.MBPP, UnsafeSandbox: opts.UnsafeSandbox, Out: opts.Out, Folder: rolloutFolder,
+			Extra: func(out string) []string {
+				if opts.Memory != "" {
+					return nil
+				}
+				return []string{"--memory", filepath.Join(out, "memory.db")}
+			},
+		})
 	}
-	shard, auto, err := runShard(opts.Shard, os.Getenv)
-	if err != nil {
-		return err
-	}
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox)
+	harnesses, shard := opts.settled.harnesses, opts.settled.shard
+	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, decodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
@@ -188,9 +245,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if out == "" {
 		out = rolloutFolder(m.Entry.Name, env.Name())
 	}
-	// The memory store is the run's, read by every shard.
-	runDir := out
-	if auto {
+	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
 	plan := &rollout.Plan{
@@ -202,34 +257,24 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
 	}
-	memPath := ""
-	for _, h := range harnesses {
-		if h == harness.Memory {
-			memPath = opts.Memory
-			if memPath == "" {
-				memPath = filepath.Join(runDir, "memory.db")
-			}
-			if _, err := os.Stat(memPath); err != nil {
-				return Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", memPath, m.Entry.Name, env.Name(), memPath)
-			}
-			store, err := memory.OpenExisting(memPath)
-			if err != nil {
-				return Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", memPath, err)
-			}
-			defer store.Close()
-			plan.Guidance = rollout.MemoryGuidance(store, env)
+	memPath := opts.settled.memory
+	if memPath != "" {
+		store, err := openMemoryStore(memPath, m.Entry.Name, env.Name())
+		if err != nil {
+			return err
 		}
+		defer store.Close()
+		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
-	config := map[string]any{
-		"model": m.Entry.Name, "env": env.Name(), "harness": harnessNames(harnesses), "tasks": opts.Tasks, "seeds": opts.Seeds,
-		"max_steps": opts.MaxSteps, "temperature": opts.Temperature, "fault_rate": opts.FaultRate, "retries": opts.Retries,
-		"backoff_ms": opts.BackoffMS, "backoff_factor": opts.BackoffFactor, "on_loop": opts.OnLoop, "memory": memPath,
-		"context": opts.Model.Context, "instruction_tuned": m.Entry.InstructionTuned,
-		"decode": opts.Decode, "max_tokens": env.MaxTokens(), "shots": opts.Shots, "demonstrations": demoIDs(demos), "split": opts.Split,
+	config := results.Config{
+		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Tasks: opts.Tasks, Seeds: opts.Seeds,
+		MaxSteps: opts.MaxSteps, Temperature: opts.Temperature, FaultRate: opts.FaultRate, Retries: opts.Retries,
+		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
+		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
+		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
+		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
-	recordUnsafeSandbox(config, opts.UnsafeSandbox)
-	recordObservations(config, opts.Model)
-	man := m.manifest(opts.Model, config, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
+	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {
 		return err
@@ -240,16 +285,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	plan.Cut = tornRow(opts.IO)
 	sum, err := plan.Execute(ctx)
-	if errors.Is(err, results.ErrInterrupted) {
-		opts.IO.Statusf("rollout: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-	}
-	if err != nil {
-		return err
-	}
-	if err := folder.Finish(); err != nil {
-		return err
-	}
-	return finished("episodes", sum.Episodes, sum.Skipped, opts.IO)
+	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
 }
 
 // rolloutFolder is the default run folder of a rollout.
@@ -257,30 +293,19 @@ func rolloutFolder(model, env string) string {
 	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
 }
 
-// rolloutLanes runs the rollout as opts.Lanes lane workers and merges them.
-// Every lane reads the run's memory store, as every shard does.
-func rolloutLanes(ctx context.Context, opts *RolloutOptions) error {
-	if opts.Shard != "" {
-		return lanesWithShard(opts.Lanes, opts.Shard)
-	}
-	out, err := laneOut(opts.Out, opts.Model, opts.Env, opts.MBPP, opts.UnsafeSandbox, rolloutFolder)
-	if err != nil {
-		return err
-	}
-	run := &laneRun{IO: opts.IO, Launch: opts.Launch, Args: opts.Args, Lanes: opts.Lanes, Threads: opts.Model.Threads, Out: out, Command: os.Args}
-	if opts.Memory == "" {
-		run.Extra = []string{"--memory", filepath.Join(out, "memory.db")}
-	}
-	opts.IO.Statusf("rollout: %d lanes, %d threads each → %s", run.Lanes, run.laneThreads(), out)
-	return run.execute(ctx)
-}
-
 // demonstrations asks the environment for shots solved episodes. Only
-// asking for more than it has is a usage error (exit 2); a demonstration
-// that fails its own check, or a sandbox that cannot run one, is not the
-// user's doing and exits 1.
+// asking for more than it has, or for any of an environment without them
+// (an env.Missing), is a usage error (exit 2); a demonstration that fails its own check, or a
+// sandbox that cannot run one, is not the user's doing and exits 1.
 func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
-	demos, err := e.Demonstrations(ctx, shots, exclude)
+	if shots <= 0 {
+		return nil, nil
+	}
+	d, err := env.DemonstratorOf(e, "--shots")
+	if err != nil {
+		return nil, err
+	}
+	demos, err := d.Demonstrations(ctx, shots, exclude)
 	if errors.As(err, new(env.TooFewDemonstrations)) {
 		return nil, UsageError{err}
 	}
@@ -298,8 +323,8 @@ func demoMessages(demos []env.Demonstration) []transcript.Message {
 }
 
 // demoIDs lists the demonstrations' tasks for the manifest.
-func demoIDs(demos []env.Demonstration) []any {
-	out := make([]any, len(demos))
+func demoIDs(demos []env.Demonstration) []string {
+	out := make([]string, len(demos))
 	for i, d := range demos {
 		out[i] = d.TaskID
 	}
@@ -318,11 +343,15 @@ type grammarChecker interface {
 // silently. A model with no grammar engine of its own to ask (lm.Fake) is
 // not checked: its Generate refuses a grammar it cannot apply.
 func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
+	g, err := env.GrammarOf(e, "--decode grammar")
+	if err != nil {
+		return err
+	}
 	gc, ok := m.(grammarChecker)
 	if !ok {
 		return nil
 	}
-	grammar := e.Grammar()
+	grammar := g.Grammar()
 	for _, d := range demos {
 		for _, msg := range d.Messages {
 			if msg.Role != transcript.RoleAssistant {

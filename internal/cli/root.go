@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -50,9 +51,16 @@ type Factory struct {
 	// lanes starts the lane workers of --lanes; nil means execLauncher,
 	// child processes of this binary. Tests run them in-process.
 	lanes laneLauncher
-	// args is the command line being run, without the program name: what
-	// each lane worker runs, with its own shard.
-	args []string
+	// program and args are the command line being run: what a run's
+	// manifest records, and (args) what each lane worker runs, with its
+	// own shard.
+	program string
+	args    []string
+}
+
+// command is the command line being run, program name first.
+func (f *Factory) command() []string {
+	return append([]string{f.program}, f.args...)
 }
 
 // laneLauncher is the factory's lane launcher.
@@ -92,6 +100,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Long:          rootHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A command's flags are checked once they are resolved and before
+		// its RunE opens or writes anything: the ranges its bound calls
+		// declare here, then its own check (the command's PreRunE). A run
+		// function checks nothing that the flags alone decide.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
@@ -236,13 +248,16 @@ func orDefault(s, d string) string {
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
-	return execute(ctx, &Factory{IO: io, openModel: openLlama}, args)
+	return execute(ctx, &Factory{IO: io, openModel: openLlama, program: os.Args[0]}, args)
 }
 
 // execute runs feedrun with the factory's streams and model opener.
 func execute(ctx context.Context, f *Factory, args []string) int {
 	io := f.IO
 	f.args = args
+	if f.program == "" {
+		f.program = "feedrun"
+	}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(io.Out)
@@ -259,7 +274,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || isCobraUsage(err):
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(env.Missing)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

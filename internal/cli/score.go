@@ -36,10 +36,14 @@ func newScoreCmd(f *Factory) *cobra.Command {
 		Use:   "score",
 		Short: "Log-probability of a continuation after a raw prompt (no chat template)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		// score's one check of its own: both texts are needed.
+		PreRunE: func(*cobra.Command, []string) error {
 			if opts.RawPrompt == "" || opts.Continuation == "" {
 				return Usagef("score: --raw-prompt and --continuation are both required and non-empty")
 			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			return scoreRun(cmd.Context(), opts)
 		},
 	}

@@ -59,8 +59,9 @@ stdout is a terminal.`,
 		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness ban --loops
   feedrun show results/probe-smollm2-135m-toolshed-seed1 --task 7 --repeats`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dirs = args
+		// show's flags are checked, and made its filter, before any
+		// folder is read.
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			for _, h := range harnesses {
 				if !slices.Contains(harness.RolloutHarnesses, harness.Name(h)) {
 					return Usagef("--harness %q: expected one of %s", h, harnessNamesText(harness.RolloutHarnesses))
@@ -78,6 +79,10 @@ stdout is a terminal.`,
 				opts.Filter.Seeds = append(opts.Filter.Seeds, uint64(s))
 			}
 			opts.Filter.OnlyStep = cmd.Flags().Changed("step")
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dirs = args
 			return showRun(cmd.Context(), opts)
 		},
 	}

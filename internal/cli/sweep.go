@@ -2,14 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
@@ -27,23 +23,31 @@ type SweepOptions struct {
 	FaultRate float64
 	Runs      int
 	Out       string
+	Command   []string // the command line, the Factory's
+}
+
+// check is where sweep's flags are checked, before anything is opened or
+// written (see checkBounds for the counts).
+func (o *SweepOptions) check() error {
+	if o.FaultRate < 0 || o.FaultRate >= 1 {
+		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
+	}
+	for _, ol := range o.OnLoop {
+		if ol != "stop" && ol != "nudge" {
+			return Usagef("--on-loop: expected stop or nudge, got %q", ol)
+		}
+	}
+	return nil
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {
-	opts := &SweepOptions{IO: f.IO, OpenModel: f.modelOpener()}
+	opts := &SweepOptions{IO: f.IO, OpenModel: f.modelOpener(), Command: f.command()}
 	cmd := &cobra.Command{
-		Use:   "sweep",
-		Short: "Success against the retry budget on the fix-the-failing-test task (scripted agent or a model)",
-		Args:  cobra.NoArgs,
+		Use:     "sweep",
+		Short:   "Success against the retry budget on the fix-the-failing-test task (scripted agent or a model)",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.FaultRate < 0 || opts.FaultRate >= 1 {
-				return Usagef("--fault-rate: expected 0 <= p < 1, got %v", opts.FaultRate)
-			}
-			for _, ol := range opts.OnLoop {
-				if ol != "stop" && ol != "nudge" {
-					return Usagef("--on-loop: expected stop or nudge, got %q", ol)
-				}
-			}
 			return sweepRun(cmd.Context(), opts)
 		},
 	}
@@ -64,14 +68,12 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
 		FaultRate: opts.FaultRate, FaultSeed: 1, Retries: opts.Retries, OnLoop: opts.OnLoop, Runs: opts.Runs,
 	}
-	config := map[string]any{
-		"agent": plan.Agent, "fault_rate": opts.FaultRate, "retries": opts.Retries, "on_loop": opts.OnLoop, "runs": opts.Runs,
-		"task": plan.Env.Name(),
+	config := results.Config{
+		Runner: results.RunnerSweep, Agent: plan.Agent, FaultRate: opts.FaultRate, RetryBudgets: opts.Retries, OnLoops: opts.OnLoop, Runs: opts.Runs,
+		Task: plan.Env.Name(),
 	}
-	man := results.Manifest{
-		Command: os.Args, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		Seeds: map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, Started: time.Now().UTC(),
-	}
+	seeds := map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}
+	man := runManifest(opts.Command, config, nil, opts.Model, seeds, "", results.Shard{})
 	if !opts.Scripted {
 		m, err := opts.OpenModel(ctx, opts.Model)
 		if err != nil {
@@ -80,8 +82,8 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		defer m.Close()
 		plan.Agent = m.Entry.Name
 		plan.Player = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
-		config["agent"], config["context"], config["instruction_tuned"] = plan.Agent, opts.Model.Context, m.Entry.InstructionTuned
-		man = m.manifest(opts.Model, config, man.Seeds, "", results.Shard{})
+		config.Agent, config.Context, config.InstructionTuned = plan.Agent, opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
+		man = runManifest(opts.Command, config, m, opts.Model, seeds, "", results.Shard{})
 	}
 	out := opts.Out
 	if out == "" {
@@ -92,32 +94,11 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		return err
 	}
 	defer folder.Close()
-	path := filepath.Join(out, results.SweepEpisodes.Name)
-	table, err := results.OpenTable(path, results.SweepEpisodes.Header, results.SweepEpisodes.KeyFunc())
-	if err != nil {
-		return err
-	}
-	defer table.Close()
-	table.TellCut(tornRow(opts.IO))
-	if err := folder.Begin(); err != nil {
-		return err
-	}
+	plan.OutDir, plan.Cut, plan.Begin = out, tornRow(opts.IO), folder.Begin
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	sum, err := plan.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
-	if errors.Is(err, results.ErrInterrupted) {
-		opts.IO.Statusf("sweep: interrupted after %d new episodes; run the same command to resume", sum.Episodes)
-	}
-	if err != nil {
-		return err
-	}
-	if err := table.Close(); err != nil {
-		return err
-	}
-	if err := folder.Finish(); err != nil {
-		return err
-	}
-	if err := finished("episodes", sum.Episodes, sum.Skipped, opts.IO); err != nil {
+	sum, err := plan.Execute(ctx)
+	if err := ended(opts.IO, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's

@@ -1,11 +1,30 @@
 // Package env is the one contract between feedrun's runners (probe,
-// rollout, memory) and its environments (envs/toolshed, envs/coderepair).
-// The runners import only this package; each environment implements Env,
-// and the command layer picks one by name. Everything a runner needs of an
-// environment is here: probe items, tasks and their episodes, how a reply
-// becomes the action the environment executes, the action's grammar for
-// constrained decoding, solved demonstrations, and the runtime's
-// description of a failure.
+// rollout, memory) and its environments (envs/toolshed, envs/coderepair,
+// and the retry sweep's FixTest). The runners import only this package;
+// the command layer picks an environment by name.
+//
+// The contract is a small core, Env and Episode, that every environment
+// implements: its tasks, a fresh episode of one (reset), an action's
+// outcome (step), and how a reply becomes the action it executes, with the
+// near-repeat form of an action and the runtime's description of a
+// failure, which every harness needs. Everything else is an optional
+// capability, each its own interface, that an environment has or lacks:
+// probe items (ProbeItems), an action grammar for constrained decoding
+// (Grammar), solved demonstrations (Demonstrator), what the memory
+// harness keys its lessons on (MemoryKeys), the actions a partial reply
+// has already fixed (ClosedActions), control actions that transient
+// faults spare (ControlActions), and, on an episode, the preconditions
+// the memory harness gates writes on (Preconditions). An environment that
+// has nothing to say for a capability does not implement it, rather than
+// answering with nothing.
+//
+// A capability that a setting needs (grammar decoding, --shots, probe
+// items, a memory build) is asked for with its Of function, whose error,
+// a Missing, names the environment, the capability and the setting; the
+// command layer checks these before it opens anything. A capability whose
+// absence has a meaning of its own (no closed actions, no control actions,
+// no preconditions, no memory keys for the memory harness's retrieval) is
+// a plain type assertion where it is used.
 package env
 
 import (
@@ -13,6 +32,15 @@ import (
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// The environments' names, as --env, items and result files spell them.
+// They are spelled here, below both the environments and the report
+// (which reads result files and may not import an environment), so that
+// each name has one spelling; toolshed.Name and coderepair.Name are these.
+const (
+	ToolShedName   = "toolshed"
+	CodeRepairName = "coderepair"
 )
 
 // Task is one task an episode attempts.
@@ -53,9 +81,14 @@ type Episode interface {
 	Execute(ctx context.Context, action string) (Outcome, error)
 	// Passed is the environment's own success check.
 	Passed() bool
+}
+
+// Preconditions is an episode whose writes may need a read first
+// (ToolShed: a file's text before it is overwritten). The memory harness
+// gates writes on it; an episode without it has no gate.
+type Preconditions interface {
 	// Precondition names, in words, what a write action needs first and
-	// has not had in this episode (the memory harness's gate); it never
-	// spells out the call to make.
+	// has not had in this episode; it never spells out the call to make.
 	Precondition(action string) (string, bool)
 }
 
@@ -82,19 +115,18 @@ func (e TooFewDemonstrations) Error() string {
 	return fmt.Sprintf("%s: --shots %d: only %d %s", e.Env, e.Shots, e.Have, e.Of)
 }
 
-// Env is an environment.
+// Env is the core of an environment: what every runner needs of every
+// environment.
 type Env interface {
+	// Name is the environment's name, as --env spells it and as the rows
+	// record it.
 	Name() string
-	// DatasetSHA256 identifies the data the items and tasks come from.
+	// DatasetSHA256 identifies the data the tasks (and items) come from,
+	// for run manifests.
 	DatasetSHA256() string
-	// Items are the probe items (docs/methodology.md), n of them (all
-	// when n <= 0), the same for the same seed.
-	Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error)
-	// ExecuteItem runs action where item's context leaves off, for
-	// on-policy items.
-	ExecuteItem(ctx context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error)
 	// Tasks are the rollout tasks, in a fixed order.
 	Tasks() []Task
+	// NewEpisode starts an attempt at task on a fresh copy of its state.
 	NewEpisode(ctx context.Context, task Task) (Episode, error)
 	// Action reads a model's reply to task: what the environment executes
 	// of it, the call (ToolShed), the function (CodeRepair), and what it
@@ -102,12 +134,6 @@ type Env interface {
 	// action. The error is for a failure of the reading itself (CodeRepair
 	// parses with the sandbox's python), never for a bad reply.
 	Action(task Task, reply string) (Reading, error)
-	// Closed lists the actions a partial reply to task has already fixed,
-	// which no continuation can change (CodeRepair: the function in a
-	// closed code fence). The decoder's ban uses it to refuse a failed
-	// action before it is complete instead of after, when nothing could
-	// undo it.
-	Closed(task Task, partial string) ([]string, error)
 	// Normalize gives the near-repeat form of an action; ok is false when
 	// the action has none (it does not parse).
 	Normalize(action string) (string, bool)
@@ -116,17 +142,42 @@ type Env interface {
 	Describe(e transcript.StructuredError) string
 	// MaxTokens bounds one generated reply.
 	MaxTokens() int
+}
+
+// ProbeItems is an environment that makes probe items
+// (docs/methodology.md): what `feedrun probe` and `feedrun items` need.
+type ProbeItems interface {
+	// Items are the probe items, n of them (all when n <= 0), the same
+	// for the same seed.
+	Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error)
+	// ExecuteItem runs action where item's context leaves off, for
+	// on-policy items.
+	ExecuteItem(ctx context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error)
+}
+
+// Grammar is an environment whose replies can be constrained to its action
+// syntax: what --decode grammar needs.
+type Grammar interface {
 	// Grammar is a GBNF grammar (llama.cpp's format, root rule "root")
 	// whose sentences are the replies that hold exactly one action.
 	Grammar() string
+}
+
+// Demonstrator is an environment that can show solved episodes before a
+// task: what --shots needs.
+type Demonstrator interface {
 	// Demonstrations are n solved episodes of tasks that are not evaluated
 	// (training templates, problems outside the evaluated set), each
 	// checked by the environment. exclude lists the evaluated tasks. When
 	// fewer than n qualify the error is a TooFewDemonstrations.
 	Demonstrations(ctx context.Context, n int, exclude []Task) ([]Demonstration, error)
-	// Control reports whether an action is a control action (finish)
-	// rather than a tool call: transient faults strike tool calls only.
-	Control(action string) bool
+}
+
+// MemoryKeys is an environment whose calls the memory harness can learn
+// from and retrieve by: what `feedrun memory build` needs. The memory
+// harness on an environment without it retrieves nothing, as no build can
+// have learned anything for it.
+type MemoryKeys interface {
 	// Pattern is a call with its values replaced by their types, e.g.
 	// send_email(to=<str>, subject=<str>, body=<str>): what the memory
 	// harness may show as a verified call without quoting any value.
@@ -134,4 +185,64 @@ type Env interface {
 	// TaskTools are the tools a task's template works with, which memory
 	// retrieval keys on.
 	TaskTools(task Task) []string
+}
+
+// ClosedActions is an environment in which a partial reply can fix an
+// action before the reply ends (CodeRepair: the function in a closed code
+// fence). Where an environment lacks it, free text can always still
+// change what a reply reads as, and the ban judges whole replies alone.
+type ClosedActions interface {
+	// Closed lists the actions a partial reply to task has already fixed,
+	// which no continuation can change. The decoder's ban uses it to
+	// refuse a failed action before it is complete instead of after, when
+	// nothing could undo it.
+	Closed(task Task, partial string) ([]string, error)
+}
+
+// ControlActions is an environment with control actions (finish) beside
+// its tool calls. Transient faults strike tool calls only; where an
+// environment lacks it, every action is a tool call.
+type ControlActions interface {
+	Control(action string) bool
+}
+
+// Missing is the error of an environment asked for a capability it lacks
+// by a setting that needs it: the user's to fix, so the command layer
+// reports it as a usage error.
+type Missing struct {
+	Env        string // the environment's name
+	Capability string // what it lacks, in words
+	For        string // the setting that needs it, e.g. "--decode grammar"
+}
+
+func (e Missing) Error() string {
+	return fmt.Sprintf("environment %s has no %s, which %s needs", e.Env, e.Capability, e.For)
+}
+
+// ProbeItemsOf is e's probe items, or a Missing naming setting.
+func ProbeItemsOf(e Env, setting string) (ProbeItems, error) {
+	return capability[ProbeItems](e, "probe items", setting)
+}
+
+// GrammarOf is e's action grammar, or a Missing naming setting.
+func GrammarOf(e Env, setting string) (Grammar, error) {
+	return capability[Grammar](e, "action grammar", setting)
+}
+
+// DemonstratorOf is e's demonstrations, or a Missing naming setting.
+func DemonstratorOf(e Env, setting string) (Demonstrator, error) {
+	return capability[Demonstrator](e, "solved demonstrations", setting)
+}
+
+// MemoryKeysOf is e's memory keys, or a Missing naming setting.
+func MemoryKeysOf(e Env, setting string) (MemoryKeys, error) {
+	return capability[MemoryKeys](e, "memory keys (call patterns and task tools)", setting)
+}
+
+func capability[C any](e Env, name, setting string) (C, error) {
+	c, ok := e.(C)
+	if !ok {
+		return c, Missing{Env: e.Name(), Capability: name, For: setting}
+	}
+	return c, nil
 }

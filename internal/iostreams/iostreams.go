@@ -64,34 +64,34 @@ func (s *IOStreams) Statusf(format string, args ...any) {
 // showProgress reports whether progress bars should be drawn.
 func (s *IOStreams) showProgress() bool { return s.errTTY && !s.Quiet }
 
-// Progress counts work done. A silent Progress is used when no bar should be
-// drawn, so callers never branch on the terminal.
-type Progress interface {
-	Add(n int)
-	Finish()
-}
-
-// Silent is the Progress that draws nothing, for callers given none.
-var Silent Progress = silent{}
-
-type silent struct{}
-
-func (silent) Add(int) {}
-func (silent) Finish() {}
-
-type bar struct {
-	b *progressbar.ProgressBar
+// Bar counts units of work done on a progress bar, or draws nothing when
+// no bar should be drawn, so callers never branch on the terminal. It is
+// the runners' results.Progress (their one progress interface).
+type Bar struct {
+	b *progressbar.ProgressBar // nil: draw nothing
 	w io.Writer
 }
 
-func (p bar) Add(n int) { _ = p.b.Add(n) }
-func (p bar) Finish()   { _ = p.b.Finish(); fmt.Fprintln(p.w) }
+// Add counts n more units done.
+func (p *Bar) Add(n int) {
+	if p.b != nil {
+		_ = p.b.Add(n)
+	}
+}
+
+// Finish ends the bar's line.
+func (p *Bar) Finish() {
+	if p.b != nil {
+		_ = p.b.Finish()
+		fmt.Fprintln(p.w)
+	}
+}
 
 // NewProgress starts a progress bar over total units of work, showing the
 // rate and ETA, or a silent one when no bar should be drawn.
-func (s *IOStreams) NewProgress(total int64, description string) Progress {
+func (s *IOStreams) NewProgress(total int64, description string) *Bar {
 	if !s.showProgress() {
-		return silent{}
+		return &Bar{}
 	}
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(s.ErrOut),
@@ -103,7 +103,7 @@ func (s *IOStreams) NewProgress(total int64, description string) Progress {
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString(description),
 	}
-	return bar{progressbar.NewOptions64(total, opts...), s.ErrOut}
+	return &Bar{progressbar.NewOptions64(total, opts...), s.ErrOut}
 }
 
 // ByteProgress counts bytes written through it, for a download.

@@ -23,7 +23,8 @@ type Memory interface {
 	// Clear empties the cache; data also zeroes the cells' contents, which
 	// is needed only when cells may be read before they are written again.
 	Clear(data bool)
-	// Save copies seq's cells out; false when that fails.
+	// Save copies seq's cells out; false when that fails. An empty
+	// sequence has a state too (llama.cpp's header), which Restore takes.
 	Save(seq int) ([]byte, bool)
 	// Restore writes what Save returned back as seq; false when that fails.
 	Restore(seq int, state []byte) bool

@@ -166,3 +166,62 @@ func afterLastUser(msgs []transcript.Message) bool {
 	// With no user turn the template takes the last message as the query.
 	return false
 }
+
+// PlainTemplate names the fallback chat format used when a GGUF carries no
+// chat template (base models such as the Gemma 3 270M conversion): each
+// message is "<role>: <content>" followed by a blank line, and the
+// generation prompt is "assistant:". A base model emits no end-of-turn
+// token in it; it goes on to write the next turn itself. So a reply ends
+// where it starts one (PlainTurnEnd): generation stops there with
+// StopEndOfTurn and the reply is the text before it. It is documented in
+// the README and labelled in results.
+const PlainTemplate = "feedrun-plain"
+
+// plainTurnLabels start the messages RenderPlain writes after a reply.
+var plainTurnLabels = []string{
+	"\n\n" + transcript.RoleUser + ":", "\n\n" + transcript.RoleAssistant + ":", "\n\n" + transcript.RoleSystem + ":",
+}
+
+// PlainTurnEnd is where a reply in the plain format ends: the first blank
+// line followed by a role label, or -1.
+func PlainTurnEnd(text string) int {
+	end := -1
+	for _, l := range plainTurnLabels {
+		if k := strings.Index(text, l); k >= 0 && (end < 0 || k < end) {
+			end = k
+		}
+	}
+	return end
+}
+
+// turnEnd is the TextBan.TurnEnd of the model's chat format.
+func (m *Model) turnEnd() func(string) int {
+	if m.tmpl == nil {
+		return PlainTurnEnd
+	}
+	return nil
+}
+
+// plainReplyDelimiter separates "assistant:" from the reply's content in
+// the plain format, as RenderPlain writes every earlier reply.
+const plainReplyDelimiter = " "
+
+// RenderPlain is the PlainTemplate format.
+func RenderPlain(msgs []transcript.Message, addGenerationPrompt bool) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		// The plain format has no turn for tools: observations stay the
+		// user turns they are in the study's setting.
+		if msg.Role == transcript.RoleTool {
+			msg.Role = transcript.RoleUser
+		}
+		b.WriteString(msg.Role)
+		b.WriteString(":" + plainReplyDelimiter)
+		b.WriteString(msg.Content)
+		b.WriteString("\n\n")
+	}
+	if addGenerationPrompt {
+		b.WriteString("assistant:")
+	}
+	return b.String()
+}

@@ -15,5 +15,9 @@
 // of its own (lm.GenerateRequest.Keep), so that episodes can be advanced
 // together. Which cells are kept and reused, and how a prompt is
 // cut into decode calls, is decided by internal/kvcache, in plain Go; this
-// package makes the llama.cpp calls it asks for.
+// package makes the llama.cpp calls it asks for. Likewise which token a
+// reply takes next (sampling, bans, grammar acceptance, backing out of a
+// dead end) is lm.Decoder's policy; this package evaluates the tokens a
+// decoder asks for and binds llama.cpp's grammar sampler as its
+// lm.Grammar.
 package llama

@@ -95,30 +95,6 @@ static int feedrun_chat(const char * tmpl, const char ** roles, const char ** co
 	return llama_chat_apply_template(tmpl, msgs, (size_t) n, add_ass != 0, buf, len);
 }
 
-// Grammar-constrained decoding (llama.cpp's GBNF sampler). Following
-// llama.cpp's own sampling helpers, the token that would be chosen is
-// tested alone first, and the whole vocabulary is masked only when the
-// grammar rejects it: the mask costs a pass over every token.
-static int feedrun_grammar_allows(struct llama_sampler * g, llama_token tok) {
-	llama_token_data d = { tok, 0.0f, 0.0f };
-	llama_token_data_array a = { &d, 1, -1, false };
-	llama_sampler_apply(g, &a);
-	return d.logit != -INFINITY;
-}
-
-// Writes 1 into allowed[i] for every token i the grammar accepts next.
-static void feedrun_grammar_mask(struct llama_sampler * g, int n_vocab, char * allowed) {
-	llama_token_data * d = (llama_token_data *) malloc(sizeof(llama_token_data) * (size_t) n_vocab);
-	for (int i = 0; i < n_vocab; i++) {
-		d[i].id = i;
-		d[i].logit = 0.0f;
-		d[i].p = 0.0f;
-	}
-	llama_token_data_array a = { d, (size_t) n_vocab, -1, false };
-	llama_sampler_apply(g, &a);
-	for (int i = 0; i < n_vocab; i++) allowed[i] = d[i].logit != -INFINITY;
-	free(d);
-}
 */
 import "C"
 
@@ -126,10 +102,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -324,6 +298,10 @@ func Load(path string, opts Options) (*Model, error) {
 	return m, nil
 }
 
+// clearError forgets the last error llama.cpp logged, before a call whose
+// failure lastError then explains.
+func clearError() { C.feedrun_clear_error() }
+
 func lastError() string {
 	s := strings.TrimSpace(C.GoString(C.feedrun_get_error()))
 	if s == "" {
@@ -460,41 +438,6 @@ func (m *Model) IsEndOfTurn(t lm.Token) bool {
 	return m.model != nil && m.endsReply(t)
 }
 
-// PlainTemplate names the fallback chat format used when a GGUF carries no
-// chat template (base models such as the Gemma 3 270M conversion): each
-// message is "<role>: <content>" followed by a blank line, and the
-// generation prompt is "assistant:". A base model emits no end-of-turn
-// token in it; it goes on to write the next turn itself. So a reply ends
-// where it starts one (PlainTurnEnd): generation stops there with
-// StopEndOfTurn and the reply is the text before it. It is documented in
-// the README and labelled in results.
-const PlainTemplate = "feedrun-plain"
-
-// plainTurnLabels start the messages RenderPlain writes after a reply.
-var plainTurnLabels = []string{
-	"\n\n" + transcript.RoleUser + ":", "\n\n" + transcript.RoleAssistant + ":", "\n\n" + transcript.RoleSystem + ":",
-}
-
-// PlainTurnEnd is where a reply in the plain format ends: the first blank
-// line followed by a role label, or -1.
-func PlainTurnEnd(text string) int {
-	end := -1
-	for _, l := range plainTurnLabels {
-		if k := strings.Index(text, l); k >= 0 && (end < 0 || k < end) {
-			end = k
-		}
-	}
-	return end
-}
-
-// turnEnd is the TextBan.TurnEnd of the model's chat format.
-func (m *Model) turnEnd() func(string) int {
-	if m.tmpl == nil {
-		return PlainTurnEnd
-	}
-	return nil
-}
-
 // RenderChat formats messages with the GGUF's chat template through
 // llama_chat_apply_template, or with PlainTemplate when there is none.
 func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) (string, error) {
@@ -561,30 +504,6 @@ func (m *Model) RenderChat(msgs []transcript.Message, addGenerationPrompt bool) 
 	}
 }
 
-// plainReplyDelimiter separates "assistant:" from the reply's content in
-// the plain format, as RenderPlain writes every earlier reply.
-const plainReplyDelimiter = " "
-
-// RenderPlain is the PlainTemplate format.
-func RenderPlain(msgs []transcript.Message, addGenerationPrompt bool) string {
-	var b strings.Builder
-	for _, msg := range msgs {
-		// The plain format has no turn for tools: observations stay the
-		// user turns they are in the study's setting.
-		if msg.Role == transcript.RoleTool {
-			msg.Role = transcript.RoleUser
-		}
-		b.WriteString(msg.Role)
-		b.WriteString(":" + plainReplyDelimiter)
-		b.WriteString(msg.Content)
-		b.WriteString("\n\n")
-	}
-	if addGenerationPrompt {
-		b.WriteString("assistant:")
-	}
-	return b.String()
-}
-
 // decode runs the batch, turning llama.cpp's status codes into errors.
 func (m *Model) decode() error {
 	rc := C.llama_decode(m.ctx, m.batch)
@@ -639,7 +558,7 @@ func (k kvMemory) Decode(seq, pos int, tokens []lm.Token, logits bool) error {
 	m := k.m
 	m.batch.n_tokens = 0
 	for i, t := range tokens {
-		C.feedrun_batch_add(&m.batch, C.llama_token(t), C.llama_pos(pos+i), C.llama_seq_id(seq), boolInt(logits && i == len(tokens)-1))
+		m.batchAdd(t, pos+i, seq, logits && i == len(tokens)-1)
 	}
 	return m.decode()
 }
@@ -655,12 +574,27 @@ func (k kvMemory) Copy(src, dst, from, to int) {
 func (k kvMemory) Clear(data bool) { C.llama_memory_clear(k.m.mem(), C.bool(data)) }
 
 func (k kvMemory) Save(seq int) ([]byte, bool) {
-	state := make([]byte, C.llama_state_seq_get_size(k.m.ctx, C.llama_seq_id(seq)))
-	n := C.llama_state_seq_get_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq))
-	return state, n == C.size_t(len(state))
+	return readState(int(C.llama_state_seq_get_size(k.m.ctx, C.llama_seq_id(seq))), func(buf []byte) int {
+		return int(C.llama_state_seq_get_data(k.m.ctx, (*C.uint8_t)(&buf[0]), C.size_t(len(buf)), C.llama_seq_id(seq)))
+	})
+}
+
+// readState copies out a sequence's state of size bytes with read, which
+// fills buf and returns the bytes it wrote. llama.cpp sizes even an empty
+// sequence's state (its header); a size of 0 is its failure, and there is
+// no first byte to hand it, so that is a failed Save rather than a panic.
+func readState(size int, read func(buf []byte) int) ([]byte, bool) {
+	if size <= 0 {
+		return nil, false
+	}
+	state := make([]byte, size)
+	return state, read(state) == size
 }
 
 func (k kvMemory) Restore(seq int, state []byte) bool {
+	if len(state) == 0 {
+		return false // not a state Save returned
+	}
 	return C.llama_state_seq_set_data(k.m.ctx, (*C.uint8_t)(&state[0]), C.size_t(len(state)), C.llama_seq_id(seq)) != 0
 }
 
@@ -796,7 +730,7 @@ func (m *Model) scoreRound(prefix []lm.Token, conts []lm.Continuation, idx []int
 				}
 			}
 			want := t+1 >= c.ScoreFrom
-			C.feedrun_batch_add(&m.batch, C.llama_token(c.Tokens[t]), C.llama_pos(len(prefix)+t), C.llama_seq_id(j+1), boolInt(want))
+			m.batchAdd(c.Tokens[t], len(prefix)+t, j+1, want)
 			if want {
 				scorer = append(scorer, next{j, t + 1})
 			} else {
@@ -807,447 +741,17 @@ func (m *Model) scoreRound(prefix []lm.Token, conts []lm.Continuation, idx []int
 	return flush()
 }
 
+// batchAdd appends one token of sequence seq at position pos to the
+// batch, with logits when they are wanted.
+func (m *Model) batchAdd(t lm.Token, pos, seq int, logits bool) {
+	C.feedrun_batch_add(&m.batch, C.llama_token(t), C.llama_pos(pos), C.llama_seq_id(seq), boolInt(logits))
+}
+
 func boolInt(b bool) C.int {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-// genState is one sequence being generated.
-type genState struct {
-	req     lm.GenerateRequest
-	fork    kvcache.Fork // its sequence and what it reused
-	rng     *rand.Rand
-	out     lm.Generation
-	active  bool
-	grammar *C.struct_llama_sampler // nil without a grammar
-	err     error
-	// deadEnds are replies the grammar and the bans together left no way
-	// to continue; refeed is the token (and its position) to evaluate again
-	// after backing out of one.
-	deadEnds  [][]lm.Token
-	refeed    lm.Token
-	refeedPos int
-	backed    bool
-}
-
-// maxBacktracks bounds how often one reply backs out of a dead end before
-// generation gives up with an error.
-const maxBacktracks = 64
-
-// feed is the token (and its position) st evaluates next.
-func (st *genState) feed() (lm.Token, int) {
-	if st.backed {
-		st.backed = false
-		return st.refeed, st.refeedPos
-	}
-	n := len(st.out.Tokens)
-	return st.out.Tokens[n-1], len(st.req.Prompt) + n - 1
-}
-
-// backtrack backs st out of a dead end: a reply that the grammar lets go
-// on only with tokens the bans forbid (a banned call whose last token is
-// all the grammar still allows, reached through a token no one-step check
-// could refuse). The reply so far becomes a forbidden prefix, its last
-// token is taken back, the cache and the grammar return to the state
-// before it, and the token before it is evaluated again so that the choice
-// is made anew without it. Deterministic, so runs stay reproducible.
-func (m *Model) backtrack(st *genState) {
-	gen := st.out.Tokens
-	n := len(gen)
-	if n == 0 || len(st.deadEnds) >= maxBacktracks {
-		so := ""
-		if n > 0 {
-			so = m.detokenize(gen)
-		}
-		st.err = fmt.Errorf("generate: the grammar and the bans leave no token after %q", so)
-		m.stop(st, lm.StopEndOfTurn)
-		return
-	}
-	st.deadEnds = append(st.deadEnds, slices.Clone(gen))
-	st.out.Tokens, st.out.LogProbs = gen[:n-1], st.out.LogProbs[:n-1]
-	st.refeedPos = len(st.req.Prompt) + n - 2
-	if n >= 2 {
-		st.refeed = gen[n-2]
-	} else {
-		st.refeed = st.req.Prompt[len(st.req.Prompt)-1]
-	}
-	st.backed = true
-	m.cache.Truncate(&st.fork, st.refeedPos)
-	st.freeGrammar()
-	g, err := m.newGrammar(st.req.Grammar)
-	if err != nil {
-		st.err = err
-		m.stop(st, lm.StopEndOfTurn)
-		return
-	}
-	for _, t := range st.out.Tokens {
-		C.llama_sampler_accept(g, C.llama_token(t))
-	}
-	st.grammar = g
-}
-
-// Generate decodes the requests together, one token per active sequence
-// per llama_decode call.
-func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.model == nil {
-		return nil, lm.ErrClosed
-	}
-	for i, r := range reqs {
-		if len(r.Prompt) == 0 {
-			return nil, fmt.Errorf("generate: request %d: empty prompt", i)
-		}
-		if r.MaxTokens <= 0 {
-			return nil, fmt.Errorf("generate: request %d: MaxTokens must be positive, got %d", i, r.MaxTokens)
-		}
-		if r.ActionBan != nil && len(r.Stop) > 0 {
-			return nil, fmt.Errorf("generate: request %d: action bans cannot be combined with stop strings", i)
-		}
-		if err := m.checkTokens(fmt.Sprintf("generate request %d", i), r.Prompt); err != nil {
-			return nil, err
-		}
-		if len(r.Prompt)+r.MaxTokens > m.opts.Context {
-			return nil, fmt.Errorf("generate: request %d: %d prompt tokens plus %d new ones exceed the context of %d", i, len(r.Prompt), r.MaxTokens, m.opts.Context)
-		}
-		if r.Keep < 0 || r.Keep > m.cache.MaxKept() {
-			return nil, fmt.Errorf("generate: request %d: Keep %d outside 0..%d (the model was loaded to keep %d transcripts)", i, r.Keep, m.cache.MaxKept(), m.cache.MaxKept())
-		}
-		for j := range i {
-			if r.Keep > 0 && reqs[j].Keep == r.Keep {
-				return nil, fmt.Errorf("generate: requests %d and %d both keep transcript %d", j, i, r.Keep)
-			}
-		}
-	}
-	out := make([]lm.Generation, len(reqs))
-	// Groups of requests that generate together: as many as there are
-	// fork sequences and KV cells beside the cached prefix. Kept
-	// transcripts have sequences and cells of their own.
-	var group []int
-	forks, cells := 0, m.cache.Len()
-	for i, r := range reqs {
-		need := len(r.Prompt) + r.MaxTokens
-		if r.Keep == 0 && len(group) > 0 && (forks == m.opts.Sequences-1 || cells+need > m.opts.Context) {
-			if err := m.generateGroup(reqs, group, out); err != nil {
-				return nil, err
-			}
-			group, forks, cells = nil, 0, m.cache.Len()
-		}
-		group = append(group, i)
-		if r.Keep == 0 {
-			forks++
-			cells += need
-		}
-	}
-	if len(group) > 0 {
-		if err := m.generateGroup(reqs, group, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.Generation) error {
-	states := make([]*genState, len(group))
-	var prompts [][]lm.Token // of the requests that keep nothing
-	for _, i := range group {
-		if reqs[i].Keep == 0 {
-			prompts = append(prompts, reqs[i].Prompt)
-		}
-	}
-	if len(prompts) > 0 {
-		m.cache.DropUnreused(prompts)
-	}
-	fork := 0
-	for j, i := range group {
-		r := reqs[i]
-		st := &genState{req: r, active: true}
-		if r.Temperature > 0 {
-			st.rng = rand.New(rand.NewPCG(r.Seed, 0x9e3779b97f4a7c15))
-		}
-		if r.Grammar != "" {
-			g, err := m.newGrammar(r.Grammar)
-			if err != nil {
-				for _, prev := range states[:j] {
-					prev.freeGrammar()
-				}
-				return fmt.Errorf("generate: request %d: %w", i, err)
-			}
-			st.grammar = g
-		}
-		// Requests that keep nothing are all forked before any prompt is
-		// evaluated (see kvcache.Cache.Fork); a kept transcript starts
-		// when its turn to be evaluated comes, so that it reuses the
-		// canonical blocks the transcripts before it gave sequence 0.
-		if r.Keep == 0 {
-			fork++
-			st.fork = m.cache.Fork(fork, r.Prompt)
-		}
-		states[j] = st
-	}
-	defer func() {
-		for _, st := range states {
-			if st.req.Keep == 0 && st.fork.Seq > 0 {
-				m.cache.Release(st.fork.Seq)
-			}
-			st.freeGrammar()
-		}
-	}()
-
-	for _, st := range states {
-		if st.req.Keep > 0 {
-			st.fork = m.cache.Continue(st.req.Keep, st.req.Prompt)
-		}
-		if err := m.cache.Evaluate(st.fork); err != nil {
-			return err
-		}
-		m.choose(st, int(m.batch.n_tokens)-1)
-		if st.err != nil {
-			return st.err
-		}
-	}
-	// Then one token per active sequence per decode.
-	owner := make([]*genState, 0, len(states))
-	m.batch.n_tokens = 0
-	for {
-		for _, st := range states {
-			if st.active {
-				tok, pos := st.feed()
-				C.feedrun_batch_add(&m.batch, C.llama_token(tok), C.llama_pos(pos), C.llama_seq_id(st.fork.Seq), 1)
-				owner = append(owner, st)
-			}
-		}
-		if len(owner) == 0 {
-			break
-		}
-		if err := m.decode(); err != nil {
-			return err
-		}
-		for b, st := range owner {
-			m.choose(st, b)
-			if st.err != nil {
-				return st.err
-			}
-		}
-		m.batch.n_tokens = 0
-		owner = owner[:0]
-	}
-	for j, i := range group {
-		out[i] = states[j].out
-	}
-	for _, st := range states {
-		if st.req.Keep > 0 {
-			m.cache.Kept(st.fork, st.out.Tokens, st.out.StopReason == lm.StopEndOfTurn)
-		}
-	}
-	return nil
-}
-
-// choose picks the next token of st from the logits at batch index b and
-// decides whether the sequence goes on.
-func (m *Model) choose(st *genState, b int) {
-	// The normaliser is left to the C side once the token is chosen (see
-	// below): a pass of Go's math.Exp over the vocabulary cost a few
-	// percent of a decode step.
-	logits := m.logits(b)
-
-	gen := st.out.Tokens
-	ban := lm.TextBan{Ban: st.req.ActionBan, MaxTokens: st.req.MaxTokens, Detokenize: m.detokenize, EndOfTurn: m.endsReply, TurnEnd: m.turnEnd()}
-	// A token the grammar rejects, or that would leave a banned action, is
-	// left out and the choice made again; that is rare, so it costs nothing
-	// otherwise. Under greedy decoding the token so chosen is the one full
-	// masking chooses; when sampling, a draw rejected by the grammar is
-	// drawn again from the masked distribution, which makes the result a
-	// draw from that distribution (p(t)·[t allowed] + P(rejected)·p(t)/
-	// p(allowed) = p(t)/p(allowed)).
-	var excluded map[lm.Token]bool
-	var allowed []bool // the grammar's full mask, once it was needed
-	if st.grammar != nil && m.opts.GrammarFullMask {
-		allowed = m.grammarMask(st.grammar)
-	}
-	masked := func(t lm.Token) bool {
-		return excluded[t] || lm.Banned(st.req.Bans, gen, t) || lm.Banned(st.deadEnds, gen, t) || (allowed != nil && !allowed[t])
-	}
-	exclude := func(t lm.Token) {
-		if excluded == nil {
-			excluded = map[lm.Token]bool{}
-		}
-		excluded[t] = true
-	}
-	var next lm.Token
-	for {
-		next = m.pick(st, logits, masked)
-		if next < 0 {
-			break
-		}
-		if st.grammar != nil && allowed == nil && C.feedrun_grammar_allows(st.grammar, C.llama_token(next)) == 0 {
-			allowed = m.grammarMask(st.grammar)
-			continue
-		}
-		// A control token that does not end generation (Qwen's
-		// <|im_start|>, a tokenizer's <|endoftext|> where EOT is another)
-		// is no text of a reply: free, the model writing one has ended its
-		// turn and goes on to open the next; under a grammar, which would
-		// take its text for characters of a call, it is left out.
-		if st.grammar != nil && m.isControl(next) && !m.isEOG(next) {
-			exclude(next)
-			continue
-		}
-		if ban.Forbids(gen, next) {
-			exclude(next)
-			continue
-		}
-		break
-	}
-	if next < 0 && st.grammar != nil {
-		m.backtrack(st)
-		return
-	}
-	if next < 0 || m.endsReply(next) {
-		m.stop(st, lm.StopEndOfTurn)
-		return
-	}
-	if st.grammar != nil {
-		C.llama_sampler_accept(st.grammar, C.llama_token(next))
-	}
-	st.out.Tokens = append(st.out.Tokens, next)
-	// The log-probability of the chosen token is computed as scoring
-	// computes it (feedrun_logprob), so a generated token's figure equals
-	// its score bit for bit.
-	st.out.LogProbs = append(st.out.LogProbs, m.logprob(b, next))
-	if turnEnd := m.turnEnd(); turnEnd != nil {
-		text := m.detokenize(st.out.Tokens)
-		if k := turnEnd(text); k >= 0 {
-			m.endPlainTurn(st, text, k)
-			return
-		}
-	}
-	// The text is only needed per step to look for stop strings; without
-	// them it is detokenised once, when the sequence ends.
-	if len(st.req.Stop) > 0 {
-		text := m.detokenize(st.out.Tokens)
-		for _, stop := range st.req.Stop {
-			if k := strings.Index(text, stop); stop != "" && k >= 0 {
-				m.stop(st, lm.StopString)
-				st.out.Text = text[:k]
-				return
-			}
-		}
-	}
-	if len(st.out.Tokens) >= st.req.MaxTokens {
-		m.stop(st, lm.StopMaxTokens)
-	}
-}
-
-// newGrammar compiles a GBNF grammar for this vocabulary; llama.cpp
-// refuses one it cannot parse (and left recursion) with a null sampler.
-func (m *Model) newGrammar(gbnf string) (*C.struct_llama_sampler, error) {
-	cs, root := C.CString(gbnf), C.CString("root")
-	defer C.free(unsafe.Pointer(cs))
-	defer C.free(unsafe.Pointer(root))
-	C.feedrun_clear_error()
-	g := C.llama_sampler_init_grammar(m.vocab, cs, root)
-	if g == nil {
-		return nil, fmt.Errorf("grammar: llama.cpp could not parse it%s", lastError())
-	}
-	return g, nil
-}
-
-// Accepts reports whether text, tokenised as the model writes it, is a
-// whole sentence of a GBNF grammar as the decoder reads it token by token.
-// A run checks its environment's grammar against known-good actions with
-// it before it starts, so that a grammar that would forbid the right answer
-// is an error rather than a silent handicap.
-func (m *Model) Accepts(gbnf, text string) (bool, error) {
-	toks, err := m.Tokenize(text, false, false)
-	if err != nil {
-		return false, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.model == nil {
-		return false, lm.ErrClosed
-	}
-	g, err := m.newGrammar(gbnf)
-	if err != nil {
-		return false, err
-	}
-	defer C.llama_sampler_free(g)
-	for _, t := range toks {
-		if C.feedrun_grammar_allows(g, C.llama_token(t)) == 0 {
-			return false, nil
-		}
-		C.llama_sampler_accept(g, C.llama_token(t))
-	}
-	return C.feedrun_grammar_allows(g, C.llama_token(m.eot())) != 0, nil
-}
-
-func (st *genState) freeGrammar() {
-	if st.grammar != nil {
-		C.llama_sampler_free(st.grammar)
-		st.grammar = nil
-	}
-}
-
-// grammarMask is which tokens the grammar accepts next.
-func (m *Model) grammarMask(g *C.struct_llama_sampler) []bool {
-	flags := make([]C.char, m.nVocab)
-	C.feedrun_grammar_mask(g, C.int(m.nVocab), &flags[0])
-	out := make([]bool, m.nVocab)
-	for i, f := range flags {
-		out[i] = f != 0
-	}
-	return out
-}
-
-// pick is the next token of st from the logits, never a masked one: the
-// highest (ties to the lowest id) when greedy, else a seeded draw at the
-// request's temperature; -1 when every token is masked.
-func (m *Model) pick(st *genState, logits []float32, masked func(lm.Token) bool) lm.Token {
-	next := lm.Token(-1)
-	if st.rng == nil {
-		best := math.Inf(-1)
-		for id, v := range logits {
-			if float64(v) > best && !masked(lm.Token(id)) {
-				best, next = float64(v), lm.Token(id)
-			}
-		}
-		return next
-	}
-	// Only a draw needs the maximum; in float32 it is the float64 maximum
-	// of the widened logits.
-	mx32 := logits[0]
-	for _, v := range logits[1:] {
-		mx32 = max(mx32, v)
-	}
-	mx := float64(mx32)
-	// One buffer of weights serves every draw: allocating a vocabulary's
-	// worth per token cost more than the draw itself.
-	if len(m.weights) != len(logits) {
-		m.weights = make([]float64, len(logits))
-	}
-	weights := m.weights
-	var total float64
-	for id, v := range logits {
-		weights[id] = 0
-		if !masked(lm.Token(id)) {
-			weights[id] = math.Exp((float64(v) - mx) / st.req.Temperature)
-			total += weights[id]
-		}
-	}
-	u := st.rng.Float64() * total
-	for id, w := range weights {
-		if w == 0 {
-			continue
-		}
-		next = lm.Token(id)
-		if u -= w; u < 0 {
-			break
-		}
-	}
-	return next
 }
 
 func (m *Model) isEOG(t lm.Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
@@ -1259,31 +763,6 @@ func (m *Model) isControl(t lm.Token) bool {
 // endsReply: a free reply ends at an end-of-generation token and at any
 // other control token, which no reply carries as text.
 func (m *Model) endsReply(t lm.Token) bool { return m.isEOG(t) || m.isControl(t) }
-
-// stop ends a sequence and sets its text.
-func (m *Model) stop(st *genState, reason string) {
-	st.out.StopReason = reason
-	st.active = false
-	st.out.Text = ""
-	if len(st.out.Tokens) > 0 {
-		st.out.Text = m.detokenize(st.out.Tokens)
-	}
-}
-
-// endPlainTurn ends st's reply where the text starts the next turn, at k.
-// The reply keeps the generated tokens whose text lies wholly before k (all
-// of them were fed back, so a kept cache stays a prefix of the KV cells);
-// in the rare case that a token straddles k, Text is longer than they spell.
-func (m *Model) endPlainTurn(st *genState, text string, k int) {
-	n := len(st.out.Tokens) - 1
-	for n > 0 && len(m.detokenize(st.out.Tokens[:n])) > k {
-		n--
-	}
-	st.out.Tokens, st.out.LogProbs = st.out.Tokens[:n], st.out.LogProbs[:n]
-	st.out.StopReason = lm.StopEndOfTurn
-	st.out.Text = text[:k]
-	st.active = false
-}
 
 // eot is the model's end-of-turn token (EOS when it has no EOT).
 func (m *Model) eot() lm.Token {

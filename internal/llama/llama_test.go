@@ -559,3 +559,30 @@ func TestEpisodesTogetherReplyAsAlone(t *testing.T) {
 	alone := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
 	episodesTogetherAsAlone(t, together, alone, 1e-3)
 }
+
+// An empty sequence's state saves and restores through llama.cpp (its
+// header alone); a state of no bytes, which llama.cpp's size reports on
+// failure, is a failed Save or Restore and never reaches C.
+func TestEmptyStateSavesAndRestores(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 1}, Options{Threads: 1})
+	mem := kvMemory{m}
+	mem.Clear(true)
+	state, ok := mem.Save(0)
+	if !ok || len(state) == 0 {
+		t.Fatalf("Save of an empty sequence: %d bytes, ok %v; want its header", len(state), ok)
+	}
+	if !mem.Restore(0, state) {
+		t.Error("Restore of an empty sequence's state failed")
+	}
+	if mem.Restore(0, nil) {
+		t.Error("Restore of no bytes succeeded")
+	}
+	read := func([]byte) int { t.Fatal("read called for a state of no bytes"); return 0 }
+	if got, ok := readState(0, read); ok || got != nil {
+		t.Errorf("readState(0) = %v, %v; want nil, false", got, ok)
+	}
+	short := func(buf []byte) int { return len(buf) - 1 }
+	if _, ok := readState(8, short); ok {
+		t.Error("readState accepted a short read")
+	}
+}

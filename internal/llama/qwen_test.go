@@ -72,7 +72,7 @@ func qwenContexts(t *testing.T) map[string][]transcript.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := append(toolshed.Items(1, 3), crItems...)
+	items := append(toolshed.MakeItems(1, 3), crItems...)
 	out := map[string][]transcript.Message{}
 	for _, it := range items {
 		for _, h := range harness.ProbeHarnesses {
@@ -202,7 +202,7 @@ func TestQwenCoderEpisodeDoesNotDependOnTheEpisodeBefore(t *testing.T) {
 func TestQwenCoderPrefixSharedScoringEqualsScratch(t *testing.T) {
 	shared := loadReal(t, qwenCoder, Options{Threads: 2})
 	scratch := loadReal(t, qwenCoder, Options{Threads: 2, NoPrefixReuse: true})
-	it := toolshed.Items(1, 1)[0]
+	it := toolshed.MakeItems(1, 1)[0]
 	text, err := shared.RenderChat(it.Context, true)
 	if err != nil {
 		t.Fatal(err)

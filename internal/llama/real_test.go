@@ -354,7 +354,7 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 	m := loadReal(t, "smollm2-135m", Options{Threads: 1})
 	ts := toolshed.Environment{}
 	n := 0
-	for _, task := range toolshed.Tasks() {
+	for _, task := range toolshed.AllTasks() {
 		for _, step := range task.Steps {
 			ok, err := m.Accepts(ts.Grammar(), step)
 			if err != nil {

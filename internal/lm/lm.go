@@ -8,6 +8,11 @@
 // generation from a prompt (Generate). Tokenisation and chat rendering are
 // exposed so that callers can encode an action once and score the same ids
 // under every context.
+//
+// How a reply's tokens are chosen (greedy or seeded sampling, bans, the
+// action ban, grammar acceptance and backing out of dead ends) is Decoder,
+// here in plain Go, which internal/llama and the Fake both drive: a model
+// only evaluates the tokens a decoder asks for and hands it the logits.
 package lm
 
 import (

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -176,8 +176,9 @@ func (f *Fake) Score(prefix []Token, conts []Continuation) ([][]float64, error) 
 	return out, nil
 }
 
-// Generate decodes greedily or by seeded sampling, honouring bans, stops
-// and the token budget like the real runtime.
+// Generate decodes each request with the Decoder every Model shares,
+// evaluating the whole sequence afresh at every step, since the fake keeps
+// no cache.
 func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 	if f.closed {
 		return nil, ErrClosed
@@ -190,108 +191,66 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		if r.ActionBan != nil && len(r.Stop) > 0 {
 			return nil, errors.New("generate: action bans cannot be combined with stop strings")
 		}
-		if r.Grammar != "" && f.Grammar == nil {
-			return nil, errors.New("generate: the fake has no Grammar to constrain decoding with")
+		var grammar Grammar // an untyped nil without one: the decoder tests for nil
+		if r.Grammar != "" {
+			if f.Grammar == nil {
+				return nil, errors.New("generate: the fake has no Grammar to constrain decoding with")
+			}
+			grammar = &fakeGrammar{f: f, gbnf: r.Grammar}
 		}
-		var rng *rand.Rand
-		if r.Temperature > 0 {
-			rng = rand.New(rand.NewPCG(r.Seed, 1))
-		}
-		g := &out[i]
-		for {
-			lp := logSoftmax(f.logits(r.Prompt, append(append([]Token{}, r.Prompt...), g.Tokens...)))
-			ban := TextBan{Ban: r.ActionBan, MaxTokens: r.MaxTokens, Detokenize: f.Detokenize, EndOfTurn: func(t Token) bool { return t == FakeEndOfTurn }}
-			excluded := map[Token]bool{}
-			grammar := func(t Token) bool {
-				if r.Grammar == "" {
-					return true
-				}
-				if t == FakeEndOfTurn {
-					return f.Grammar(r.Grammar, f.Detokenize(g.Tokens), true)
-				}
-				return f.Grammar(r.Grammar, f.Detokenize(append(g.Tokens[:len(g.Tokens):len(g.Tokens)], t)), false)
+		d := NewDecoder(r, fakeVocabulary{f}, grammar, DecodeOptions{})
+		for more := true; more; {
+			logits := f.logits(r.Prompt, append(slices.Clone(r.Prompt), d.Tokens()...))
+			lp := logSoftmax(logits)
+			row := make([]float32, len(logits))
+			for t, v := range logits {
+				row[t] = float32(v)
 			}
-			var next Token
-			for {
-				next = f.pick(lp, rng, r.Temperature, func(t Token) bool { return excluded[t] || Banned(r.Bans, g.Tokens, t) || !grammar(t) })
-				if next < 0 || !ban.Forbids(g.Tokens, next) {
-					break
-				}
-				excluded[next] = true
-			}
-			if next < 0 && r.Grammar != "" {
-				return nil, fmt.Errorf("generate: request %d: the grammar and the bans leave no token after %q", i, f.Detokenize(g.Tokens))
-			}
-			if next == FakeEndOfTurn || next < 0 {
-				g.StopReason = StopEndOfTurn
-				break
-			}
-			g.Tokens = append(g.Tokens, next)
-			g.LogProbs = append(g.LogProbs, lp[next])
-			g.Text = f.Detokenize(g.Tokens)
-			if stopAt(g, r.Stop) {
-				break
-			}
-			if len(g.Tokens) >= r.MaxTokens {
-				g.StopReason = StopMaxTokens
-				break
+			var err error
+			if _, more, err = d.Choose(row, func(t Token) float64 { return lp[t] }); err != nil {
+				return nil, fmt.Errorf("generate: request %d: %w", i, err)
 			}
 		}
-		g.Text = cutStop(f.Detokenize(g.Tokens), r.Stop)
+		out[i] = d.Generation()
 	}
 	return out, nil
 }
 
-// pick is the highest unmasked token when rng is nil, else a seeded draw.
-func (f *Fake) pick(lp []float64, rng *rand.Rand, temperature float64, masked func(Token) bool) Token {
-	next := Token(-1)
-	if rng == nil {
-		for t := range lp {
-			if (next < 0 || lp[t] > lp[next]) && !masked(Token(t)) {
-				next = Token(t)
-			}
-		}
-		return next
-	}
-	var total float64
-	w := make([]float64, len(lp))
-	for t := range lp {
-		if !masked(Token(t)) {
-			w[t] = math.Exp(lp[t] / temperature)
-			total += w[t]
-		}
-	}
-	u := rng.Float64() * total
-	for t := range w {
-		if w[t] == 0 {
-			continue
-		}
-		next = Token(t)
-		if u -= w[t]; u < 0 {
-			break
-		}
-	}
-	return next
+// fakeVocabulary is the fake's Vocabulary: its one control token ends
+// every reply.
+type fakeVocabulary struct{ f *Fake }
+
+func (v fakeVocabulary) Detokenize(tokens []Token) string { return v.f.Detokenize(tokens) }
+func (v fakeVocabulary) IsEndOfTurn(t Token) bool         { return t == FakeEndOfTurn }
+func (v fakeVocabulary) IsEndOfGeneration(t Token) bool   { return t == FakeEndOfTurn }
+
+// fakeGrammar asks the fake's Grammar about the text of the reply so far
+// with one more token, or, for the end-of-turn token, whether the text is
+// a whole sentence.
+type fakeGrammar struct {
+	f    *Fake
+	gbnf string
+	text []Token // accepted so far
 }
 
-func stopAt(g *Generation, stops []string) bool {
-	for _, s := range stops {
-		if s != "" && strings.Contains(g.Text, s) {
-			g.StopReason = StopString
-			return true
-		}
+func (g *fakeGrammar) Allows(t Token) bool {
+	if t == FakeEndOfTurn {
+		return g.f.Grammar(g.gbnf, g.f.Detokenize(g.text), true)
 	}
-	return false
+	return g.f.Grammar(g.gbnf, g.f.Detokenize(append(g.text[:len(g.text):len(g.text)], t)), false)
 }
 
-func cutStop(text string, stops []string) string {
-	for _, s := range stops {
-		if k := strings.Index(text, s); s != "" && k >= 0 {
-			text = text[:k]
-		}
+func (g *fakeGrammar) Mask() []bool {
+	out := make([]bool, FakeEndOfTurn+1)
+	for t := range out {
+		out[t] = g.Allows(Token(t))
 	}
-	return text
+	return out
 }
+
+func (g *fakeGrammar) Accept(t Token) { g.text = append(g.text, t) }
+
+func (g *fakeGrammar) Reset() error { g.text = nil; return nil }
 
 // BeginUnit does nothing: the fake keeps no cache.
 func (f *Fake) BeginUnit() {}

@@ -55,8 +55,19 @@ func OpenExisting(path string) (*Store, error) {
 	return open(path)
 }
 
+// busyTimeout is how long a statement waits for another process's lock on
+// the store (a `memory show` reading while a build writes, or two lanes
+// sharing one store) before it fails with SQLITE_BUSY. Without it SQLite
+// fails at once, and a build was seen to die of a reader's lock.
+const busyTimeout = "busy_timeout(10000)"
+
 func open(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", path)
+	// The driver reads settings after a '?' in the name and drops them from
+	// the file name, so a path holding one would open another file.
+	if strings.Contains(path, "?") {
+		return nil, fmt.Errorf("memory store %s: a '?' in the path is not supported; rename the file", path)
+	}
+	db, err := sql.Open("sqlite", path+"?_pragma="+busyTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("memory %s: %w", path, err)
 	}

@@ -31,7 +31,7 @@ func BenchmarkProbeItem(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	items := toolshed.Items(1, 4)
+	items := toolshed.MakeItems(1, 4)
 	for _, c := range []struct {
 		name    string
 		noReuse bool

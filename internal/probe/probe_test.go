@@ -120,7 +120,7 @@ func runProbe(t *testing.T, dir string, items []transcript.Item, shard results.S
 	r := &Run{
 		Prober: New(&lm.Fake{Copy: 2}, Options{Harnesses: harness.ProbeHarnesses, PerToken: perToken}),
 		Model:  "fake", ModelSHA256: "00", Env: "toolshed", Items: items, Shard: shard, OutDir: dir,
-		Manifest: results.Manifest{Config: map[string]any{"items": len(items)}, Shard: shard},
+		Manifest: results.Manifest{Config: results.Config{Runner: results.RunnerProbe, Items: len(items)}, Shard: shard},
 	}
 	defer r.Close()
 	sum, err := r.Execute(context.Background())
@@ -181,7 +181,7 @@ func TestResumeRefusesOtherConfiguration(t *testing.T) {
 	r := &Run{
 		Prober: New(&lm.Fake{}, Options{Harnesses: harness.ProbeHarnesses}),
 		Model:  "fake", Env: "toolshed", Items: testItems(), OutDir: dir,
-		Manifest: results.Manifest{Config: map[string]any{"items": 99}},
+		Manifest: results.Manifest{Config: results.Config{Runner: results.RunnerProbe, Items: 99}},
 	}
 	defer r.Close()
 	if _, err := r.Execute(context.Background()); err == nil {

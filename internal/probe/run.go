@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -21,7 +20,7 @@ type Run struct {
 	Shard            results.Shard
 	OutDir           string
 	Manifest         results.Manifest
-	Progress         iostreams.Progress
+	Progress         results.Progress
 	// Cut is told when resuming cuts a torn last row off a table.
 	Cut results.CutFunc
 

@@ -59,7 +59,7 @@ func tinyRun(t testing.TB, dir string, items []transcript.Item, stopAfter int) S
 	r := &Run{
 		Prober: New(m, Options{Harnesses: harness.ProbeHarnesses, PerToken: true}),
 		Model:  "tiny", ModelSHA256: "11", Env: "toolshed", Items: items, OutDir: dir,
-		Manifest: results.Manifest{Config: map[string]any{"items": len(items)}},
+		Manifest: results.Manifest{Config: results.Config{Runner: results.RunnerProbe, Items: len(items)}},
 	}
 	ctx := context.Background()
 	if stopAfter > 0 {

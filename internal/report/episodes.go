@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,34 +166,6 @@ func (r *rowReader) natural(name string) uint64 {
 		r.fail(name, fmt.Errorf("expected a whole number ≥ 0, got %q", s))
 	}
 	return n
-}
-
-// manifestDecode is the run's config "decode"; runs made before grammar
-// decoding existed decoded freely.
-func manifestDecode(dir string, m results.Manifest) (string, error) {
-	v, ok := m.Config["decode"]
-	if !ok {
-		return "free", nil
-	}
-	d, ok := v.(string)
-	if !ok || (d != "free" && d != "grammar") {
-		return "", fmt.Errorf("%s: config field decode: expected free or grammar, got %v", filepath.Join(dir, results.ManifestName), v)
-	}
-	return d, nil
-}
-
-// manifestBool is the run's config field name as a boolean; said is false
-// when the manifest (of an older run) does not have it.
-func manifestBool(dir string, m results.Manifest, name string) (value, said bool, err error) {
-	v, ok := m.Config[name]
-	if !ok {
-		return false, false, nil
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, false, fmt.Errorf("%s: config field %s: expected true or false, got %v", filepath.Join(dir, results.ManifestName), name, v)
-	}
-	return b, true, nil
 }
 
 // checkEpisodes rejects the same episode twice and one model that is both

@@ -113,19 +113,28 @@ func runDir(t *testing.T, rows ...probe) string {
 // exactly these records.
 func rawRunDir(t *testing.T, header []string, recs [][]string) string {
 	t.Helper()
-	dir := newRun(t, nil)
+	dir := newRun(t, results.Config{})
 	writeTable(t, dir, ItemsFile, header, recs)
 	return dir
 }
 
 // newRun writes a run folder with only a manifest, whose config is config.
-func newRun(t *testing.T, config map[string]any) string {
+func newRun(t *testing.T, config results.Config) string {
 	t.Helper()
 	dir := t.TempDir()
 	ok(t, results.WriteManifest(dir, results.Manifest{
 		Command: []string{"feedrun", "probe"}, Config: config, FeedrunVersion: "test", Commit: "abc123",
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
 	}))
+	return dir
+}
+
+// rawManifestRun writes a run folder with only a manifest whose config is
+// the JSON object config, as no build writes it.
+func rawManifestRun(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ok(t, os.WriteFile(filepath.Join(dir, results.ManifestName), []byte(`{"config": `+config+`}`), 0o644))
 	return dir
 }
 

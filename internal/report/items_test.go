@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 func TestLoadSortsAndPools(t *testing.T) {
@@ -122,7 +124,7 @@ func TestLoadRejects(t *testing.T) {
 // on_policy field is an error naming the manifest.
 func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	generator := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
-	onPolicy := newRun(t, map[string]any{"on_policy": true})
+	onPolicy := newRun(t, results.Config{OnPolicy: true})
 	writeTable(t, onPolicy, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
 	tables := tablesOf(t, Reference{}, generator, onPolicy)
 	gen := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
@@ -135,8 +137,46 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	if !hasNote(tables) || hasNote(tablesOf(t, Reference{}, generator)) {
 		t.Errorf("the on-policy note in Table 3: with an on-policy run %v, without %v; want true, false", hasNote(tables), hasNote(tablesOf(t, Reference{}, generator)))
 	}
-	bad := newRun(t, map[string]any{"on_policy": "yes"})
+	bad := rawManifestRun(t, `{"on_policy": "yes"}`)
 	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
 	_, err := Load([]string{bad})
 	errContains(t, err, "config field on_policy: expected true or false")
+}
+
+// A run whose observations came in tool turns is another condition than
+// the study's user turns: its rows stand apart from a user run of the same
+// model and env, under "... (tool observations)", with no study figure
+// beside them; a rollout's label keeps its decoding too. A malformed
+// observations field is an error naming the manifest.
+func TestToolObservationsRunStandsApart(t *testing.T) {
+	user := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
+	tool := newRun(t, results.Config{Observations: "tool"})
+	writeTable(t, tool, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
+	said := newRun(t, results.Config{Observations: "user"})
+	writeTable(t, said, ItemsFile, ItemsHeader, [][]string{inverted("i3", 1, 0.5).record()})
+	ref := Reference{Figures: []StudyFigure{{Figure: "gain_per_token", Value: "-1.03", Scope: Scope{Env: "toolshed", Harness: all}}}}
+	tables := tablesOf(t, ref, user, tool, said)
+	u := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
+	tl := figure(t, tables, InversionTable, "m", "toolshed (tool observations)", "verbatim", "gain_per_token")
+	// The run that names user turns pools with the one made before the
+	// setting existed: three items.
+	if n := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "items").Estimate; n != 3 {
+		t.Errorf("user rows: %v items, want 3", n)
+	}
+	if !near(tl.Estimate, -1.5/2) || u.Study != "-1.03" || tl.Study != "" {
+		t.Errorf("tool row %v with study %q, user row study %q; want %v, none, -1.03", tl.Estimate, tl.Study, u.Study, -0.75)
+	}
+
+	eps, steps := loopFixture()
+	d := loadRuns(t, transcriptRun(t, results.Config{InstructionTuned: results.Tuned(true), Decode: "grammar", Observations: "tool"}, results.RolloutSteps.Header, eps, steps))
+	for _, e := range d.Episodes {
+		if e.Env != "toolshed (grammar) (tool observations)" {
+			t.Fatalf("rollout episode env %q, want toolshed (grammar) (tool observations)", e.Env)
+		}
+	}
+
+	bad := rawManifestRun(t, `{"observations": "system"}`)
+	writeTable(t, bad, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record()})
+	_, err := Load([]string{bad})
+	errContains(t, err, "config field observations: expected user or tool, got system")
 }

@@ -113,7 +113,9 @@ func (r Reference) Lookup(figure, model, env string, h harness.Name) string {
 	// Nothing says the study's figures were measured on a model's own
 	// failing attempts (SmolLM2's are mostly prose, not calls): they stand
 	// beside the generator's rows, never an on-policy run's.
-	if strings.HasSuffix(env, onPolicySuffix) {
+	// Nor beside a run that put observations in tool turns: the study's
+	// agents saw them as user turns.
+	if strings.HasSuffix(env, onPolicySuffix) || strings.Contains(env, toolObservationsSuffix) {
 		return ""
 	}
 	env = scopeEnv(env)

@@ -53,7 +53,8 @@ type Options struct {
 // Run reads the run folders, writes the tables to out (the HTML format with
 // every episode and item, see writeHTML) and, when asked, draws the plots: Tables 1–3 when the folders have probe items, Table 4
 // when they have rollout episodes, Table 5 when they have a retry-budget
-// sweep. The tables are written only once every
+// sweep, Table 6 when probe items of one environment come from two models
+// or more. The tables are written only once every
 // figure is computed, so an error never leaves half a report on out.
 func Run(ctx context.Context, opts Options, out io.Writer) error {
 	opts, err := resolve(opts)
@@ -96,6 +97,15 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return err
 		}
 		tables = append(tables, t)
+	}
+	if len(data.Items) > 0 {
+		t, ok, err := Sizes(ctx, data.Items, data.Runs, opts.Sizes, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			tables = append(tables, t)
+		}
 	}
 	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width, OmitRuns: opts.OmitRuns}
 	var buf bytes.Buffer

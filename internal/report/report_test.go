@@ -156,9 +156,10 @@ func TestRunMarkdownParses(t *testing.T) {
 		}
 		prev = line
 	}
-	// Four tables × four model × env groups.
-	if tables != 16 {
-		t.Errorf("%d Markdown tables, want 16", tables)
+	// Four tables × four model × env groups, and Table 6's two
+	// environments, each with its one pair of models.
+	if tables != 18 {
+		t.Errorf("%d Markdown tables, want 18", tables)
 	}
 	if !strings.Contains(out, "### gemma (base), coderepair") {
 		t.Error("no heading for the base model")
@@ -174,11 +175,20 @@ func TestRunCSVParses(t *testing.T) {
 		t.Fatalf("header %q, want %q", recs[0], CSVHeader)
 	}
 	number := func(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }
-	var banned, study, base int
+	var banned, study, base, sizes int
 	for i, r := range recs[1:] {
 		table, model, estimate, lo, hi := r[0], r[1], r[5], r[6], r[7]
-		if !slices.Contains([]string{InversionTable, DecompositionTable, HarnessTable}, table) {
+		if !slices.Contains([]string{InversionTable, DecompositionTable, HarnessTable, SizeTable}, table) {
 			t.Errorf("row %d: table %q", i+1, table)
+		}
+		if table == SizeTable {
+			// The pair of models, larger − smaller; neither has a size here,
+			// so they are ordered by name.
+			if model != "tuned − gemma (base)" || r[9] != "" {
+				t.Errorf("row %d: Table 6 row for %q with study %q", i+1, model, r[9])
+			}
+			sizes++
+			continue
 		}
 		switch {
 		case estimate == "banned":
@@ -199,8 +209,8 @@ func TestRunCSVParses(t *testing.T) {
 			}
 		}
 	}
-	if banned == 0 || study == 0 || base == 0 {
-		t.Errorf("%d banned, %d study, %d base rows; want some of each", banned, study, base)
+	if banned == 0 || study == 0 || base == 0 || sizes == 0 {
+		t.Errorf("%d banned, %d study, %d base, %d Table 6 rows; want some of each", banned, study, base, sizes)
 	}
 	want := "inversion,tuned,toolshed,abstract,share_inverted,"
 	if !strings.Contains(out, want) {

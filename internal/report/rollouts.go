@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	envpkg "github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -176,4 +177,4 @@ func withFailedStep(episodes []Episode) []Episode {
 // hasFinishCall says whether an env's episodes end by a finish call, so
 // that giving up (finishing right after a failure) is something its agents
 // can do: ToolShed's can; CodeRepair's episodes end when the tests pass.
-func hasFinishCall(env string) bool { return scopeEnv(env) == "toolshed" }
+func hasFinishCall(env string) bool { return scopeEnv(env) == envpkg.ToolShedName }

@@ -53,11 +53,11 @@ func episodeIndex(col string) int {
 
 // tuned is a manifest config that says whether the run's model is
 // instruction-tuned.
-func tuned(it bool) map[string]any { return map[string]any{"instruction_tuned": it} }
+func tuned(it bool) results.Config { return results.Config{InstructionTuned: results.Tuned(it)} }
 
 // rolloutDir writes a run folder with a manifest of this config and these
 // episodes.
-func rolloutDir(t *testing.T, config map[string]any, rows ...episode) string {
+func rolloutDir(t *testing.T, config results.Config, rows ...episode) string {
 	t.Helper()
 	recs := make([][]string, len(rows))
 	for i, e := range rows {
@@ -187,7 +187,7 @@ func TestRollouts(t *testing.T) {
 }
 
 func TestRolloutsWithoutVerbatim(t *testing.T) {
-	tables := rolloutTable(t, rolloutDir(t, nil, ep("memory", "t1", 1).with(outcome("p", 3, 0)), ep("memory", "t2", 1)))
+	tables := rolloutTable(t, rolloutDir(t, results.Config{}, ep("memory", "t1", 1).with(outcome("p", 3, 0)), ep("memory", "t2", 1)))
 	if f := figure(t, tables, RolloutTable, "m", "toolshed", "memory", "passed_rate"); f.Estimate != 0.5 {
 		t.Errorf("passed rate %v, want 0.5", f.Estimate)
 	}
@@ -229,9 +229,9 @@ func TestEpisodesInstructionTuned(t *testing.T) {
 		{"manifest says base", func(t *testing.T) []string { return []string{rolloutDir(t, tuned(false), ep("verbatim", "t1", 1))} }, false},
 		{"manifest says tuned", func(t *testing.T) []string { return []string{rolloutDir(t, tuned(true), ep("verbatim", "t1", 1))} }, true},
 		{"probe rows say base", func(t *testing.T) []string {
-			return []string{rolloutDir(t, nil, ep("verbatim", "t1", 1)), runDir(t, base)}
+			return []string{rolloutDir(t, results.Config{}, ep("verbatim", "t1", 1)), runDir(t, base)}
 		}, false},
-		{"nothing says", func(t *testing.T) []string { return []string{rolloutDir(t, nil, ep("verbatim", "t1", 1))} }, true},
+		{"nothing says", func(t *testing.T) []string { return []string{rolloutDir(t, results.Config{}, ep("verbatim", "t1", 1))} }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,7 +263,7 @@ func TestLoadEpisodesRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := ep("verbatim", "t2", 1).record()
 			bad[episodeIndex(tt.column)] = tt.value
-			dir := newRun(t, nil)
+			dir := newRun(t, results.Config{})
 			writeTable(t, dir, EpisodesFile, EpisodesHeader, [][]string{good, bad})
 			_, err := Load([]string{dir})
 			errContains(t, err, append([]string{filepath.Join(dir, EpisodesFile) + ": row 2: "}, tt.want...)...)
@@ -281,20 +281,22 @@ func TestLoadRejectsRollouts(t *testing.T) {
 		want []string
 	}{
 		{"header", func(t *testing.T) []string {
-			dir := newRun(t, nil)
+			dir := newRun(t, results.Config{})
 			writeTable(t, dir, EpisodesFile, renamed, [][]string{row.record()})
 			return []string{dir}
 		}, []string{EpisodesFile, `header column 9 is "success", expected "passed"`}},
 		{"same episode in two folders", func(t *testing.T) []string {
-			return []string{rolloutDir(t, nil, row), rolloutDir(t, nil, ep("verbatim", "t1", 2), row)}
+			return []string{rolloutDir(t, results.Config{}, row), rolloutDir(t, results.Config{}, ep("verbatim", "t1", 2), row)}
 		}, []string{"row 2: episode", `"verbatim"|"t1"|"1"`, "already in", "row 1"}},
 		{"manifest flag", func(t *testing.T) []string {
-			return []string{rolloutDir(t, map[string]any{"instruction_tuned": "yes"}, row)}
-		}, []string{"manifest.json: config field instruction_tuned: expected true or false, got yes"}},
+			dir := rawManifestRun(t, `{"instruction_tuned": "yes"}`)
+			writeTable(t, dir, EpisodesFile, EpisodesHeader, [][]string{row.record()})
+			return []string{dir}
+		}, []string{"manifest.json: config field instruction_tuned: expected true or false, got \"yes\""}},
 		{"base and tuned", func(t *testing.T) []string {
 			return []string{runDir(t, inverted("1", 1, 1)), rolloutDir(t, tuned(false), row)}
 		}, []string{"config field instruction_tuned", `model "m" is false here but true in`, ItemsFile}},
-		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, nil)} }, []string{"no probe items, rollout episodes or sweep episodes"}},
+		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, results.Config{})} }, []string{"no probe items, rollout episodes or sweep episodes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -460,7 +462,7 @@ func TestRunProbeAndRollouts(t *testing.T) {
 func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	free := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.exact = 1 }), ep("ban", "t1", 1))
 	grammarCfg := tuned(true)
-	grammarCfg["decode"] = "grammar"
+	grammarCfg.Decode = results.DecodeGrammar
 	constrained := rolloutDir(t, grammarCfg, ep("verbatim", "t1", 1), ep("ban", "t1", 1))
 	old := newRun(t, tuned(true))
 	rec := ep("verbatim", "t1", 1).record()

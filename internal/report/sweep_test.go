@@ -23,7 +23,7 @@ func sweepDir(t *testing.T, runs int) (string, [][]string) {
 		return nil
 	})
 	ok(t, err)
-	dir := newRun(t, map[string]any{"agent": "scripted"})
+	dir := newRun(t, results.Config{Runner: results.RunnerSweep, Agent: "scripted"})
 	writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, recs)
 	return dir, recs
 }
@@ -114,7 +114,7 @@ func TestReadSweepRejects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := newRun(t, nil)
+			dir := newRun(t, results.Config{})
 			writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, [][]string{c.rec})
 			_, err := Load([]string{dir})
 			errContains(t, err, SweepFile+": row 1")
@@ -122,7 +122,7 @@ func TestReadSweepRejects(t *testing.T) {
 		})
 	}
 	t.Run("twice", func(t *testing.T) {
-		a, b := newRun(t, nil), newRun(t, nil)
+		a, b := newRun(t, results.Config{}), newRun(t, results.Config{})
 		writeTable(t, a, SweepFile, results.SweepEpisodes.Header, [][]string{good})
 		writeTable(t, b, SweepFile, results.SweepEpisodes.Header, [][]string{good})
 		_, err := Load([]string{a, b})

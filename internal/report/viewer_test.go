@@ -41,7 +41,7 @@ func (s stepFixture) record(header []string) []string {
 }
 
 // transcriptRun writes a rollout run folder with these episodes and steps.
-func transcriptRun(t *testing.T, config map[string]any, header []string, episodes []episode, steps []stepFixture) string {
+func transcriptRun(t *testing.T, config results.Config, header []string, episodes []episode, steps []stepFixture) string {
 	t.Helper()
 	dir := rolloutDir(t, config, episodes...)
 	recs := make([][]string, len(steps))
@@ -82,7 +82,7 @@ func TestLoadTranscripts(t *testing.T) {
 	t.Run("each episode gets its steps in order", func(t *testing.T) {
 		// A grammar run: Load adds the decoding to the env, the steps file
 		// does not have it.
-		cfg := map[string]any{"instruction_tuned": true, "decode": "grammar"}
+		cfg := results.Config{InstructionTuned: results.Tuned(true), Decode: results.DecodeGrammar}
 		d := loadRuns(t, transcriptRun(t, cfg, results.RolloutSteps.Header, eps, steps))
 		for _, e := range d.Episodes {
 			if len(e.Transcript) != e.Steps {

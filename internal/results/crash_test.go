@@ -69,7 +69,10 @@ func TestAppendSurvivesKill(t *testing.T) {
 		if err != nil && !errors.As(err, &exitErr) {
 			t.Fatal(err)
 		}
-		if round%3 == 1 {
+		// A child killed before it opened the table leaves no file (on a
+		// loaded machine the kill can land before the child starts), and a
+		// power loss then leaves no torn row either.
+		if _, statErr := os.Stat(path); round%3 == 1 && statErr == nil {
 			torn := encodeRecord(crashRow(crashRows + round))
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			ok(t, err)

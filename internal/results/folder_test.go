@@ -52,12 +52,12 @@ func TestResumeChecksItsInputs(t *testing.T) {
 	changed := shardManifest(0, 1)
 	changed.DatasetSHA256 = "beef"
 	changed.ModelSHA256 = "feed"
-	changed.Config["env"] = "coderepair"
+	changed.Config.Env = "coderepair"
 	_, err = OpenFolder(dir, changed)
 	if !errors.As(err, new(Refused)) {
 		t.Fatalf("got %v, want Refused", err)
 	}
-	errContains(t, err, "the items file or dataset (sha256 cafe in the manifest, now beef)", "the model file", `env (not in the manifest, now "coderepair")`)
+	errContains(t, err, "the items file or dataset (sha256 cafe in the manifest, now beef)", "the model file", `env ("" in the manifest, now "coderepair")`)
 	if readFile(t, filepath.Join(dir, ManifestName)) != created {
 		t.Error("a refused resume changed the manifest")
 	}

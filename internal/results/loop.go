@@ -10,19 +10,25 @@ import (
 // the same command again resumes after it.
 var ErrInterrupted = errors.New("interrupted")
 
-// Progress counts units as a loop finishes or skips them; the iostreams
-// bars are one. A nil Progress counts nothing.
+// Progress counts units as a runner finishes or skips them: the one
+// progress interface, which the iostreams bars implement. A runner given
+// none counts on Silent.
 type Progress interface {
 	Add(n int)
 	Finish()
 }
 
+// Silent is the Progress that counts nothing.
+var Silent Progress = silent{}
+
 // Tally says what a loop did: the units it ran and those it skipped because
 // their rows were already in the run folder.
 type Tally struct{ Ran, Skipped int }
 
-// Loop is the run loop of every runner (probe items, rollout episodes, the
-// retry sweep's episodes): for each unit in order, skip it when done (nil:
+// Loop is the run loop of the runners that measure one unit at a time
+// (probe items, the retry sweep's episodes; a rollout advances a batch of
+// episodes together and loops in rollout.Plan.Execute, on the same
+// terms): for each unit in order, skip it when done (nil:
 // nothing is done) says its rows are already written, else run it, which
 // measures the unit and appends its rows. Cancelling ctx stops before the
 // next unit to run, with ErrInterrupted; skipping goes on regardless, since
@@ -31,7 +37,7 @@ type Tally struct{ Ran, Skipped int }
 func Loop[U any](ctx context.Context, units []U, progress Progress, done func(U) bool, run func(U) error) (Tally, error) {
 	var n Tally
 	if progress == nil {
-		progress = silent{}
+		progress = Silent
 	}
 	defer progress.Finish()
 	for _, u := range units {

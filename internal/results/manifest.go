@@ -19,12 +19,12 @@ const ManifestName = "manifest.json"
 // to rerun it and to
 // tell whether two shards belong to the same run.
 type Manifest struct {
-	Command        []string       `json:"command"`
-	Config         map[string]any `json:"config"` // resolved: flags, environment, file and defaults merged
-	FeedrunVersion string         `json:"feedrun_version"`
-	Commit         string         `json:"commit"`
-	ModelSHA256    string         `json:"model_sha256"`
-	LlamaBuild     string         `json:"llama_build"`
+	Command        []string `json:"command"`
+	Config         Config   `json:"config"` // resolved: flags, environment, file and defaults merged
+	FeedrunVersion string   `json:"feedrun_version"`
+	Commit         string   `json:"commit"`
+	ModelSHA256    string   `json:"model_sha256"`
+	LlamaBuild     string   `json:"llama_build"`
 	// LlamaCommit is the upstream llama.cpp commit compiled in, and
 	// Attention the attention kernel its context ran (flash attention on
 	// or off changes log-probabilities in the fourth decimal): both are
@@ -105,8 +105,8 @@ func WriteManifest(dir string, m Manifest) error {
 	return nil
 }
 
-// ReadManifest reads dir/manifest.json. Numbers inside Config stay
-// json.Number, so large integers survive and two manifests compare exactly.
+// ReadManifest reads dir/manifest.json. Its config's settings are checked
+// against their types (see Config); an error names the file and the field.
 func ReadManifest(dir string) (Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
 	data, err := os.ReadFile(path)
@@ -132,25 +132,26 @@ func decodeJSON(data []byte, v any) error {
 // are never mixed. The refusal names every difference.
 func CheckResume(dir string, old, m Manifest) error {
 	var changed []string
-	keys := map[string]bool{}
-	for k := range old.Config {
-		keys[k] = true
+	was, err := old.Config.encoded()
+	if err != nil {
+		return err
 	}
-	for k := range m.Config {
-		keys[k] = true
+	now, err := m.Config.encoded()
+	if err != nil {
+		return err
 	}
+	keys := maps.Clone(was)
+	maps.Copy(keys, now)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		a, inOld := old.Config[k]
-		b, inNew := m.Config[k]
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
+		a, inOld := was[k]
+		b, inNew := now[k]
 		switch {
 		case !inOld:
-			changed = append(changed, fmt.Sprintf("%s (not in the manifest, now %s)", k, jb))
+			changed = append(changed, fmt.Sprintf("%s (not in the manifest, now %s)", k, b))
 		case !inNew:
-			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, not set now)", k, ja))
-		case !sameJSON(ja, jb):
-			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, now %s)", k, ja, jb))
+			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, not set now)", k, a))
+		case !sameJSON(a, b):
+			changed = append(changed, fmt.Sprintf("%s (%s in the manifest, now %s)", k, a, b))
 		}
 	}
 	if old.ModelSHA256 != m.ModelSHA256 {

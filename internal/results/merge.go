@@ -150,7 +150,6 @@ func runIdentity(m Manifest) (map[string]any, error) {
 	// their own --out by hand, or the lanes of `--lanes` (one folder
 	// each), are one run.
 	m.Command = withoutFlags(m.Command, "--shard", "--threads", "--out")
-	m.Config = withoutShardKey(m.Config)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -223,16 +222,6 @@ func withoutFlags(command []string, names ...string) []string {
 			i++
 		}
 	}
-	return out
-}
-
-// withoutShardKey drops a top-level "shard" entry of the resolved config.
-func withoutShardKey(config map[string]any) map[string]any {
-	if config == nil {
-		return nil
-	}
-	out := maps.Clone(config)
-	delete(out, "shard")
 	return out
 }
 
@@ -381,7 +370,6 @@ func compareKeyValue(a, b string) int {
 func mergedManifest(shardDirs []string, manifests []Manifest) Manifest {
 	m := manifests[0]
 	m.Command = withoutShardFlag(m.Command)
-	m.Config = withoutShardKey(m.Config)
 	m.Shard = Shard{K: 0, N: 1}
 	for _, s := range manifests[1:] {
 		if s.Started.Before(m.Started) {

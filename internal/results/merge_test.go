@@ -16,7 +16,7 @@ var t0 = time.Date(2026, 7, 13, 10, 0, 0, 0, time.UTC)
 func shardManifest(k, n int) Manifest {
 	return Manifest{
 		Command:        []string{"feedrun", "probe", "--model", "qwen3-0.6b", "--shard", Shard{K: k, N: n}.String()},
-		Config:         map[string]any{"model": "qwen3-0.6b", "items": 500, "shard": Shard{K: k, N: n}.String()},
+		Config:         Config{Runner: RunnerProbe, Model: "qwen3-0.6b", Items: 500},
 		FeedrunVersion: "0.1.0",
 		Commit:         "abc123",
 		ModelSHA256:    "deadbeef",
@@ -55,8 +55,8 @@ func TestManifestRoundTrip(t *testing.T) {
 	if got.Seeds["bootstrap"] != 18446744073709551615 || got.Shard != m.Shard || !got.Finished.Equal(m.Finished) {
 		t.Errorf("read back %+v", got)
 	}
-	if got.Config["items"].(interface{ String() string }).String() != "500" {
-		t.Errorf("config items read back as %#v", got.Config["items"])
+	if got.Config.Items != 500 || got.Config.Model != "qwen3-0.6b" {
+		t.Errorf("config read back as %+v", got.Config)
 	}
 	m.Finished = time.Time{}
 	ok(t, WriteManifest(dir, m))
@@ -93,7 +93,7 @@ func TestMergeHappyPath(t *testing.T) {
 	ok(t, err)
 	wantCommand := []string{"feedrun", "probe", "--model", "qwen3-0.6b"}
 	for _, got := range []Manifest{m, read} {
-		if got.Shard.String() != "0/1" || !reflect.DeepEqual(got.Command, wantCommand) || got.Config["shard"] != nil {
+		if got.Shard.String() != "0/1" || !reflect.DeepEqual(got.Command, wantCommand) {
 			t.Errorf("merged manifest keeps shard details: %+v", got)
 		}
 		if !got.Started.Equal(t0) || !got.Finished.Equal(t0.Add(11*time.Minute)) {
@@ -137,7 +137,7 @@ func TestMergeRejects(t *testing.T) {
 			name: "different config value",
 			setup: func(t *testing.T, root string) []string {
 				m := shardManifest(1, 2)
-				m.Config["items"] = 400
+				m.Config.Items = 400
 				return []string{writeShard(t, root, shardManifest(0, 2)), writeShard(t, root, m)}
 			},
 			want: []string{"config.items", "500 vs 400"},
@@ -269,7 +269,7 @@ func TestResumeLogsEachRerunAndRefusesAnotherRun(t *testing.T) {
 	}
 
 	other := shardManifest(0, 1)
-	other.Config["items"] = 400
+	other.Config.Items = 400
 	errContains(t, resume(dir, other), dir, "cannot be resumed", "items (500 in the manifest, now 400)")
 	after, err := ReadManifest(dir)
 	ok(t, err)

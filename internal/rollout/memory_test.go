@@ -11,18 +11,26 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 )
 
-func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
+// tempStore is a new memory store in the test's temporary folder, closed
+// when the test ends.
+func tempStore(t *testing.T) *memory.Store {
+	t.Helper()
 	store, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+func TestMemoryNeverStoresOrShowsRawFailedStrings(t *testing.T) {
+	store := tempStore(t)
 	env := toolshed.Environment{}
 	// Training episodes: each task's first step broken in a recognisable
 	// way, then the correct steps.
 	var failedValues []string
 	var test Task
-	for _, tk := range toolshed.Tasks() {
+	for _, tk := range toolshed.AllTasks() {
 		task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
 		if tk.Split != toolshed.SplitTrain {
 			test = task

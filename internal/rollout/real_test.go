@@ -5,14 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 
@@ -217,11 +215,7 @@ func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 	ts := toolshed.Environment{}
 	m := loadSmolLM2(t, llama.Options{Threads: 1})
-	store, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := tempStore(t)
 	train, err := SelectTasks(ts, 0, env.SplitTrain)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -66,8 +67,8 @@ type ActReply struct {
 
 // Decoding modes of ModelAgent.
 const (
-	DecodeFree    = "free"    // the study's setting: any text
-	DecodeGrammar = "grammar" // constrained to the environment's action grammar
+	DecodeFree    = results.DecodeFree    // the study's setting: any text
+	DecodeGrammar = results.DecodeGrammar // constrained to the environment's action grammar
 )
 
 // ModelAgent acts with a language model: greedy by default, sampled at
@@ -159,7 +160,11 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 			return lm.GenerateRequest{}, fmt.Errorf("grammar decoding needs the agent's environment")
 		}
 		if a.grammar == "" {
-			a.grammar = a.Env.Grammar()
+			g, err := env.GrammarOf(a.Env, "--decode grammar")
+			if err != nil {
+				return lm.GenerateRequest{}, err
+			}
+			a.grammar = g.Grammar()
 		}
 		req.Grammar = a.grammar
 	}
@@ -179,12 +184,15 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 				}
 				return rd.Action
 			}
-			ban.Closed = func(partial string) []string {
-				closed, err := e.Closed(task, partial)
-				if err != nil {
-					readErr.set(err)
+			// Without closed actions the ban judges whole replies alone.
+			if c, ok := e.(env.ClosedActions); ok {
+				ban.Closed = func(partial string) []string {
+					closed, err := c.Closed(task, partial)
+					if err != nil {
+						readErr.set(err)
+					}
+					return closed
 				}
-				return closed
 			}
 		}
 		for _, b := range r.Banned {
@@ -349,7 +357,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			turn = harness.Turn{Observation: NudgeObservation}
 			same, prev = 0, ""
 		default:
-			if rule, ok := ep.Precondition(action); ok && cfg.Harness == harness.Memory {
+			if rule, ok := precondition(ep, action); ok && cfg.Harness == harness.Memory {
 				// A refused write is a failed action: repeating it is a
 				// repeat, and the ban and the transcript treat it so.
 				st.GateBlocked = true
@@ -359,7 +367,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 				break
 			}
 			faults := cfg.Faults
-			if e.Control(action) {
+			if c, ok := e.(env.ControlActions); ok && c.Control(action) {
 				faults = Faults{}
 			}
 			retries, waited, transient := cfg.Retry.Call(faults, seed, i)
@@ -394,6 +402,15 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		}
 	}
 	return res.finish(ep), nil
+}
+
+// precondition is what action needs first in ep and has not had: nothing
+// in an episode without preconditions.
+func precondition(ep Episode, action string) (string, bool) {
+	if p, ok := ep.(env.Preconditions); ok {
+		return p.Precondition(action)
+	}
+	return "", false
 }
 
 // withDemonstrations puts solved episodes between the system prompt and

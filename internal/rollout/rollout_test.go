@@ -3,6 +3,8 @@ package rollout
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,7 +36,7 @@ func (s *script) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []s
 
 func toolshedTask(t *testing.T, template string) (Task, toolshed.Task) {
 	t.Helper()
-	for _, tk := range toolshed.Tasks() {
+	for _, tk := range toolshed.AllTasks() {
 		if tk.Template == template {
 			return Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}, tk
 		}
@@ -112,21 +114,23 @@ func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
 	}
 }
 
-func TestGateBlocksWriteBeforeRead(t *testing.T) {
-	// A task whose write needs a read first on a fresh office.
-	var tk toolshed.Task
-	var write string
-	for _, c := range toolshed.Tasks() {
+// writeBeforeRead is the first task whose write needs a read first on a
+// fresh office, and that write.
+func writeBeforeRead(t *testing.T) (Task, string) {
+	t.Helper()
+	for _, c := range toolshed.AllTasks() {
 		for _, s := range c.Steps {
-			if _, ok := toolshed.NewEpisode(c).RequiredRead(s); ok && tk.ID == "" {
-				tk, write = c, s
+			if _, ok := toolshed.StartEpisode(c).RequiredRead(s); ok {
+				return Task{ID: c.ID, Template: c.Template, Split: c.Split}, s
 			}
 		}
 	}
-	if tk.ID == "" {
-		t.Fatal("no task writes over an existing file")
-	}
-	task := Task{ID: tk.ID, Template: tk.Template, Split: tk.Split}
+	t.Fatal("no task writes over an existing file")
+	return Task{}, ""
+}
+
+func TestGateBlocksWriteBeforeRead(t *testing.T) {
+	task, write := writeBeforeRead(t)
 	res, err := Run(context.Background(), toolshed.Environment{}, &script{actions: []string{write, write, `finish(answer="done")`}}, Config{Harness: harness.Memory, MaxSteps: 3}, task, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +220,47 @@ func TestSweepResumesWithTheSameRows(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, whole) {
 		t.Error("interrupted and resumed sweep rows differ from an uninterrupted sweep's")
+	}
+}
+
+// Execute writes the grid's rows into the run folder's table, calls Begin
+// once the table is open, and run again on the same folder plays nothing
+// and leaves the table as it was.
+func TestSweepExecuteResumesItsTable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, results.SweepEpisodes.Name)
+	began := 0
+	plan := &SweepPlan{
+		Agent: results.ScriptedAgentName, Env: FixTest{}, Player: ScriptedAgent{}, FaultRate: 0.4, FaultSeed: 1,
+		Retries: []int{0, 1}, OnLoop: []string{"stop"}, Runs: 3, OutDir: dir,
+		Begin: func() error {
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("Begin before the table is open: %v", err)
+			}
+			began++
+			return nil
+		},
+	}
+	sum, err := plan.Execute(context.Background())
+	if err != nil || sum.Episodes != 6 || sum.Skipped != 0 {
+		t.Fatalf("first Execute: %+v, %v; want 6 episodes played", sum, err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(first), "\n"); n != 7 {
+		t.Errorf("%d lines in %s, want a header and 6 rows", n, path)
+	}
+	sum, err = plan.Execute(context.Background())
+	if err != nil || sum.Episodes != 0 || sum.Skipped != 6 {
+		t.Errorf("second Execute: %+v, %v; want all 6 skipped", sum, err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(first) {
+		t.Error("a resumed sweep with nothing to do changed its table")
+	}
+	if began != 2 {
+		t.Errorf("Begin called %d times over two runs, want 2", began)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -30,7 +29,7 @@ type Plan struct {
 	// 1 plays them one by one. Rows do not depend on it.
 	Batch    int
 	OutDir   string
-	Progress iostreams.Progress
+	Progress results.Progress
 	// Cut is told when resuming cuts a torn last row off a table.
 	Cut results.CutFunc
 	// Begin, when set, is called once the tables are open and before any
@@ -105,7 +104,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	progress := p.Progress
 	if progress == nil {
-		progress = iostreams.Silent
+		progress = results.Silent
 	}
 	defer progress.Finish()
 	var sum Summary

@@ -2,12 +2,14 @@ package rollout
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -28,6 +30,15 @@ const fixTestSystem = `You fix a failing test in a small repository. Reply with 
 run_tests(suite="unit") runs the unit tests; run_tests(suite="integration") runs the integration tests;
 finish(answer="done") ends the task. Run the unit tests, then the integration tests, then finish.`
 
+// FixTest is the core of the contract with a grammar and a control action
+// (finish): it has no probe items, demonstrations, memory keys, closed
+// actions or preconditions, since it exists for the retry sweep alone.
+var _ interface {
+	env.Env
+	env.Grammar
+	env.ControlActions
+} = FixTest{}
+
 func (FixTest) Name() string   { return "fixtest" }
 func (FixTest) MaxTokens() int { return 32 }
 func (FixTest) Tasks() []Task  { return []Task{{ID: "fixtest", Template: "fixtest", Split: "test"}} }
@@ -42,21 +53,18 @@ func (FixTest) Describe(e transcript.StructuredError) string {
 	return "The call failed: " + e.Expected + "."
 }
 
-// FixTest has no probe items, dataset, demonstrations or memory patterns:
-// it exists for the retry sweep alone.
-func (FixTest) DatasetSHA256() string { return "" }
-func (FixTest) Items(context.Context, uint64, int) ([]transcript.Item, error) {
-	return nil, fmt.Errorf("fixtest has no probe items")
+// DatasetSHA256 hashes what FixTest's one task is made of: its prompt and
+// its task message.
+func (FixTest) DatasetSHA256() string {
+	h := sha256.New()
+	for _, m := range (&fixTestEpisode{}).Messages() {
+		fmt.Fprintf(h, "%s\x00%s\n", m.Role, m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
-func (FixTest) ExecuteItem(context.Context, transcript.Item, string) (string, *transcript.StructuredError, error) {
-	return "", nil, fmt.Errorf("fixtest has no probe items")
-}
+
 func (FixTest) Action(_ Task, reply string) (env.Reading, error) {
 	return env.Reading{Action: strings.TrimSpace(reply)}, nil
-}
-func (FixTest) Closed(Task, string) ([]string, error) { return nil, nil }
-func (FixTest) Demonstrations(context.Context, int, []Task) ([]env.Demonstration, error) {
-	return nil, fmt.Errorf("fixtest has no demonstrations")
 }
 
 // Grammar is FixTest's three calls.
@@ -96,8 +104,7 @@ func (e *fixTestEpisode) Execute(_ context.Context, action string) (Outcome, err
 	}, nil
 }
 
-func (e *fixTestEpisode) Passed() bool                       { return e.passed[0] && e.passed[1] }
-func (e *fixTestEpisode) Precondition(string) (string, bool) { return "", false }
+func (e *fixTestEpisode) Passed() bool { return e.passed[0] && e.passed[1] }
 
 // ScriptedAgent plays FixTest the way small models often do: it runs the
 // current suite, repeats the very same call when it fails, and moves on to
@@ -131,7 +138,14 @@ type SweepPlan struct {
 	Retries   []int
 	OnLoop    []string
 	Runs      int
-	Progress  iostreams.Progress
+	Progress  results.Progress
+	// OutDir is the run folder Execute writes sweep_episodes.csv in; Cut
+	// is told when resuming cuts a torn last row off it; Begin, when set,
+	// is called once the table is open and before any row is added
+	// (results.Folder.Begin logs a resumption then), as in Plan.
+	OutDir string
+	Cut    results.CutFunc
+	Begin  func() error
 }
 
 // sweepMaxSteps leaves room for every nudge and finish of FixTest's two
@@ -187,6 +201,24 @@ func (p *SweepPlan) Play(ctx context.Context, done func(key string) bool, emit f
 	return Summary{Episodes: n.Ran, Skipped: n.Skipped}, err
 }
 
-// Pattern and TaskTools: FixTest has nothing for memory to learn.
-func (FixTest) Pattern(string) (string, string, bool) { return "", "", false }
-func (FixTest) TaskTools(Task) []string               { return nil }
+// Execute plays the grid into OutDir's sweep_episodes.csv, skipping the
+// episodes already there (see Play) and appending each as it ends.
+func (p *SweepPlan) Execute(ctx context.Context) (Summary, error) {
+	spec := results.SweepEpisodes
+	table, err := results.OpenTable(filepath.Join(p.OutDir, spec.Name), spec.Header, spec.KeyFunc())
+	if err != nil {
+		return Summary{}, err
+	}
+	defer table.Close()
+	table.TellCut(p.Cut)
+	if p.Begin != nil {
+		if err := p.Begin(); err != nil {
+			return Summary{}, err
+		}
+	}
+	sum, err := p.Play(ctx, table.Done, func(e results.SweepEpisode) error { return table.Append(e.Record()) })
+	if err != nil {
+		return sum, err
+	}
+	return sum, table.Close()
+}
