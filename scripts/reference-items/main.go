@@ -162,7 +162,7 @@ func itemKey(id string) string {
 func build(m *llama.Model, o options) ([]Sequence, error) {
 	var ts, cr []transcript.Item
 	if o.env != "coderepair" {
-		ts = toolshed.Items(o.seed, o.items)
+		ts = toolshed.MakeItems(o.seed, o.items)
 	}
 	if o.env != "toolshed" {
 		if o.mbpp == "" {
