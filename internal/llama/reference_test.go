@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/lm"
@@ -23,6 +24,13 @@ type referenceFixture struct {
 		Continuation []lm.Token `json:"continuation"`
 		LogProbs     []float64  `json:"logprobs"`
 	} `json:"sequences"`
+	// What the engine that wrote the fixture measured on it, logged
+	// beside what this build measures.
+	Measured struct {
+		Engine string  `json:"engine"`
+		Max    float64 `json:"max_abs_delta"`
+		Mean   float64 `json:"mean_abs_delta"`
+	} `json:"measured"`
 }
 
 // The engine's distance from the model's own arithmetic, in nats per
@@ -32,15 +40,19 @@ type referenceFixture struct {
 // cache and F16 attention accumulators, the order of sums. The vendored
 // engine measured 0.178 at most and 0.0143 on average on these tokens
 // (0.43 and 0.0126 over all 80 sequences of docs/runtime.md); the candidate
-// engine, 0.374 at most here, would fail the bound on the largest.
+// engine, 0.374 at most here, would fail the bound on the largest. The
+// bounds leave the current engine about 40% on the largest and 75% on the
+// mean, as rounding on another CPU's kernels may move a sensitive token;
+// a kernel that computes wrongly rather than rounds otherwise (a block's
+// scale, a token off by one) moves every token, and the mean by far more.
 const (
 	referenceMaxBound  = 0.25
 	referenceMeanBound = 0.025
 )
 
 // TestQwenCoderIsNearTheFloat32Reference scores the fixture's token ids on
-// the real 0.5B as a probe does (one unit, the prefix cached) and bounds the
-// largest and the mean difference from the float32 reference.
+// the real 0.5B as a probe does (one unit per item, the prefix cached) and
+// bounds the largest and the mean difference from the float32 reference.
 func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 	b, err := os.ReadFile("testdata/reference/" + qwenCoder + ".json")
 	if err != nil {
@@ -56,11 +68,17 @@ func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 	m := loadReal(t, qwenCoder, Options{Threads: 2})
 	var worst, sum float64
 	var n int
+	unit := ""
 	for _, s := range fx.Sequences {
 		if len(s.LogProbs) != len(s.Continuation) {
 			t.Fatalf("%s: %d reference log-probabilities for %d tokens", s.ID, len(s.LogProbs), len(s.Continuation))
 		}
-		m.BeginUnit()
+		// One unit per item, its contexts sharing the cached prefix, as
+		// the measurement (scripts/reference-items) and a probe score it.
+		if k := referenceItem(s.ID); k != unit {
+			m.BeginUnit()
+			unit = k
+		}
 		got := scoreConts(t, m, s.Prompt, []lm.Continuation{{Tokens: s.Continuation}})[0]
 		var seqWorst float64
 		for i, lp := range got {
@@ -73,9 +91,20 @@ func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 		worst = max(worst, seqWorst)
 	}
 	mean := sum / float64(n)
-	t.Logf("against %s: largest |Δ| %.4f, mean %.4f nats/token over %d tokens", fx.Engine, worst, mean, n)
+	t.Logf("against %s: largest |Δ| %.4f, mean %.4f nats/token over %d tokens (%s measured %.4f and %.4f)",
+		fx.Engine, worst, mean, n, fx.Measured.Engine, fx.Measured.Max, fx.Measured.Mean)
 	if worst > referenceMaxBound || mean > referenceMeanBound {
 		t.Errorf("feedrun is %.4f nats/token from the float32 reference at most (%.4f on average); the bounds are %g and %g",
 			worst, mean, referenceMaxBound, referenceMeanBound)
 	}
+}
+
+// referenceItem is the item part of a fixture sequence's id
+// (item/context/continuation, as scripts/reference-items names them).
+func referenceItem(id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) < 3 {
+		return id
+	}
+	return strings.Join(parts[:len(parts)-2], "/")
 }
