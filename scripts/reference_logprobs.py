@@ -70,7 +70,8 @@ def score(gguf, src, dst):
             cache = None
         else:
             cache = copy.deepcopy(prev_cache)
-            # crop takes the number of tokens to drop, as a negative.
+            # Keep the shared tokens only (a negative crop drops that many
+            # from the end).
             drop = cache.get_seq_length() - shared
             if drop > 0:
                 cache.crop(-drop)
