@@ -36,7 +36,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor engine-check demo reference-check print-env clean
+.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -73,10 +73,13 @@ bubblewrap:
 	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }; \
 	}
 
-# All tests, the real-model integration tests included.
+# All tests, the real-model integration tests included, and those of make
+# bench-anchor's raw side (build tag anchor): it must do feedrun's work.
 test: models bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
+	$(GO) vet -tags anchor ./internal/llama/
+	$(GO) test -tags anchor -count=1 -run 'RawAnchor|MemoryRead' ./internal/llama/
 
 # What the tests need beside the models: jinja2, with which a test renders
 # a checkpoint's own chat template as transformers does, to compare it with
@@ -101,10 +104,11 @@ bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/
 
 # Raw llama.cpp beside feedrun on the same GGUF and thread count, as one
-# ratio table (docs/benchmarks.md). The raw side is llama-cpp-python, which
-# the script builds into .venv-anchor on first use (minutes); it pulls
-# $(MODEL). THREADS (default 2), ROUNDS and ITERATIONS are read by the
-# script.
+# ratio table (docs/benchmarks.md). The raw side is plain C on feedrun's own
+# llama.cpp (RAW=vendored, internal/llama/anchor.go), or llama-cpp-python's
+# llama.cpp (RAW=python), which the script builds into .venv-anchor on first
+# use (minutes); it pulls $(MODEL). THREADS (default 2), ROUNDS, ITERATIONS
+# and BATCH are read by the script.
 bench-anchor: build
 	MODEL='$(MODEL)' scripts/bench-anchor.sh
 
@@ -122,6 +126,17 @@ engine-check: models
 	@dir=$$(scripts/engine-build.sh) && echo "== candidate engine, $$dir" && \
 	CGO_CPPFLAGS="-I$$dir/include" CGO_LDFLAGS="-L$$dir/lib -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp" \
 	FEEDRUN_ENGINE_MODELS='$(ENGINE_MODELS)' $(GO) test -tags llamacpp_cmake -count=1 -timeout 60m -v -run '$(ENGINE_TESTS)' ./internal/llama/ 2>&1 | grep -E '^(---|ok|FAIL)|nats/token|vs ' ; true
+
+# Which engine is closer to the model's own arithmetic: feedrun on both
+# engines and a float32 reference (transformers on the dequantised GGUF,
+# in .venv-reference, built on first use: a large download) score the same
+# token ids of ITEMS probe items (on REFERENCE_MODEL) of each environment, and a table of
+# |delta| in nats per token is printed (scripts/reference-logprobs.sh; its
+# TOGGLES=1 and FIXTURE=1 are documented there). docs/runtime.md says what
+# it showed.
+REFERENCE_MODEL ?= qwen2.5-coder-0.5b
+reference-logprobs: build
+	MODEL='$(REFERENCE_MODEL)' scripts/reference-logprobs.sh
 
 # End to end on the default model: a short probe of every harness on
 # ToolShed, then the study's tables. It pulls only the model it probes.

@@ -7,9 +7,13 @@
 #
 # Environment: MODEL (registry name, default smollm2-135m), THREADS
 # (default 2), ROUNDS (turns of each side per row, default 5), ITERATIONS
-# (iterations per turn, default 3). The virtual environment that holds the
-# raw side, .venv-anchor, is built once (it compiles llama.cpp: minutes)
-# and reused while it holds the pinned version.
+# (iterations per turn, default 3), BATCH (episodes decoding together in
+# the batched rollout, default 8), RAW (the raw side: vendored, the
+# default, is plain C on feedrun's own llama.cpp, internal/llama/anchor.go;
+# python is the llama.cpp that a pinned llama-cpp-python vendors). The
+# python side's virtual environment, .venv-anchor, is built once (it
+# compiles llama.cpp: minutes) and reused while it holds the pinned
+# version.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -18,6 +22,8 @@ MODEL=${MODEL:-smollm2-135m}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-5}
 ITERATIONS=${ITERATIONS:-3}
+BATCH=${BATCH:-8}
+RAW=${RAW:-vendored}
 GO=${GO:-go}
 VENV=.venv-anchor
 # The raw side. The pin and the llama.cpp commit it vendors (from the
@@ -38,10 +44,24 @@ case ${CGO_CFLAGS:-} in
 	;;
 esac
 
+case $RAW in
+vendored | python) ;;
+*)
+	echo "bench-anchor.sh: RAW=$RAW: want vendored (plain C on feedrun's llama.cpp) or python (llama-cpp-python's)" >&2
+	exit 2
+	;;
+esac
+
 installed() {
 	"$VENV/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)' 2>/dev/null || true
 }
-if [ ! -x "$VENV/bin/python" ] || [ "$(installed)" != "$LLAMA_CPP_PYTHON" ]; then
+python=python3
+raw_build="plain C on the same llama.cpp (internal/llama/anchor.go, a threadpool attached)"
+if [ "$RAW" = python ]; then
+	python=$VENV/bin/python
+	raw_build="llama-cpp-python $LLAMA_CPP_PYTHON, llama.cpp $RAW_LLAMA_COMMIT ($RAW_CMAKE_ARGS, flash attention on)"
+fi
+if [ "$RAW" = python ] && { [ ! -x "$VENV/bin/python" ] || [ "$(installed)" != "$LLAMA_CPP_PYTHON" ]; }; then
 	echo "bench-anchor.sh: building llama-cpp-python $LLAMA_CPP_PYTHON into $VENV (compiles llama.cpp: minutes)" >&2
 	python3 -m venv "$VENV"
 	"$VENV/bin/pip" install --quiet --upgrade pip
@@ -57,11 +77,17 @@ gguf=$(bin/feedrun -q models pull "$MODEL" | cut -f2)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # feedrun's side runs its own benchmarks (internal/llama/bench_test.go),
-# compiled once so that every turn times the same binary.
-scripts/quiet-build.sh "$GO" test -c -o "$work/llama.test" ./internal/llama/
+# and the vendored raw side those of anchor_test.go, compiled once into one
+# binary so that every turn times the same code.
+scripts/quiet-build.sh "$GO" test -tags anchor -c -o "$work/llama.test" ./internal/llama/
+# The raw side must do feedrun's work, or its ratio means nothing.
+if [ "$RAW" = vendored ]; then
+	FEEDRUN_BENCH_MODEL=$MODEL FEEDRUN_BENCH_THREADS=$THREADS "$work/llama.test" \
+		-test.run '^TestRawAnchorDoesFeedrunsWork$' >/dev/null
+fi
 
-"$VENV/bin/python" scripts/bench_anchor.py \
+"$python" scripts/bench_anchor.py \
 	--gguf "$gguf" --model "$MODEL" --threads "$THREADS" \
 	--feedrun bin/feedrun --bench-binary "$work/llama.test" --workdir "$work" \
-	--rounds "$ROUNDS" --iterations "$ITERATIONS" \
-	--raw-build "llama-cpp-python $LLAMA_CPP_PYTHON, llama.cpp $RAW_LLAMA_COMMIT ($RAW_CMAKE_ARGS, flash attention on)"
+	--rounds "$ROUNDS" --iterations "$ITERATIONS" --batch "$BATCH" \
+	--raw "$RAW" --raw-build "$raw_build"

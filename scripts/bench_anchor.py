@@ -2,8 +2,13 @@
 table of `make bench-anchor` (scripts/bench-anchor.sh sets it up and runs
 this in the virtual environment that holds llama-cpp-python).
 
-The raw side drives llama.cpp through llama-cpp-python's low-level C API,
-never its Llama class, so that it does the work of feedrun's benchmarks in
+There are two raw sides. The default, "vendored", is plain C on the very
+llama.cpp feedrun links (internal/llama/anchor.go, compiled into the
+benchmark binary under the build tag anchor), so that a ratio compares
+feedrun with llama.cpp on one commit: its figures come from the
+BenchmarkRaw* benchmarks of that binary. The other, "python", drives
+another llama.cpp (the one a pinned llama-cpp-python vendors) through
+llama-cpp-python's low-level C API, never its Llama class, so that it does the work of feedrun's benchmarks in
 internal/llama/bench_test.go and nothing more: the same tokens, the same
 context settings as internal/llama's Load, a greedy choice with the same
 log-probability per token. It feeds llama.cpp the way a plain llama.cpp
@@ -55,6 +60,13 @@ FEEDRUN_BENCHMARKS = {
     "decode1": ("BenchmarkDecode1", "tokens/s"),
     "decode8": ("BenchmarkDecode8", "tokens/s"),
     "score": ("BenchmarkScore4/shared", "effective-tokens/s"),
+}
+# The vendored raw side's benchmarks, the same work in plain C.
+RAW_BENCHMARKS = {
+    "prompt": ("BenchmarkRawPromptProcessing512", "tokens/s"),
+    "decode1": ("BenchmarkRawDecode1", "tokens/s"),
+    "decode8": ("BenchmarkRawDecode8", "tokens/s"),
+    "score": ("BenchmarkRawScore4", "effective-tokens/s"),
 }
 
 # The fixed rollout: every probe harness on three ToolShed tasks, one
@@ -264,24 +276,51 @@ def parse_bench(output):
     return got
 
 
-def feedrun_run(binary, model, threads, work, iterations):
-    """One turn of a row's work: its go test benchmark, run alone."""
-    name, unit = FEEDRUN_BENCHMARKS[work]
+def bench_run(binary, model, threads, name, unit, iterations):
+    """One go test benchmark of binary, run alone; its unit's figure."""
     env = dict(os.environ, FEEDRUN_BENCH_MODEL=model, FEEDRUN_BENCH_THREADS=str(threads))
     cmd = [binary, "-test.run", "^$", "-test.bench", bench_pattern(name), "-test.benchtime", f"{iterations}x", "-test.timeout", "60m"]
     run = subprocess.run(cmd, env=env, cwd=os.path.dirname(binary), capture_output=True, text=True)
     if run.returncode != 0:
-        raise SystemExit(f"feedrun's {name} failed:\n{run.stdout}{run.stderr}")
+        raise SystemExit(f"{name} failed:\n{run.stdout}{run.stderr}")
     got = parse_bench(run.stdout).get(name, {})
     if unit not in got:
-        raise SystemExit(f"feedrun's {name} reported no {unit}:\n{run.stdout}")
+        raise SystemExit(f"{name} reported no {unit}:\n{run.stdout}")
     return got[unit]
 
 
-def rollout(feedrun, model, threads, workdir):
-    """Episodes per minute of the fixed rollout, model loading included."""
+def feedrun_run(binary, model, threads, work, iterations):
+    """One turn of a row's work on feedrun's side."""
+    name, unit = FEEDRUN_BENCHMARKS[work]
+    return bench_run(binary, model, threads, name, unit, iterations)
+
+
+def vendored_run(binary, model, threads, work, iterations):
+    """One turn of a row's work on the vendored raw side."""
+    name, unit = RAW_BENCHMARKS[work]
+    return bench_run(binary, model, threads, name, unit, iterations)
+
+
+def weights_read(binary, model, threads):
+    """Bytes of weights one generated token reads (the GGUF's tensors, the
+    token embedding counted as one row where the file has a separate output
+    matrix), as BenchmarkRawDecode1 reports it."""
+    return bench_run(binary, model, threads, "BenchmarkRawDecode1", "weight-MB/token", 1) * 1e6
+
+
+def bandwidth(binary, threads):
+    """The machine's memory read bandwidth in GB/s with threads threads:
+    the median of three runs of BenchmarkMemoryRead (a 1 GiB buffer summed
+    in C)."""
+    name = f"BenchmarkMemoryRead/threads-{threads}"
+    return statistics.median(bench_run(binary, "", threads, name, "GB/s", 3) for _ in range(3))
+
+
+def rollout(feedrun, model, threads, workdir, extra):
+    """Episodes and seconds of the fixed rollout, model loading included;
+    extra are the flags of the variant (--batch N, --lanes N)."""
     out = tempfile.mkdtemp(prefix="rollout-", dir=workdir)
-    cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *ROLLOUT_ARGS, "--out", out]
+    cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *ROLLOUT_ARGS, *extra, "--out", out]
     start = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -324,7 +363,18 @@ def ratio(a, b):
     return f"{a / b:.2f}×"
 
 
-def table(f, r, rollout_figure):
+def rollout_variants(batch):
+    """The fixed rollout's variants: one episode at a time, batch episodes
+    decoding together (when batch > 1), and two lanes of one thread each
+    (the threads split between processes)."""
+    variants = [("--batch 1", ["--batch", "1"])]
+    if batch > 1:
+        variants.append((f"--batch {batch}", ["--batch", str(batch)]))
+    variants.append(("--lanes 2", ["--lanes", "2"]))
+    return variants
+
+
+def table(f, r, rollouts, weight_bytes, bandwidths, threads):
     rows = [
         ("prompt processing, 512-token prompt (target ≥ 1.0×)", f["prompt"], r["prompt"], "tokens/s"),
         (f"decode, 1 sequence, {DECODE_STEPS} greedy tokens after a cached prompt (target ≥ 1.0×)", f["decode1"], r["decode1"], "tokens/s"),
@@ -335,9 +385,23 @@ def table(f, r, rollout_figure):
     lines = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
     for work, fv, rv, unit in rows:
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
-    episodes, elapsed = rollout_figure
-    lines.append(f"| rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed ({episodes} episodes), at most 6 steps, free greedy decoding | "
-                 f"{episodes / elapsed * 60:.1f} episodes/min | — | — |")
+    first = None
+    for label, (episodes, elapsed) in rollouts:
+        rate = episodes / elapsed * 60
+        first = first or rate
+        lines.append(f"| rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
+                     f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
+    lines.append("")
+    lines.append("| decode limit | figure |")
+    lines.append("|---|---|")
+    lines.append(f"| weights read per generated token | {weight_bytes / 1e6:.0f} MB |")
+    for n, bw in bandwidths:
+        lines.append(f"| memory read bandwidth, {count(n, 'thread')} (1 GiB summed in C) | {bw:.1f} GB/s |")
+    n, bw = bandwidths[-1]
+    limit = bw * 1e9 / weight_bytes
+    lines.append(f"| single-sequence decode limit at {count(n, 'thread')}: bandwidth ÷ weights | {limit:.0f} tokens/s |")
+    lines.append(f"| feedrun's decode, 1 sequence, {count(threads, 'thread')}, against that limit | {f['decode1']:.0f} tokens/s, {f['decode1'] / limit:.2f} of it |")
+    lines.append(f"| raw llama.cpp's decode, 1 sequence, against that limit | {r['decode1']:.0f} tokens/s, {r['decode1'] / limit:.2f} of it |")
     return "\n".join(lines)
 
 
@@ -352,10 +416,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="turns of each side")
     ap.add_argument("--iterations", type=int, default=3, help="iterations of each benchmark per turn")
     ap.add_argument("--raw-build", required=True, help="what the raw side is, for the header")
+    ap.add_argument("--raw", choices=["vendored", "python"], default="vendored",
+                    help="the raw side: plain C on feedrun's own llama.cpp, or llama-cpp-python's")
+    ap.add_argument("--batch", type=int, default=8, help="episodes decoding together in the batched rollout variant")
     args = ap.parse_args()
 
-    raw = Raw(args.gguf, args.threads)
-    sides = {"raw": lambda work: raw.run(work, args.iterations),
+    if args.raw == "python":
+        raw = Raw(args.gguf, args.threads)
+        raw_side = lambda work: raw.run(work, args.iterations)
+    else:
+        raw_side = lambda work: vendored_run(args.bench_binary, args.model, args.threads, work, args.iterations)
+    sides = {"raw": raw_side,
              "feedrun": lambda work: feedrun_run(args.bench_binary, args.model, args.threads, work, args.iterations)}
     turns = {side: {work: [] for work in FEEDRUN_BENCHMARKS} for side in sides}
     for i in range(args.rounds):
@@ -365,9 +436,15 @@ def main():
                 got = sides[side](work)
                 turns[side][work].append(got)
                 status(f"round {i + 1}/{args.rounds}, {work}, {side}: {got:.1f}")
-    status("rollout: " + " ".join(ROLLOUT_ARGS))
-    rollout_figure = rollout(args.feedrun, args.model, args.threads, args.workdir)
-    status(f"rollout: {rollout_figure[0]} episodes in {rollout_figure[1]:.1f} s")
+    rollouts = []
+    for label, extra in rollout_variants(args.batch):
+        status("rollout: " + " ".join(ROLLOUT_ARGS + extra))
+        figure = rollout(args.feedrun, args.model, args.threads, args.workdir, extra)
+        status(f"rollout {label}: {figure[0]} episodes in {figure[1]:.1f} s")
+        rollouts.append((label, figure))
+    bandwidths = [(n, bandwidth(args.bench_binary, n)) for n in sorted({1, args.threads})]
+    for n, bw in bandwidths:
+        status(f"memory read, {count(n, 'thread')}: {bw:.1f} GB/s")
 
     median = {side: {work: statistics.median(figures) for work, figures in works.items()} for side, works in turns.items()}
     version, llama = feedrun_version(args.feedrun)
@@ -377,7 +454,8 @@ def main():
           f"Median of {count(args.rounds, 'turn')} of {count(args.iterations, 'iteration')} per side and row, the sides taking turns; "
           f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster).")
     print()
-    print(table(median["feedrun"], median["raw"], rollout_figure))
+    weights = weights_read(args.bench_binary, args.model, args.threads)
+    print(table(median["feedrun"], median["raw"], rollouts, weights, bandwidths, args.threads))
 
 
 if __name__ == "__main__":

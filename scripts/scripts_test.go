@@ -115,21 +115,63 @@ func TestBenchAnchorScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	benchmarks, err := os.ReadFile(filepath.Join("..", "internal", "llama", "bench_test.go"))
-	if err != nil {
-		t.Fatal(err)
+	// feedrun's benchmarks and the vendored raw side's (build tag anchor).
+	var benchmarks []byte
+	for _, f := range []string{"bench_test.go", "anchor_test.go"} {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "llama", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		benchmarks = append(benchmarks, b...)
 	}
 	names := regexp.MustCompile(`"(Benchmark[A-Za-z0-9_/]+)"`).FindAllStringSubmatch(string(script), -1)
-	if len(names) < 4 {
-		t.Fatalf("bench_anchor.py names %d benchmarks, want the 4 of its table", len(names))
+	if len(names) < 8 {
+		t.Fatalf("bench_anchor.py names %d benchmarks, want the 4 of its table on each side", len(names))
 	}
 	for _, n := range names {
 		top, sub, _ := strings.Cut(n[1], "/")
 		if !strings.Contains(string(benchmarks), "func "+top+"(b *testing.B)") {
-			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go has no %s", n[1], top)
+			t.Errorf("bench_anchor.py runs %s; internal/llama's benchmarks have no %s", n[1], top)
 		}
 		if sub != "" && !strings.Contains(string(benchmarks), `"`+sub+`"`) {
-			t.Errorf("bench_anchor.py runs %s; internal/llama/bench_test.go names no sub-benchmark %q", n[1], sub)
+			t.Errorf("bench_anchor.py runs %s; internal/llama's benchmarks name no sub-benchmark %q", n[1], sub)
 		}
+	}
+}
+
+// TestReplyEcho checks reply-echo.py's counts on an episode made to hold
+// one of each kind of copy, and that it refuses a CodeRepair run.
+func TestReplyEcho(t *testing.T) {
+	dir := t.TempDir()
+	header := "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
+	row := func(step, reply, action, obs, failed string) string {
+		q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+		return fmt.Sprintf("m,toolshed,verbatim,t-01,1,%s,%s,%s,%s,%s,false,0,false,false,false,false,false,0,1,\n", step, q(reply), q(action), q(obs), failed)
+	}
+	steps := header +
+		row("0", `create_event(title="X", date="2026-07-13", time="10:00")`, `create_event(title="X", date="2026-07-13", time="10:00")`, "Observation: {'id': 'ev-1'}", "false") +
+		// Echoes the observation, and is not a call.
+		row("1", "Observation: {'id': 'ev-1'}\nmore", "Observation: {'id': 'ev-1'}", "Observation: SyntaxError: invalid syntax", "true") +
+		// Plays the call that worked again.
+		row("2", `create_event(title="X", date="2026-07-13", time="10:00")`, `create_event(title="X", date="2026-07-13", time="10:00")`, "Observation: {'id': 'ev-2'}", "false") +
+		// Opens with "Observation" but is not the previous observation.
+		row("3", "Observation: nothing", "Observation: nothing", "Observation: SyntaxError", "true")
+	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(steps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("python3", "reply-echo.py", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("reply-echo.py: %v\n%s", err, out)
+	}
+	want := "| " + filepath.Base(dir) + " | verbatim | 1 | 1 | 0 | 1 | 3 | 2 | 1 | 1 |"
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("reply-echo.py printed\n%s\nwant the row\n%s", out, want)
+	}
+	cr := strings.ReplaceAll(steps, ",toolshed,", ",coderepair,")
+	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(cr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("python3", "reply-echo.py", dir).CombinedOutput(); err == nil || !strings.Contains(string(out), "want toolshed") {
+		t.Fatalf("a CodeRepair run: %v\n%s", err, out)
 	}
 }

@@ -305,3 +305,26 @@ func TestF16RoundTripAllValues(t *testing.T) {
 	equals(t, "smallest subnormal", f16ToFloat32(0x0001), float32(1.0/(1<<24)))
 	equals(t, "-max", f16ToFloat32(0xfbff), float32(-65504))
 }
+
+func TestWeightBytesPerToken(t *testing.T) {
+	embd := NewF32Tensor("token_embd.weight", []uint64{4, 3}, make([]float32, 12)) // 3 rows of 16 bytes
+	norm := NewF16Tensor("output_norm.weight", []uint64{4}, make([]float32, 4))    // 8 bytes
+	out := NewF32Tensor("output.weight", []uint64{4, 3}, make([]float32, 12))      // 48 bytes
+	for _, tt := range []struct {
+		name    string
+		tensors []Tensor
+		want    uint64
+	}{
+		// The output reuses the embedding: all of it is read.
+		{"tied", []Tensor{embd, norm}, 48 + 8},
+		// A separate output: one row of the embedding, all of the output.
+		{"separate output", []Tensor{embd, norm, out}, 16 + 8 + 48},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, f := encode(t, nil, tt.tensors)
+			got, err := f.WeightBytesPerToken()
+			ok(t, err)
+			equals(t, "bytes", got, tt.want)
+		})
+	}
+}

@@ -319,3 +319,29 @@ func (d *decoder) scalar(typ ValueType) (any, bool) {
 	}
 	return nil, false
 }
+
+// WeightBytesPerToken is how many bytes of weights generating one token
+// reads: every tensor's data once, except the token embedding when the
+// file has a separate output matrix, since then only the token's own row
+// of the embedding is read. (Where the output reuses the embedding, as in
+// SmolLM2's and Gemma's files, the whole embedding is read for the
+// logits.) Decoding one sequence is bound by memory bandwidth divided by
+// this figure.
+func (f *File) WeightBytesPerToken() (uint64, error) {
+	_, separateOutput := f.Tensor("output.weight")
+	var total uint64
+	for _, t := range f.Tensors {
+		n, err := tensorBytes(t.Type, t.Shape)
+		if err != nil {
+			return 0, fmt.Errorf("tensor %s: %w", t.Name, err)
+		}
+		if t.Name == "token_embd.weight" && separateOutput {
+			if len(t.Shape) != 2 || t.Shape[1] == 0 {
+				return 0, fmt.Errorf("tensor %s: shape %v, want rows of a vocabulary", t.Name, t.Shape)
+			}
+			n /= t.Shape[1]
+		}
+		total += n
+	}
+	return total, nil
+}

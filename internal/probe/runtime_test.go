@@ -135,13 +135,15 @@ func TestSIGKILLThenResume(t *testing.T) {
 	}
 	whole := t.TempDir()
 	tinyRun(t, whole, manyItems(12), 0)
-	killed := t.TempDir()
+	killed, scratch := t.TempDir(), t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
 	kills := 0
 	// Kill rounds at random moments, then one run left to finish.
 	for round := 0; round <= 8; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestSIGKILLThenResume$")
-		cmd.Env = append(os.Environ(), "FEEDRUN_PROBE_CHILD="+killed)
+		// A killed child cannot remove its own temporary files (its tiny
+		// model), so they go under a folder this test removes.
+		cmd.Env = append(os.Environ(), "FEEDRUN_PROBE_CHILD="+killed, "TMPDIR="+scratch)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
