@@ -257,7 +257,7 @@ func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 // taken over mid-batch and calls carry episodes of different tasks and
 // harnesses (the test checks that they did). It returns the episodes'
 // rows for the caller's own checks.
-func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, tasks []Task, hs []harness.Name, batch int, cfg Config) []byte {
+func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, tasks []Task, hs []harness.Name, batch int, cfg Config, wantTakeover bool) []byte {
 	t.Helper()
 	var seen *slotsSeen
 	play := func(batch int) map[string][]byte {
@@ -280,7 +280,7 @@ func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, 
 			t.Errorf("%s: episodes played together differ from one by one:\n%s\nvs\n%s", name, data, alone[name])
 		}
 	}
-	if seen.mixed == 0 || seen.takenOver == 0 {
+	if seen.mixed == 0 || (wantTakeover && seen.takenOver == 0) {
 		t.Errorf("of the batched calls, %d carried episodes of different tasks and %d an episode that took over a slot beside others playing on; want some of each", seen.mixed, seen.takenOver)
 	}
 	return alone[results.RolloutEpisodes.Name]
@@ -320,20 +320,24 @@ func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
 	hs := []harness.Name{harness.Drop, harness.Abstract, harness.Ban}
 	rows := batchedVersusOneByOne(t, ts, func(m *llama.Model) Agent {
 		return &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Temperature: 0.7, Decode: DecodeGrammar}
-	}, ts.Tasks()[:2], hs, 2, Config{MaxSteps: 3, OnLoop: "nudge"})
+	}, ts.Tasks()[:2], hs, 2, Config{MaxSteps: 3, OnLoop: "nudge"}, true)
 	if n := bytes.Count(rows, []byte("\n")) - 1; n != 2*len(hs) {
 		t.Errorf("%d episodes, want %d", n, 2*len(hs))
 	}
 }
 
 // CodeRepair's checks run real python side by side while episodes play
-// together; free decoding, greedy, as the study's rollouts.
+// together; free decoding, greedy, as the study's rollouts. Its greedy
+// episodes of at most two steps end in step with each other, so no slot is
+// taken over beside others still playing (that is held by the ToolShed
+// test above and by TestBatchedPlanHandsEndedSlotsOn); calls still carry
+// episodes of both tasks.
 func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 	cr := openCodeRepair(t)
 	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
 	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
 		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
-	}, cr.Tasks()[:2], hs, 2, Config{MaxSteps: 2, OnLoop: "stop"})
+	}, cr.Tasks()[:2], hs, 2, Config{MaxSteps: 2, OnLoop: "stop"}, false)
 }
 
 // openCodeRepair opens CodeRepair on the MBPP copy the Makefile names.
