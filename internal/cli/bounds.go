@@ -23,12 +23,13 @@ const maxThreads = 512
 // model in models.yaml.
 const maxContext = 1 << 20
 
-// defaultBatch is rollout's --batch: one by one, because on this project's
-// 2-core machine batching measured no faster (docs/runtime.md).
+// defaultBatch is rollout's --batch: one by one, because batching with a
+// KV stream per episode has not yet been timed on an idle machine, and
+// before streams it measured slower (docs/runtime.md).
 const defaultBatch = 1
 
-// maxBatch bounds --batch: each episode of a batch keeps a sequence and
-// --context cells of KV cache of its own.
+// maxBatch bounds --batch: each episode of a batch keeps a sequence and a
+// KV stream of --context cells of its own.
 const maxBatch = 64
 
 // bound declares the range [lo, hi] of the int or int-list flag name, which

@@ -23,6 +23,9 @@ type modelFlags struct {
 	// Kept is how many episodes' transcripts the model keeps cached at
 	// once (rollout's --batch); not a flag of its own.
 	Kept int
+	// Streams gives each sequence a KV stream of its own (llama.Options.
+	// Streams), which batched episodes want; not a flag of its own.
+	Streams bool
 	// Observations is --observations, on the commands that render
 	// observations in chats (registerObservations): user, the study's
 	// setting, or tool.
@@ -127,7 +130,7 @@ func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	if err := gguf.Check(v.Path); err != nil {
 		return nil, UsageError{err}
 	}
-	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept})
+	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept, Streams: mf.Streams})
 	if err != nil {
 		return nil, UsageError{err}
 	}

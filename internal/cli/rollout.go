@@ -192,7 +192,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	bound(fl, "seeds", 1, unbounded)
 	bound(fl, "max-steps", 1, unbounded)
 	bound(fl, "retries", 0, unbounded)
-	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes of a task that advance together, each step's replies generated in one batch (1: one by one; rows do not depend on it)")
+	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
 	bound(fl, "batch", 1, maxBatch)
 	fl.IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(fl, "backoff-ms", 0, unbounded)
@@ -231,6 +231,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	mf := opts.Model
 	mf.Kept = opts.Batch
+	// Episodes played together each read only their own KV stream, and a
+	// slot can take the next episode while the others play on.
+	mf.Streams = opts.Batch > 1
 	m, err := opts.OpenModel(ctx, mf)
 	if err != nil {
 		return err

@@ -6,8 +6,9 @@
 // (internal/llama) carries the decisions out through Memory, so the rules
 // are tested here without a model.
 //
-// The cache is unified across sequences. Sequence 0 holds the cached
-// prefix; every scored continuation, and every reply that keeps nothing,
+// The cache is unified across sequences, or (Options.Streams, for batched
+// episodes) has a stream of its own per sequence, between which llama.cpp
+// copies only whole streams. Sequence 0 holds the cached prefix; every scored continuation, and every reply that keeps nothing,
 // runs in a fork: a sequence of its own that starts with a copy of
 // sequence 0's cells. An agent's episode keeps its transcript in a
 // sequence of its own (Cache.Continue), so that several episodes can

@@ -18,7 +18,9 @@ type Memory interface {
 	Decode(seq, pos int, tokens []lm.Token, logits bool) error
 	// Remove frees seq's cells in [from, to); false when it cannot.
 	Remove(seq, from, to int) bool
-	// Copy makes src's cells in [from, to) belong to dst as well.
+	// Copy makes src's cells in [from, to) belong to dst as well. In a
+	// cache with one stream per sequence (Options.Streams) it copies src's
+	// whole stream over dst's, and only whole: from and to are -1.
 	Copy(src, dst, from, to int)
 	// Clear empties the cache; data also zeroes the cells' contents, which
 	// is needed only when cells may be read before they are written again.
@@ -43,10 +45,24 @@ type Options struct {
 	// Kept is how many transcripts a unit can keep, one per episode that
 	// a Generate call advances.
 	Kept int
+	// Streams says the context gives every sequence a KV stream of its own
+	// (llama.cpp's non-unified cache): attention then reads only the
+	// cells of its own stream, and a sequence shares another's cells only
+	// by a copy of the whole stream. Without it all sequences share one
+	// stream, and one kept transcript's cells lie among the others'.
+	Streams bool
 }
 
-// Sequences is how many sequences a context with these options needs.
-func (o Options) Sequences() int { return o.Forks + o.Kept + 2 }
+// Sequences is how many sequences a context with these options needs:
+// sequence 0, the forks and the kept transcripts, and in one shared
+// stream also the grave (see drop), which streams of their own do not
+// need.
+func (o Options) Sequences() int {
+	if o.Streams {
+		return o.Forks + o.Kept + 1
+	}
+	return o.Forks + o.Kept + 2
+}
 
 // Cache is the bookkeeping of a context's KV cache. Like the context it is
 // not safe for concurrent use.
@@ -55,6 +71,7 @@ type Cache struct {
 	batch   int
 	block   int // canonical block size
 	noReuse bool
+	streams bool // one KV stream per sequence (Options.Streams)
 
 	// held are the tokens whose cells sequence 0 keeps, so that the system
 	// prompt and each item's context are evaluated once; the first
@@ -83,16 +100,22 @@ type transcript struct {
 // New keeps the books for mem.
 func New(mem Memory, opts Options) *Cache {
 	return &Cache{mem: mem, batch: opts.Batch, block: min(PrefixBlock, opts.Batch), noReuse: opts.NoPrefixReuse,
-		forks: opts.Forks, kept: make([]*transcript, opts.Kept)}
+		streams: opts.Streams, forks: opts.Forks, kept: make([]*transcript, opts.Kept)}
 }
 
 // MaxKept is how many transcripts a unit can keep.
 func (c *Cache) MaxKept() int { return len(c.kept) }
 
 // grave is the sequence that holds the cells kept transcripts drop during
-// a unit (see drop); keptSeq is the k-th kept transcript's.
-func (c *Cache) grave() int        { return c.forks + 1 }
-func (c *Cache) keptSeq(k int) int { return c.forks + 1 + k }
+// a unit in one shared stream (see drop); keptSeq is the k-th kept
+// transcript's.
+func (c *Cache) grave() int { return c.forks + 1 }
+func (c *Cache) keptSeq(k int) int {
+	if c.streams {
+		return c.forks + k
+	}
+	return c.forks + 1 + k
+}
 
 // Len is how many tokens sequence 0 holds.
 func (c *Cache) Len() int { return len(c.held) }
@@ -112,7 +135,68 @@ func (c *Cache) alignDown(n int) int { return n / c.block * c.block }
 func (c *Cache) BeginUnit() {
 	c.inUnit = false
 	clear(c.kept)
+	if c.streams {
+		c.streamLayout()
+		return
+	}
 	c.canonicalLayout()
+}
+
+// streamLayout is canonicalLayout for streams of their own. Every stream
+// holds the cell of position p at index p (see share), so cutting sequence
+// 0 back to its canonical blocks leaves it as a fresh context would have
+// it, and the other streams are emptied: a kept transcript or a fork
+// starts from a whole copy of sequence 0's stream, which replaces
+// whatever its own held.
+func (c *Cache) streamLayout() {
+	if !c.mem.Remove(0, c.canonical, -1) {
+		c.mem.Clear(true)
+		c.held, c.canonical = c.held[:0], 0
+	}
+	c.held = c.held[:c.canonical]
+	for seq := 1; seq < c.forks+len(c.kept)+1; seq++ {
+		c.mem.Remove(seq, -1, -1)
+	}
+}
+
+// Restart makes the k-th kept transcript start afresh within the unit: a
+// new episode takes over the slot of one that ended, while the others
+// play on. Only streams of their own allow that: in one shared stream the
+// new episode's cells would land among the others' and after cells the
+// unit freed, in an order that depends on who played before it, and
+// flash attention sums in that order. It reports whether it could.
+func (c *Cache) Restart(k int) bool {
+	if c.kept[k-1] == nil {
+		return true
+	}
+	if !c.streams {
+		return false
+	}
+	c.kept[k-1] = nil
+	c.mem.Remove(c.keptSeq(k), -1, -1)
+	return true
+}
+
+// share makes seq hold sequence 0's first n cells and nothing else. In
+// one shared stream the cells are shared. In streams of their own,
+// llama.cpp copies only whole streams, so sequence 0's stream is copied
+// over seq's and seq then gives up what lies from n on; since every
+// stream holds the cell of position p at index p, what is left is the
+// prefix in order and seq's next cell lands right after it, as in a fresh
+// context.
+func (c *Cache) share(seq, n int) {
+	if !c.streams {
+		if n > 0 {
+			c.mem.Copy(0, seq, 0, n)
+		}
+		return
+	}
+	if n == 0 {
+		c.mem.Remove(seq, -1, -1)
+		return
+	}
+	c.mem.Copy(0, seq, -1, -1)
+	c.mem.Remove(seq, n, -1)
 }
 
 // canonicalLayout leaves the KV cache as a fresh context would after
@@ -263,9 +347,7 @@ type Fork struct {
 // reuses any common prefix, not only canonical blocks.
 func (c *Cache) Fork(seq int, prompt []lm.Token) Fork {
 	f := Fork{Seq: seq, Prompt: prompt, Reused: c.reusable(prompt)}
-	if f.Reused > 0 {
-		c.mem.Copy(0, seq, 0, f.Reused)
-	}
+	c.share(seq, f.Reused)
 	f.continues, f.canonical = c.chainFrom(c.canonical, f.Reused, len(prompt))
 	return f
 }
@@ -289,9 +371,7 @@ func (c *Cache) Continue(k int, prompt []lm.Token) Fork {
 	t := c.kept[k-1]
 	if t == nil {
 		f.Reused = c.reusableCanonical(prompt)
-		if f.Reused > 0 {
-			c.mem.Copy(0, f.Seq, 0, f.Reused)
-		}
+		c.share(f.Seq, f.Reused)
 		f.shared = f.Reused
 		f.continues, f.canonical = c.chainFrom(c.canonical, f.Reused, len(prompt))
 		return f
@@ -322,7 +402,15 @@ func (c *Cache) reusableCanonical(prompt []lm.Token) int {
 // ends anyway, and other transcripts hold them too, so two transcripts
 // giving up one cell would put it in the grave twice, which llama.cpp
 // refuses with an abort.
+//
+// In a stream of its own the cells are freed instead: nothing else lies
+// in that stream, the freed cells are its last ones, and the next cells
+// refill them in position order.
 func (c *Cache) drop(f *Fork, from int) {
+	if c.streams {
+		c.mem.Remove(f.Seq, from, -1)
+		return
+	}
 	c.mem.Copy(f.Seq, c.grave(), max(from, f.shared), -1)
 	c.mem.Remove(f.Seq, from, -1)
 	f.shared = min(f.shared, from)
@@ -359,6 +447,10 @@ func (c *Cache) Kept(f Fork, reply []lm.Token, endedTurn bool) {
 	if !first || c.noReuse || !f.continues {
 		return
 	}
+	if c.streams {
+		c.adopt(f, t)
+		return
+	}
 	h := len(c.held)
 	if h == c.canonical && f.canonical > h && commonPrefix(c.held, f.Prompt) == h {
 		c.mem.Copy(f.Seq, 0, h, f.canonical)
@@ -366,6 +458,26 @@ func (c *Cache) Kept(f Fork, reply []lm.Token, endedTurn bool) {
 		c.canonical = f.canonical
 		t.shared = f.canonical
 	}
+}
+
+// adopt is Kept's giving of canonical blocks to sequence 0 in streams of
+// their own: when a first prompt's canonical blocks go beyond what
+// sequence 0 shares with it, sequence 0 takes them instead of what it held
+// (a copy of the transcript's whole stream, cut back to those blocks).
+// With continuous batching the next episodes to start are mostly of the
+// newest task, so sequence 0 follows it. Which blocks sequence 0 holds
+// changes what later episodes evaluate, never what they read: a canonical
+// block is the same bits whoever evaluated it.
+func (c *Cache) adopt(f Fork, t *transcript) {
+	shared := min(c.alignDown(commonPrefix(c.held, f.Prompt)), c.canonical)
+	if f.canonical <= shared {
+		return
+	}
+	c.mem.Copy(f.Seq, 0, -1, -1)
+	c.mem.Remove(0, f.canonical, -1)
+	c.held = append(c.held[:0], f.Prompt[:f.canonical]...)
+	c.canonical = f.canonical
+	t.shared = f.canonical
 }
 
 // Evaluate evaluates the part of f's prompt it did not reuse; the last

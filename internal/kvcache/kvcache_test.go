@@ -600,3 +600,148 @@ func TestEpisodesGiveUpSharedCells(t *testing.T) {
 		}
 	}
 }
+
+// playSlots plays episodes in slots kept transcripts, in lockstep: when
+// an episode ends, the next one waiting takes its slot (Restart) while
+// the others play on, as a continuously batched rollout does. It returns
+// the figures each episode read.
+func playSlots(t *testing.T, c *Cache, f *fakeMemory, system []lm.Token, slots int, eps []scripted) [][]uint64 {
+	t.Helper()
+	c.BeginUnit()
+	figures := make([][]uint64, len(eps))
+	type playing struct{ ep, step int }
+	in := make([]*playing, slots)
+	next := 0
+	prompts := make([][]lm.Token, len(eps))
+	for {
+		for k := range in {
+			if in[k] == nil && next < len(eps) {
+				if !c.Restart(k + 1) {
+					t.Fatalf("slot %d cannot start afresh", k+1)
+				}
+				in[k] = &playing{ep: next}
+				prompts[next] = cat(system, eps[next].task)
+				next++
+			}
+		}
+		var reqs []stepReq
+		var who []int
+		for k, p := range in {
+			if p != nil {
+				reqs = append(reqs, stepReq{k + 1, prompts[p.ep], eps[p.ep].reply(p.step), p.step%2 == 0})
+				who = append(who, k)
+			}
+		}
+		if len(reqs) == 0 {
+			return figures
+		}
+		got := playTogether(t, c, f, reqs)
+		for j, k := range who {
+			p := in[k]
+			e := eps[p.ep]
+			figures[p.ep] = append(figures[p.ep], got[j]...)
+			obs := toks(8000+100*p.step+10*int(e.task[0]), 20)
+			if e.rewrite {
+				prompts[p.ep] = cat(system, e.task, obs)
+			} else {
+				prompts[p.ep] = cat(prompts[p.ep], reqs[j].reply, obs)
+			}
+			if p.step++; p.step == e.steps {
+				in[k] = nil
+			}
+		}
+	}
+}
+
+// newStreams is a cache with a stream per sequence, as the binding
+// creates it for batched rollouts.
+func newStreams(f *fakeMemory, opts Options) *Cache {
+	opts.Forks, opts.Kept, opts.Streams = 1, 3, true
+	return New(f, opts)
+}
+
+// Continuous batching in streams of their own: episodes of several tasks
+// take over the slots of those that ended, mid-unit, and each reads what
+// it reads alone in one shared stream (a rollout's --batch 1).
+func TestEpisodesInSlotsReadWhatTheyReadAlone(t *testing.T) {
+	system := toks(0, 150)
+	eps := []scripted{
+		{toks(1, 100), false, 4},
+		{toks(1, 100), true, 2},
+		{toks(2, 30), true, 5},
+		{toks(3, 210), false, 2},
+		{toks(3, 210), true, 3},
+		{toks(4, 70), true, 3},
+		{toks(5, 300), false, 1},
+	}
+	alone := make([][]uint64, len(eps))
+	for i, e := range eps {
+		af := newFakeMemory(8192)
+		alone[i] = playEpisodes(t, newKept(af, Options{Batch: 512}), af, system, []scripted{e})[0]
+	}
+	f := newFakeStreams(2048)
+	c := newStreams(f, Options{Batch: 512})
+	playSlots(t, c, f, system, 3, []scripted{{toks(6, 300), true, 2}}) // a unit before
+	together := playSlots(t, c, f, system, 3, eps)
+	for i := range eps {
+		if !slices.Equal(together[i], alone[i]) {
+			t.Errorf("episode %d: in a slot\n  %x\nalone\n  %x", i, together[i], alone[i])
+		}
+	}
+}
+
+// A first prompt gives sequence 0 its canonical blocks in streams of their
+// own too, by a whole copy: the next episode of the task reuses them, and
+// an episode of a new task replaces them with its own.
+func TestStreamsGiveSequence0TheNewestCanonicalBlocks(t *testing.T) {
+	f := newFakeStreams(2048)
+	c := newStreams(f, Options{Batch: 512})
+	c.BeginUnit()
+	system := toks(0, 150)
+	first := func(k int, task []lm.Token) Fork {
+		t.Helper()
+		if !c.Restart(k) {
+			t.Fatalf("slot %d cannot start afresh", k)
+		}
+		fk := c.Continue(k, cat(system, task))
+		if err := c.Evaluate(fk); err != nil {
+			t.Fatal(err)
+		}
+		c.Kept(fk, toks(9000, 3), true)
+		return fk
+	}
+	first(1, toks(1000, 100)) // 250 tokens: 192 canonical
+	if c.Len() != 192 || c.canonical != 192 {
+		t.Fatalf("sequence 0 holds %d tokens, %d canonical; want the prompt's 192", c.Len(), c.canonical)
+	}
+	if b := first(2, toks(1000, 100)); b.Reused != 192 {
+		t.Errorf("the task's next episode reused %d tokens, want 192", b.Reused)
+	}
+	if b := first(3, toks(2000, 200)); b.Reused != 128 {
+		t.Errorf("a new task's first episode reused %d tokens, want the system prompt's 128", b.Reused)
+	}
+	if c.Len() != 320 || !slices.Equal(c.held, cat(system, toks(2000, 200))[:320]) {
+		t.Errorf("sequence 0 holds %d tokens, want the new task's 320", c.Len())
+	}
+	got, err := f.held(0)
+	if err != nil || len(got) != 320 {
+		t.Errorf("sequence 0's stream holds %d cells (%v), want 320", len(got), err)
+	}
+	// Every copy between streams was of whole streams (the fake panics
+	// otherwise, as llama.cpp aborts).
+}
+
+// In one shared stream a kept transcript cannot start afresh mid-unit:
+// the new episode's cells would land where the unit before left holes.
+func TestRestartNeedsStreams(t *testing.T) {
+	f := newFakeMemory(1024)
+	c := newKept(f, Options{Batch: 512})
+	c.BeginUnit()
+	if !c.Restart(1) {
+		t.Fatal("a transcript that holds nothing yet cannot start afresh")
+	}
+	play(t, c, f, toks(0, 100), toks(9000, 3), true)
+	if c.Restart(1) {
+		t.Error("a transcript in one shared stream started afresh mid-unit")
+	}
+}

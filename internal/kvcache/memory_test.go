@@ -28,6 +28,11 @@ type fakeMemory struct {
 	// Failures to inject.
 	removeFails, saveFails, restoreFails bool
 	decodeErr                            error
+	// streams, when not nil, make this a non-unified cache: each sequence
+	// has a stream of its own, of size cells, which attention alone reads
+	// (see newFakeStreams).
+	streams map[int]*fakeMemory
+	size    int
 }
 
 type fakeCell struct {
@@ -38,6 +43,24 @@ type fakeCell struct {
 
 func newFakeMemory(size int) *fakeMemory {
 	return &fakeMemory{cells: make([]fakeCell, size)}
+}
+
+// newFakeStreams stands in for llama.cpp's non-unified KV cache: one
+// stream of size cells per sequence, each laid out as a fakeMemory, and
+// copies between sequences only of whole streams (llama.cpp asserts that
+// and aborts otherwise), which replace what the destination held.
+func newFakeStreams(size int) *fakeMemory {
+	return &fakeMemory{streams: map[int]*fakeMemory{}, size: size}
+}
+
+// stream is seq's stream.
+func (f *fakeMemory) stream(seq int) *fakeMemory {
+	s, ok := f.streams[seq]
+	if !ok {
+		s = newFakeMemory(f.size)
+		f.streams[seq] = s
+	}
+	return s
 }
 
 var _ Memory = (*fakeMemory)(nil)
@@ -91,6 +114,13 @@ func (f *fakeMemory) Decode(seq, pos int, tokens []lm.Token, logits bool) error 
 	if f.decodeErr != nil {
 		return f.decodeErr
 	}
+	if f.streams != nil {
+		s := f.stream(seq)
+		from := len(s.figures)
+		err := s.Decode(seq, pos, tokens, logits)
+		f.figures = append(f.figures, s.figures[from:]...)
+		return err
+	}
 	idx, err := f.slots(len(tokens))
 	if err != nil {
 		return err
@@ -143,6 +173,10 @@ func (f *fakeMemory) Remove(seq, from, to int) bool {
 	if f.removeFails {
 		return false
 	}
+	if f.streams != nil {
+		f.stream(seq).remove(seq, from, to)
+		return true
+	}
 	f.remove(seq, from, to)
 	return true
 }
@@ -166,6 +200,20 @@ func (f *fakeMemory) remove(seq, from, to int) {
 
 func (f *fakeMemory) Copy(src, dst, from, to int) {
 	f.log("copy %d %d %d %d", src, dst, from, to)
+	if f.streams != nil {
+		if from > 0 || to > 0 {
+			panic(fmt.Sprintf("copy %d %d %d %d: seq_cp() is only supported for full KV buffers", src, dst, from, to))
+		}
+		s, d := f.stream(src), f.stream(dst)
+		d.head = s.head
+		for at, c := range s.cells {
+			d.cells[at] = fakeCell{pos: c.pos, val: c.val}
+			if c.seqs[src] {
+				d.cells[at].seqs = map[int]bool{dst: true}
+			}
+		}
+		return
+	}
 	lo, hi := span(from, to)
 	for at := range f.cells {
 		c := &f.cells[at]
@@ -183,6 +231,7 @@ func (f *fakeMemory) Copy(src, dst, from, to int) {
 func (f *fakeMemory) Clear(data bool) {
 	f.log("clear %v", data)
 	clear(f.cells)
+	clear(f.streams)
 	f.head = 0
 }
 
@@ -192,6 +241,9 @@ func (f *fakeMemory) Save(seq int) ([]byte, bool) {
 	f.log("save %d", seq)
 	if f.saveFails {
 		return nil, false
+	}
+	if f.streams != nil {
+		return f.stream(seq).Save(seq)
 	}
 	var saved []savedCell
 	for _, c := range f.cells {
@@ -209,6 +261,9 @@ func (f *fakeMemory) Restore(seq int, state []byte) bool {
 	if f.restoreFails || json.Unmarshal(state, &saved) != nil {
 		return false
 	}
+	if f.streams != nil {
+		return f.stream(seq).Restore(seq, state)
+	}
 	f.remove(seq, -1, -1)
 	idx, err := f.slots(len(saved))
 	if err != nil || len(idx) == 0 {
@@ -224,6 +279,9 @@ func (f *fakeMemory) Restore(seq int, state []byte) bool {
 // held is what seq holds, position by position, with the values of its
 // cells; a missing or repeated position is an error.
 func (f *fakeMemory) held(seq int) ([]uint64, error) {
+	if f.streams != nil {
+		return f.stream(seq).held(seq)
+	}
 	byPos := map[int]uint64{}
 	for _, c := range f.cells {
 		if c.seqs[seq] {

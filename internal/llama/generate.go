@@ -167,6 +167,9 @@ func (m *Model) generateGroup(reqs []lm.GenerateRequest, group []int, out []lm.G
 
 	for _, st := range states {
 		if st.req.Keep > 0 {
+			if st.req.KeepFresh && !m.cache.Restart(st.req.Keep) {
+				return fmt.Errorf("generate: request %d: transcript %d starts afresh while the others play on, which only a model loaded with a KV stream per sequence (llama.Options.Streams) allows", st.index, st.req.Keep)
+			}
 			st.fork = m.cache.Continue(st.req.Keep, st.req.Prompt)
 		}
 		if err := m.cache.Evaluate(st.fork); err != nil {

@@ -143,7 +143,8 @@ type Options struct {
 	Context int // KV cache size in tokens; 0: 8192
 	Batch   int // tokens per decode call; 0: 512
 	// Sequences is how many sequences share the KV cache at once to score
-	// or generate; one of them holds the cached prefix. 0: 16.
+	// or generate; one of them holds the cached prefix. 0: 16, or 2 with
+	// Streams, where each costs a stream of Context cells.
 	Sequences int
 	// Kept is how many transcripts a unit keeps cached, one per episode
 	// that a Generate call advances (lm.GenerateRequest.Keep); 0: 1. Each
@@ -151,6 +152,15 @@ type Options struct {
 	// Context cells for each beside Context for the rest, because a kept
 	// transcript frees no cell until the unit ends (see kvcache.Continue).
 	Kept int
+	// Streams gives every sequence a KV stream of its own (llama.cpp's
+	// non-unified cache) instead of one stream that all share. Flash
+	// attention then reads, for each token, only its own stream's cells,
+	// where in one stream it visits every episode's cells (masked or not);
+	// and a kept transcript can start afresh while the others play on
+	// (lm.GenerateRequest.KeepFresh). Batched rollouts want it; scoring,
+	// whose forks share the prefix's cells without copying them, does
+	// not. The KV cache then holds Context cells for every sequence.
+	Streams bool
 	// NoPrefixReuse scores each prefix+continuation from scratch. It exists
 	// to measure what prefix sharing buys and to check that it changes no
 	// figure; runs never need it.
@@ -173,6 +183,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sequences <= 1 {
 		o.Sequences = 16
+		if o.Streams {
+			o.Sequences = 2
+		}
 	}
 	if o.Kept <= 0 {
 		o.Kept = 1
@@ -182,11 +195,26 @@ func (o Options) withDefaults() Options {
 
 // cacheOptions are the KV cache's books for these options.
 func (o Options) cacheOptions() kvcache.Options {
-	return kvcache.Options{Batch: o.Batch, NoPrefixReuse: o.NoPrefixReuse, Forks: o.Sequences - 1, Kept: o.Kept}
+	return kvcache.Options{Batch: o.Batch, NoPrefixReuse: o.NoPrefixReuse, Forks: o.Sequences - 1, Kept: o.Kept, Streams: o.Streams}
 }
 
-// cells is the size of the KV cache in tokens.
-func (o Options) cells() int { return o.Context * (o.Kept + 1) }
+// cells is the size of the KV cache in tokens: in one stream, Context for
+// each kept transcript and once more for sequence 0 and the forks; in
+// streams of their own, Context for every sequence.
+func (o Options) cells() int {
+	if o.Streams {
+		return o.Context * o.cacheOptions().Sequences()
+	}
+	return o.Context * (o.Kept + 1)
+}
+
+// layout names the KV cache's layout, for errors.
+func (o Options) layout() string {
+	if o.Streams {
+		return fmt.Sprintf("--context %d for each of %d streams", o.Context, o.cacheOptions().Sequences())
+	}
+	return fmt.Sprintf("--context %d for each of %d kept transcripts and once more", o.Context, o.Kept)
+}
 
 // Model is a GGUF checkpoint with one llama.cpp context. It is not safe for
 // concurrent use: like ollama's runner, one goroutine owns a context.
@@ -250,7 +278,9 @@ func Load(path string, opts Options) (*Model, error) {
 	cp.n_threads_batch = C.int32_t(opts.Threads)
 	// One unified KV buffer makes forking a sequence a bookkeeping step
 	// rather than a copy: every continuation shares the prefix's cells.
-	cp.kv_unified = true
+	// Streams of their own (Options.Streams) cost a copy of the prefix's
+	// stream per fork, and spare each token the other sequences' cells.
+	cp.kv_unified = C.bool(!opts.Streams)
 	cp.flash_attn_type = C.LLAMA_FLASH_ATTN_TYPE_ENABLED
 	cp.no_perf = true
 	ctx := C.llama_init_from_model(model, cp)
@@ -511,7 +541,7 @@ func (m *Model) decode() error {
 	case rc == 0:
 		return nil
 	case rc == 1:
-		return fmt.Errorf("decode: no room in the KV cache (%d tokens: --context %d for each of %d kept transcripts and once more); raise --context", m.opts.cells(), m.opts.Context, m.opts.Kept)
+		return fmt.Errorf("decode: no room in the KV cache (%d tokens: %s); raise --context", m.opts.cells(), m.opts.layout())
 	default:
 		return fmt.Errorf("decode: llama_decode returned %d%s", int(rc), lastError())
 	}

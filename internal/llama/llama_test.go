@@ -586,3 +586,67 @@ func TestEmptyStateSavesAndRestores(t *testing.T) {
 		t.Error("readState accepted a short read")
 	}
 }
+
+// The context's kind is explicit: one shared stream unless Streams asks
+// for one per sequence. In a shared stream a kept transcript cannot start
+// afresh mid-unit (its cells would land among the others' in an order
+// that depends on who played before); with streams it can, and the new
+// episode replies as it does alone.
+func TestKeepFreshNeedsStreams(t *testing.T) {
+	prompt := func(m *Model, task string) []lm.Token {
+		return tokens(t, m, "<|im_start|>user\n"+task+"<|im_end|>\n<|im_start|>assistant\n")
+	}
+	req := func(m *Model, task string, fresh bool) lm.GenerateRequest {
+		return lm.GenerateRequest{Prompt: prompt(m, task), MaxTokens: 6, Keep: 1, KeepFresh: fresh}
+	}
+	shared := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, Kept: 2})
+	shared.BeginUnit()
+	if _, err := shared.Generate([]lm.GenerateRequest{req(shared, togetherTasks[0], true)}); err != nil {
+		t.Fatalf("a transcript that holds nothing yet could not start afresh: %v", err)
+	}
+	if _, err := shared.Generate([]lm.GenerateRequest{req(shared, togetherTasks[1], true)}); err == nil || !strings.Contains(err.Error(), "Streams") {
+		t.Errorf("a shared stream let a transcript start afresh mid-unit (%v)", err)
+	}
+
+	streams := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, Kept: 2, Streams: true})
+	alone := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	streams.BeginUnit()
+	if _, err := streams.Generate([]lm.GenerateRequest{req(streams, togetherTasks[0], true)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := streams.Generate([]lm.GenerateRequest{req(streams, togetherTasks[1], true)})
+	if err != nil {
+		t.Fatalf("a stream of its own could not start afresh: %v", err)
+	}
+	alone.BeginUnit()
+	want, err := alone.Generate([]lm.GenerateRequest{req(alone, togetherTasks[1], false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEpisode(t, "taken over", got, "alone", want, 1e-3)
+}
+
+// Scoring on a model with a stream per sequence still works (each round
+// forks one continuation, a copy of the prefix's stream) and gives the
+// shared stream's figures within the tiny model's F32 rounding.
+func TestScoringInStreams(t *testing.T) {
+	m := tinyModel(t, gguf.TinyOptions{Seed: 3}, Options{Threads: 2})
+	s := tinyModel(t, gguf.TinyOptions{Seed: 3}, Options{Threads: 2, Kept: 3, Streams: true})
+	prefix, conts := testContinuations(t, m)
+	a, b := scoreConts(t, m, prefix, conts), scoreConts(t, s, prefix, conts)
+	for i := range conts {
+		for j := range a[i] {
+			if d := math.Abs(a[i][j] - b[i][j]); d > 1e-3 || math.IsNaN(b[i][j]) {
+				t.Errorf("continuation %d token %d: one stream %.6f vs streams %.6f", i, j, a[i][j], b[i][j])
+			}
+		}
+	}
+}
+
+// Episodes in streams of their own reply as alone: on the tiny model
+// within F32 rounding, on the real checkpoints bit for bit (real_test.go).
+func TestEpisodesInStreamsReplyAsAlone(t *testing.T) {
+	together := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2, Kept: len(togetherTasks), Streams: true})
+	alone := tinyModel(t, gguf.TinyOptions{Seed: 8}, Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 1e-3)
+}

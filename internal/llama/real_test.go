@@ -402,3 +402,15 @@ func TestGemmaEpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
 	alone := loadReal(t, "gemma3-270m", Options{Threads: 2})
 	episodesTogetherAsAlone(t, together, alone, 0)
 }
+
+func TestSmolLM2EpisodesInStreamsReplyAsAloneBitForBit(t *testing.T) {
+	together := loadReal(t, "smollm2-135m", Options{Threads: 2, Kept: len(togetherTasks), Streams: true})
+	alone := loadReal(t, "smollm2-135m", Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 0)
+}
+
+func TestGemmaEpisodesInStreamsReplyAsAloneBitForBit(t *testing.T) {
+	together := loadReal(t, "gemma3-270m", Options{Threads: 2, Kept: len(togetherTasks), Streams: true})
+	alone := loadReal(t, "gemma3-270m", Options{Threads: 2})
+	episodesTogetherAsAlone(t, together, alone, 0)
+}

@@ -81,6 +81,11 @@ type GenerateRequest struct {
 	// ignore it, and results must depend neither on it nor on which other
 	// requests share the call.
 	Keep int
+	// KeepFresh says the transcript Keep names starts afresh: a new
+	// episode takes it over within the unit, and what it held is
+	// forgotten. An implementation whose cache cannot do that without
+	// changing results refuses it.
+	KeepFresh bool
 }
 
 // Stop reasons reported in Generation.StopReason.

@@ -161,14 +161,25 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 	}
 }
 
-// countingModel counts how many requests each Generate carried.
+// countingModel counts how many requests each Generate carried, and the
+// calls in which a transcript started afresh beside others that went on:
+// a slot taken over mid-batch.
 type countingModel struct {
 	lm.Model
-	calls []int
+	calls     []int
+	takenOver int
 }
 
 func (c *countingModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 	c.calls = append(c.calls, len(reqs))
+	fresh, on := false, false
+	for _, r := range reqs {
+		fresh = fresh || r.KeepFresh
+		on = on || !r.KeepFresh
+	}
+	if fresh && on {
+		c.takenOver++
+	}
 	return c.Model.Generate(reqs)
 }
 
@@ -228,6 +239,38 @@ func TestBatchedPlanWritesTheRowsOfOneByOne(t *testing.T) {
 		if !bytes.Equal(data, want[name]) {
 			t.Errorf("%s of a batched run stopped and resumed differs from one by one", name)
 		}
+	}
+}
+
+// Continuous batching: episodes of different lengths (greedy replies that
+// loop end early, banned ones play on), so that an episode that ends hands
+// its slot to the next of the plan while the others play on, and the
+// rows are still those of one by one, in the plan's order.
+func TestBatchedPlanHandsEndedSlotsOn(t *testing.T) {
+	ctx := context.Background()
+	plan := func(m lm.Model, dir string, batch int) *Plan {
+		p := testPlan(m, dir, func(a Agent) Agent { a.(*ModelAgent).Temperature = 0; return a }, results.Shard{})
+		p.Config.MaxSteps, p.Config.OnLoop = 6, "stop"
+		p.Batch = batch
+		return p
+	}
+	alone := t.TempDir()
+	if _, err := plan(&lm.Fake{Copy: 3}, alone, 1).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingModel{Model: &lm.Fake{Copy: 3}}
+	together := t.TempDir()
+	if _, err := plan(counted, together, 3).Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := readFiles(t, alone)
+	for name, data := range readFiles(t, together) {
+		if !bytes.Equal(data, want[name]) {
+			t.Errorf("%s of a continuously batched run differs from one by one", name)
+		}
+	}
+	if counted.takenOver == 0 {
+		t.Error("no episode took over a slot while others played on")
 	}
 }
 

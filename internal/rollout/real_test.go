@@ -251,52 +251,93 @@ func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 	}
 }
 
-// batchedVersusOneByOne plays the same plan with every episode of a task
-// together and one by one on SmolLM2 and asks for the same bytes; it
-// returns the episodes' rows for the caller's own checks.
-func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, tasks []Task, hs []harness.Name, cfg Config) []byte {
+// batchedVersusOneByOne plays the same plan with batch episodes at once
+// and one by one on SmolLM2 and asks for the same bytes. The plan holds
+// more episodes than the batch, of more than one task, so that slots are
+// taken over mid-batch and calls carry episodes of different tasks and
+// harnesses (the test checks that they did). It returns the episodes'
+// rows for the caller's own checks.
+func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, tasks []Task, hs []harness.Name, batch int, cfg Config, wantTakeover bool) []byte {
 	t.Helper()
+	var seen *slotsSeen
 	play := func(batch int) map[string][]byte {
-		m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch})
+		m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch, Streams: batch > 1})
 		dir := t.TempDir()
-		p := &Plan{Model: "smollm2-135m", Env: e, Agent: agent(m), Harnesses: hs, Tasks: tasks, Seeds: 1, Batch: batch, OutDir: dir, Config: cfg}
+		a := agent(m)
+		if batch > 1 {
+			seen = &slotsSeen{BatchAgent: a.(BatchAgent)}
+			a = seen
+		}
+		p := &Plan{Model: "smollm2-135m", Env: e, Agent: a, Harnesses: hs, Tasks: tasks, Seeds: 1, Batch: batch, OutDir: dir, Config: cfg}
 		if _, err := p.Execute(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		return readFiles(t, dir)
 	}
-	alone, together := play(1), play(len(hs))
+	alone, together := play(1), play(batch)
 	for name, data := range together {
 		if !bytes.Equal(data, alone[name]) {
 			t.Errorf("%s: episodes played together differ from one by one:\n%s\nvs\n%s", name, data, alone[name])
 		}
 	}
+	if seen.mixed == 0 || (wantTakeover && seen.takenOver == 0) {
+		t.Errorf("of the batched calls, %d carried episodes of different tasks and %d an episode that took over a slot beside others playing on; want some of each", seen.mixed, seen.takenOver)
+	}
 	return alone[results.RolloutEpisodes.Name]
+}
+
+// slotsSeen counts the calls of a batched plan that carried episodes of
+// more than one task, and those in which an episode's first request came
+// beside later requests of others: a slot taken over mid-batch.
+type slotsSeen struct {
+	BatchAgent
+	mixed, takenOver int
+}
+
+func (s *slotsSeen) ActTogether(ctx context.Context, reqs []ActRequest) ([]ActReply, error) {
+	tasks := map[string]bool{}
+	first, later := false, false
+	for _, r := range reqs {
+		tasks[r.Task.ID] = true
+		first = first || r.First
+		later = later || !r.First
+	}
+	if len(tasks) > 1 {
+		s.mixed++
+	}
+	if first && later {
+		s.takenOver++
+	}
+	return s.BatchAgent.ActTogether(ctx, reqs)
 }
 
 // Batched rollouts on the real runtime: ToolShed episodes under grammar
 // decoding, sampled, with harnesses that rewrite their transcripts (drop,
-// abstract) beside ones that extend it, write byte for byte the rows
-// they write one by one.
+// abstract) beside one that bans actions, of two tasks through two slots,
+// write byte for byte the rows they write one by one.
 func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
 	ts := toolshed.Environment{}
-	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.Abstract, harness.Ban}
+	hs := []harness.Name{harness.Drop, harness.Abstract, harness.Ban}
 	rows := batchedVersusOneByOne(t, ts, func(m *llama.Model) Agent {
 		return &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Temperature: 0.7, Decode: DecodeGrammar}
-	}, ts.Tasks()[:1], hs, Config{MaxSteps: 3, OnLoop: "nudge"})
-	if n := bytes.Count(rows, []byte("\n")) - 1; n != len(hs) {
-		t.Errorf("%d episodes, want %d", n, len(hs))
+	}, ts.Tasks()[:2], hs, 2, Config{MaxSteps: 3, OnLoop: "nudge"}, true)
+	if n := bytes.Count(rows, []byte("\n")) - 1; n != 2*len(hs) {
+		t.Errorf("%d episodes, want %d", n, 2*len(hs))
 	}
 }
 
 // CodeRepair's checks run real python side by side while episodes play
-// together; free decoding, greedy, as the study's rollouts.
+// together; free decoding, greedy, as the study's rollouts. Its greedy
+// episodes of at most two steps end in step with each other, so no slot is
+// taken over beside others still playing (that is held by the ToolShed
+// test above and by TestBatchedPlanHandsEndedSlotsOn); calls still carry
+// episodes of both tasks.
 func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 	cr := openCodeRepair(t)
 	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
 	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
 		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
-	}, cr.Tasks()[:1], hs, Config{MaxSteps: 2, OnLoop: "stop"})
+	}, cr.Tasks()[:2], hs, 2, Config{MaxSteps: 2, OnLoop: "stop"}, false)
 }
 
 // openCodeRepair opens CodeRepair on the MBPP copy the Makefile names.

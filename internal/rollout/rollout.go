@@ -40,8 +40,10 @@ type Agent interface {
 // step's replies generated at once.
 type BatchAgent interface {
 	Agent
-	// BeginBatch starts a unit in which the episodes of a batch act
-	// together; their replies must not depend on earlier batches.
+	// BeginBatch starts a unit in which episodes act together, each in a
+	// slot (ActRequest.Episode) that the next episode takes over when it
+	// ends; their replies must not depend on earlier units, nor on which
+	// episodes held their slots before them.
 	BeginBatch()
 	// ActTogether returns each request's reply, in order. A reply must not
 	// depend on which other requests share the call.
@@ -49,10 +51,13 @@ type BatchAgent interface {
 }
 
 // ActRequest is one episode's request for its next reply (see Agent.Act).
-// Episode numbers the episode within its batch, from 1; an agent may keep
-// each episode's transcript cached under it.
+// Episode numbers the episode's slot within its batch, from 1; an agent
+// may keep each slot's transcript cached under it. First says the request
+// is its episode's first: a new episode has taken over the slot, and what
+// the slot held is of no use to it.
 type ActRequest struct {
 	Episode int
+	First   bool
 	Task    Task
 	Msgs    []transcript.Message
 	Banned  []string
@@ -154,7 +159,7 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 	if err != nil {
 		return lm.GenerateRequest{}, err
 	}
-	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: r.Seed, Keep: r.Episode}
+	req := lm.GenerateRequest{Prompt: prompt, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Seed: r.Seed, Keep: r.Episode, KeepFresh: r.First}
 	if a.Decode == DecodeGrammar {
 		if a.Env == nil {
 			return lm.GenerateRequest{}, fmt.Errorf("grammar decoding needs the agent's environment")

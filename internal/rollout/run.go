@@ -24,9 +24,11 @@ type Plan struct {
 	// lessons it holds.
 	Guidance func(Task) (string, int)
 	Shard    results.Shard
-	// Batch is how many episodes of a task advance together, each step's
-	// replies generated in one call (an Agent that is a BatchAgent); 0 or
-	// 1 plays them one by one. Rows do not depend on it.
+	// Batch is how many episodes advance together, each step's replies
+	// generated in one call (an Agent that is a BatchAgent): when one ends,
+	// the next in the plan's order, of whichever task, harness or seed,
+	// takes its place. 0 or 1 plays them one by one. Rows do not depend on
+	// it.
 	Batch    int
 	OutDir   string
 	Progress results.Progress
@@ -59,10 +61,12 @@ type episodeUnit struct {
 }
 
 // Execute runs the plan's episodes that are not in the output folder yet.
-// Each batch's rows are written when it ends (each episode's steps first,
-// then the episode row that marks it done), so a crash loses at most the
-// batch in flight and a rerun resumes with identical rows. Cancelling ctx
-// stops after the batch in flight, with results.ErrInterrupted.
+// Rows are written in the plan's order, an episode's once it and every
+// episode before it have ended (its steps first, then the episode row that
+// marks it done), so a crash loses at most the episodes in flight and
+// those waiting for an earlier one, and a rerun resumes with identical
+// rows. Cancelling ctx starts no further episode and stops once those in
+// flight have ended and been written, with results.ErrInterrupted.
 func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	ekey, skey := results.RolloutEpisodes.KeyFunc(), results.RolloutSteps.KeyFunc()
 	episodes, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutEpisodes.Name), results.RolloutEpisodes.Header, ekey)
@@ -117,86 +121,83 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 		}
 		todo = append(todo, u)
 	}
-	for _, batch := range p.batches(todo) {
-		if ctx.Err() != nil {
-			return sum, results.ErrInterrupted
-		}
-		// The batch plays under a context that Ctrl-C does not end, so that
-		// an environment that honours cancellation (CodeRepair's sandbox
-		// kills the program it runs) lets the episodes in flight finish and
-		// their rows be written, rather than failing them.
-		res, err := p.play(context.WithoutCancel(ctx), batch)
-		if err != nil {
-			return sum, err
-		}
-		// A batch's rows are written when all its episodes have ended, in
-		// the plan's order, each episode's steps before the row that marks
-		// it done.
-		for i, u := range batch {
-			for _, st := range res[i].Steps {
-				rec := p.stepRecord(u.h, res[i], st)
-				if steps.Done(skey(rec)) {
-					continue
-				}
-				if err := steps.Append(rec); err != nil {
-					return sum, err
-				}
+	// Each episode's rows, in the plan's order, its steps before the row
+	// that marks it done.
+	write := func(u episodeUnit, r Result) error {
+		for _, st := range r.Steps {
+			rec := p.stepRecord(u.h, r, st)
+			if steps.Done(skey(rec)) {
+				continue
 			}
-			if err := episodes.Append(p.episodeRecord(u.h, res[i])); err != nil {
+			if err := steps.Append(rec); err != nil {
+				return err
+			}
+		}
+		if err := episodes.Append(p.episodeRecord(u.h, r)); err != nil {
+			return err
+		}
+		sum.Episodes++
+		progress.Add(1)
+		return nil
+	}
+	// Episodes play under a context that Ctrl-C does not end, so that an
+	// environment that honours cancellation (CodeRepair's sandbox kills
+	// the program it runs) lets the episodes in flight finish and their
+	// rows be written, rather than failing them.
+	play := context.WithoutCancel(ctx)
+	ba, ok := p.Agent.(BatchAgent)
+	if p.Batch <= 1 || !ok {
+		for _, u := range todo {
+			if ctx.Err() != nil {
+				return sum, results.ErrInterrupted
+			}
+			r, err := Run(play, p.Env, p.Agent, p.config(u, p.Guidance), u.task, u.seed)
+			if err != nil {
 				return sum, err
 			}
-			sum.Episodes++
-			progress.Add(1)
+			if err := write(u, r); err != nil {
+				return sum, err
+			}
 		}
+		return sum, nil
+	}
+	// Memory episodes that play at once look their advice up in turn.
+	guidance := lockedGuidance(p.Guidance)
+	ended := make([]*Result, len(todo))
+	written := 0
+	err = playSlots(play, p.Env, ba, p.Batch, todo, func(u episodeUnit) Config { return p.config(u, guidance) },
+		func() bool { return ctx.Err() != nil },
+		func(i int, r Result, err error) error {
+			if err != nil {
+				return err
+			}
+			ended[i] = &r
+			for ; written < len(todo) && ended[written] != nil; written++ {
+				if err := write(todo[written], *ended[written]); err != nil {
+					return err
+				}
+				ended[written] = nil
+			}
+			return nil
+		})
+	if err != nil {
+		return sum, err
+	}
+	if written < len(todo) {
+		return sum, results.ErrInterrupted
 	}
 	return sum, nil
 }
 
-// batches cuts the episodes to play into batches: episodes of one task (every
-// harness and seed of it in the shard), at most Batch of them.
-func (p *Plan) batches(units []episodeUnit) [][]episodeUnit {
-	var out [][]episodeUnit
-	for i, u := range units {
-		if n := len(out); n > 0 && len(out[n-1]) < max(p.Batch, 1) && units[i-1].task.ID == u.task.ID {
-			out[n-1] = append(out[n-1], u)
-			continue
-		}
-		out = append(out, []episodeUnit{u})
+// config is the episode's configuration: the plan's, under the unit's
+// harness, with guidance for the memory harness.
+func (p *Plan) config(u episodeUnit, guidance func(Task) (string, int)) Config {
+	c := p.Config
+	c.Harness = u.h
+	if u.h == harness.Memory {
+		c.Guidance = guidance
 	}
-	return out
-}
-
-// play plays one batch: one by one when it holds one episode or the agent
-// cannot act for several at once, else together.
-func (p *Plan) play(ctx context.Context, batch []episodeUnit) ([]Result, error) {
-	cfgs := make([]Config, len(batch))
-	for i, u := range batch {
-		cfgs[i] = p.Config
-		cfgs[i].Harness = u.h
-		if u.h == harness.Memory {
-			cfgs[i].Guidance = p.Guidance
-		}
-	}
-	ba, ok := p.Agent.(BatchAgent)
-	if len(batch) == 1 || !ok {
-		out := make([]Result, len(batch))
-		for i, u := range batch {
-			var err error
-			if out[i], err = Run(ctx, p.Env, p.Agent, cfgs[i], u.task, u.seed); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	// Memory episodes of one batch look their advice up at once: one lock
-	// for all of them.
-	guidance := lockedGuidance(p.Guidance)
-	for i := range cfgs {
-		if cfgs[i].Guidance != nil {
-			cfgs[i].Guidance = guidance
-		}
-	}
-	return playTogether(ctx, p.Env, ba, cfgs, batch)
+	return c
 }
 
 func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
