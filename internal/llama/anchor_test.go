@@ -3,12 +3,9 @@
 package llama
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,16 +24,8 @@ import (
 // the raw side with a context of the given sequences.
 func openBenchAnchor(tb testing.TB, sequences int) *rawAnchor {
 	tb.Helper()
-	threads := runtime.NumCPU()
-	if s := os.Getenv(benchThreadsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			tb.Fatalf("%s=%q: want a positive number of threads", benchThreadsEnv, s)
-		}
-		threads = n
-	}
-	path := realModelPath(tb, cmp.Or(os.Getenv(benchModelEnv), "smollm2-135m"))
-	a, err := openRawAnchor(path, sequences, threads)
+	path := realModelPath(tb, benchModel())
+	a, err := openRawAnchor(path, sequences, benchThreads(tb, runtime.NumCPU()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -121,11 +110,7 @@ func BenchmarkMemoryRead(b *testing.B) {
 		buf[i] = uint64(i)
 	}
 	want := uint64(len(buf)) * uint64(len(buf)-1) / 2
-	threads := runtime.NumCPU()
-	if s := os.Getenv(benchThreadsEnv); s != "" {
-		threads, _ = strconv.Atoi(s)
-	}
-	for _, n := range []int{1, max(threads, 1)} {
+	for _, n := range []int{1, benchThreads(b, runtime.NumCPU())} {
 		b.Run(fmt.Sprintf("threads-%d", n), func(b *testing.B) {
 			for b.Loop() {
 				if got := readMemory(buf, n); got != want {
@@ -147,7 +132,7 @@ func BenchmarkMemoryRead(b *testing.B) {
 func TestRawAnchorDoesFeedrunsWork(t *testing.T) {
 	a := openBenchAnchor(t, 16)
 	raw := anchorText(t, a, 424)
-	m := loadReal(t, cmp.Or(os.Getenv(benchModelEnv), "smollm2-135m"), Options{})
+	m := loadReal(t, benchModel(), Options{})
 	toks, err := m.Tokenize(strings.Repeat("The agent called create_event and the tool said the date was wrong. ", 64), true, false)
 	if err != nil {
 		t.Fatal(err)

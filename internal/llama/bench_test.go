@@ -31,14 +31,27 @@ const (
 // smollm2-135m, with $FEEDRUN_BENCH_THREADS threads unless opts sets them.
 func loadBench(b *testing.B, opts Options) *Model {
 	b.Helper()
-	if s := os.Getenv(benchThreadsEnv); s != "" && opts.Threads == 0 {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("%s=%q: want a positive number of threads", benchThreadsEnv, s)
-		}
-		opts.Threads = n
+	if opts.Threads == 0 {
+		opts.Threads = benchThreads(b, 0)
 	}
-	return loadReal(b, cmp.Or(os.Getenv(benchModelEnv), "smollm2-135m"), opts)
+	return loadReal(b, benchModel(), opts)
+}
+
+// benchModel is the benchmarks' model: $FEEDRUN_BENCH_MODEL, else smollm2-135m.
+func benchModel() string { return cmp.Or(os.Getenv(benchModelEnv), "smollm2-135m") }
+
+// benchThreads is $FEEDRUN_BENCH_THREADS, else def.
+func benchThreads(tb testing.TB, def int) int {
+	tb.Helper()
+	s := os.Getenv(benchThreadsEnv)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		tb.Fatalf("%s=%q: want a positive number of threads", benchThreadsEnv, s)
+	}
+	return n
 }
 
 func benchPrompt(b *testing.B, m *Model, n int) []lm.Token {
