@@ -107,8 +107,8 @@ bench: models
 # ratio table (docs/benchmarks.md). The raw side is plain C on feedrun's own
 # llama.cpp (RAW=vendored, internal/llama/anchor.go), or llama-cpp-python's
 # llama.cpp (RAW=python), which the script builds into .venv-anchor on first
-# use (minutes); it pulls $(MODEL). THREADS (default 2), ROUNDS, ITERATIONS
-# and BATCH are read by the script.
+# use (minutes); it pulls $(MODEL). THREADS (default 2), ROUNDS, ITERATIONS,
+# BATCH, GRID_TASKS and GRID_BATCHES (the larger grid) are read by the script.
 bench-anchor: build
 	MODEL='$(MODEL)' scripts/bench-anchor.sh
 

@@ -8,7 +8,10 @@
 # Environment: MODEL (registry name, default smollm2-135m), THREADS
 # (default 2), ROUNDS (turns of each side per row, default 5), ITERATIONS
 # (iterations per turn, default 3), BATCH (episodes decoding together in
-# the batched rollout, default 8), RAW (the raw side: vendored, the
+# the batched rollout, default 8), GRID_TASKS (also play the larger
+# grid, the test of throughput, on this many ToolShed test tasks; default
+# 0, not played), GRID_BATCHES (its batch sizes besides 1, space-separated;
+# default $BATCH), RAW (the raw side: vendored, the
 # default, is plain C on feedrun's own llama.cpp, internal/llama/anchor.go;
 # python is the llama.cpp that a pinned llama-cpp-python vendors). The
 # python side's virtual environment, .venv-anchor, is built once (it
@@ -23,6 +26,8 @@ THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-5}
 ITERATIONS=${ITERATIONS:-3}
 BATCH=${BATCH:-8}
+GRID_TASKS=${GRID_TASKS:-0}
+GRID_BATCHES=${GRID_BATCHES:-$BATCH}
 RAW=${RAW:-vendored}
 GO=${GO:-go}
 VENV=.venv-anchor
@@ -90,4 +95,5 @@ fi
 	--gguf "$gguf" --model "$MODEL" --threads "$THREADS" \
 	--feedrun bin/feedrun --bench-binary "$work/llama.test" --workdir "$work" \
 	--rounds "$ROUNDS" --iterations "$ITERATIONS" --batch "$BATCH" \
+	--grid-tasks "$GRID_TASKS" --grid-batches "$GRID_BATCHES" \
 	--raw "$RAW" --raw-build "$raw_build"

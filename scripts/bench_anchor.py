@@ -75,6 +75,13 @@ ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,drop,error-o
 ROLLOUT_ARGS = ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, "--tasks", "3", "--seeds", "1", "--max-steps", "6"]
 
 
+def grid_args(tasks):
+    """The larger grid, the test of throughput rather than of correctness:
+    the same harnesses and budget on the first tasks of the test split."""
+    return ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, "--split", "test", "--tasks", str(tasks),
+            "--seeds", "1", "--max-steps", "6"]
+
+
 def status(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -289,15 +296,10 @@ def bench_run(binary, model, threads, name, unit, iterations):
     return got[unit]
 
 
-def feedrun_run(binary, model, threads, work, iterations):
-    """One turn of a row's work on feedrun's side."""
-    name, unit = FEEDRUN_BENCHMARKS[work]
-    return bench_run(binary, model, threads, name, unit, iterations)
-
-
-def vendored_run(binary, model, threads, work, iterations):
-    """One turn of a row's work on the vendored raw side."""
-    name, unit = RAW_BENCHMARKS[work]
+def side_run(benchmarks, binary, model, threads, work, iterations):
+    """One turn of a row's work on one side, benchmarks being that side's
+    table (FEEDRUN_BENCHMARKS or RAW_BENCHMARKS)."""
+    name, unit = benchmarks[work]
     return bench_run(binary, model, threads, name, unit, iterations)
 
 
@@ -316,11 +318,12 @@ def bandwidth(binary, threads):
     return statistics.median(bench_run(binary, "", threads, name, "GB/s", 3) for _ in range(3))
 
 
-def rollout(feedrun, model, threads, workdir, extra):
-    """Episodes and seconds of the fixed rollout, model loading included;
-    extra are the flags of the variant (--batch N, --lanes N)."""
+def rollout(feedrun, model, threads, workdir, grid, extra):
+    """Episodes and seconds of one play of a rollout (grid, its flags),
+    model loading included, and its run folder; extra are the flags of the
+    variant (--batch N, --lanes N)."""
     out = tempfile.mkdtemp(prefix="rollout-", dir=workdir)
-    cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *ROLLOUT_ARGS, *extra, "--out", out]
+    cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *grid, *extra, "--out", out]
     start = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -328,7 +331,39 @@ def rollout(feedrun, model, threads, workdir, extra):
         raise SystemExit(f"the rollout failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
     with open(os.path.join(out, "rollout_episodes.csv"), newline="") as f:
         episodes = sum(1 for _ in csv.DictReader(f))
-    return episodes, elapsed
+    return episodes, elapsed, out
+
+
+ROLLOUT_FILES = ("rollout_episodes.csv", "rollout_steps.csv")
+
+
+def differing_rows(a, b):
+    """The result files in which run folders a and b differ, byte for
+    byte. A batched play must write exactly what one episode at a time
+    writes, or its speed would be that of other work."""
+    differ = []
+    for name in ROLLOUT_FILES:
+        with open(os.path.join(a, name), "rb") as f, open(os.path.join(b, name), "rb") as g:
+            if f.read() != g.read():
+                differ.append(name)
+    return differ
+
+
+def play_variants(feedrun, model, threads, workdir, grid, variants, compare):
+    """Plays grid once under each (label, flags) variant, the first being
+    --batch 1; the labels with (episodes, seconds). Each variant whose
+    label is in compare must write --batch 1's rows byte for byte."""
+    played, first = [], None
+    for label, extra in variants:
+        status("rollout: " + " ".join(grid + extra))
+        episodes, elapsed, out = rollout(feedrun, model, threads, workdir, grid, extra)
+        status(f"rollout {label}: {episodes} episodes in {elapsed:.1f} s")
+        if first is None:
+            first = out
+        elif label in compare and (differ := differing_rows(first, out)):
+            raise SystemExit(f"rollout {label} wrote other rows than --batch 1 ({', '.join(differ)}): its speed is not comparable")
+        played.append((label, (episodes, elapsed)))
+    return played
 
 
 def sha256(path):
@@ -374,7 +409,24 @@ def rollout_variants(batch):
     return variants
 
 
-def table(f, r, rollouts, weight_bytes, bandwidths, threads):
+def grid_variants(batches):
+    """The larger grid's variants: one episode at a time, then each batch
+    size of batches (above 1) in turn."""
+    return [("--batch 1", ["--batch", "1"])] + [(f"--batch {b}", ["--batch", str(b)]) for b in batches if b > 1]
+
+
+def rollout_rows(work, played):
+    """Table rows of one rollout's variants, each against --batch 1."""
+    lines, first = [], None
+    for label, (episodes, elapsed) in played:
+        rate = episodes / elapsed * 60
+        first = first or rate
+        lines.append(f"| {work} ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
+                     f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
+    return lines
+
+
+def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
     rows = [
         ("prompt processing, 512-token prompt (target ≥ 1.0×)", f["prompt"], r["prompt"], "tokens/s"),
         (f"decode, 1 sequence, {DECODE_STEPS} greedy tokens after a cached prompt (target ≥ 1.0×)", f["decode1"], r["decode1"], "tokens/s"),
@@ -385,12 +437,10 @@ def table(f, r, rollouts, weight_bytes, bandwidths, threads):
     lines = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
     for work, fv, rv, unit in rows:
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
-    first = None
-    for label, (episodes, elapsed) in rollouts:
-        rate = episodes / elapsed * 60
-        first = first or rate
-        lines.append(f"| rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
-                     f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
+    lines += rollout_rows("rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed", rollouts)
+    if grid:
+        tasks, played = grid
+        lines += rollout_rows(f"larger grid, ToolShed test split, 8 harnesses × {tasks} tasks × 1 seed", played)
     lines.append("")
     lines.append("| decode limit | figure |")
     lines.append("|---|---|")
@@ -419,15 +469,19 @@ def main():
     ap.add_argument("--raw", choices=["vendored", "python"], default="vendored",
                     help="the raw side: plain C on feedrun's own llama.cpp, or llama-cpp-python's")
     ap.add_argument("--batch", type=int, default=8, help="episodes decoding together in the batched rollout variant")
+    ap.add_argument("--grid-tasks", type=int, default=0,
+                    help="also play the larger grid on this many test tasks (0: not)")
+    ap.add_argument("--grid-batches", type=lambda v: [int(b) for b in v.split()], default=[],
+                    help="the larger grid's batch sizes besides 1, space-separated")
     args = ap.parse_args()
 
     if args.raw == "python":
         raw = Raw(args.gguf, args.threads)
         raw_side = lambda work: raw.run(work, args.iterations)
     else:
-        raw_side = lambda work: vendored_run(args.bench_binary, args.model, args.threads, work, args.iterations)
+        raw_side = lambda work: side_run(RAW_BENCHMARKS, args.bench_binary, args.model, args.threads, work, args.iterations)
     sides = {"raw": raw_side,
-             "feedrun": lambda work: feedrun_run(args.bench_binary, args.model, args.threads, work, args.iterations)}
+             "feedrun": lambda work: side_run(FEEDRUN_BENCHMARKS, args.bench_binary, args.model, args.threads, work, args.iterations)}
     turns = {side: {work: [] for work in FEEDRUN_BENCHMARKS} for side in sides}
     for i in range(args.rounds):
         order = ["raw", "feedrun"] if i % 2 == 0 else ["feedrun", "raw"]
@@ -436,12 +490,16 @@ def main():
                 got = sides[side](work)
                 turns[side][work].append(got)
                 status(f"round {i + 1}/{args.rounds}, {work}, {side}: {got:.1f}")
-    rollouts = []
-    for label, extra in rollout_variants(args.batch):
-        status("rollout: " + " ".join(ROLLOUT_ARGS + extra))
-        figure = rollout(args.feedrun, args.model, args.threads, args.workdir, extra)
-        status(f"rollout {label}: {figure[0]} episodes in {figure[1]:.1f} s")
-        rollouts.append((label, figure))
+    # Lanes merge their shards' rows in another order, so only the batched
+    # variants are held to --batch 1's bytes.
+    variants = rollout_variants(args.batch)
+    batched = {label for label, _ in variants if label.startswith("--batch")}
+    rollouts = play_variants(args.feedrun, args.model, args.threads, args.workdir, ROLLOUT_ARGS, variants, batched)
+    grid = None
+    if args.grid_tasks > 0:
+        variants = grid_variants(args.grid_batches)
+        grid = (args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
+                                               grid_args(args.grid_tasks), variants, {label for label, _ in variants}))
     bandwidths = [(n, bandwidth(args.bench_binary, n)) for n in sorted({1, args.threads})]
     for n, bw in bandwidths:
         status(f"memory read, {count(n, 'thread')}: {bw:.1f} GB/s")
@@ -455,7 +513,7 @@ def main():
           f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster).")
     print()
     weights = weights_read(args.bench_binary, args.model, args.threads)
-    print(table(median["feedrun"], median["raw"], rollouts, weights, bandwidths, args.threads))
+    print(table(median["feedrun"], median["raw"], rollouts, grid, weights, bandwidths, args.threads))
 
 
 if __name__ == "__main__":

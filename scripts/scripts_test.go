@@ -139,6 +139,45 @@ func TestBenchAnchorScripts(t *testing.T) {
 	}
 }
 
+// TestBenchAnchorRolloutChecks: a batched play whose rows differ from
+// --batch 1's is refused by name of the file that differs, and the rollout
+// rows give each variant's rate against --batch 1.
+func TestBenchAnchorRolloutChecks(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range []string{"one", "same", "other"} {
+		if err := os.Mkdir(filepath.Join(dir, run), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		steps := "step\n0\n"
+		if run == "other" {
+			steps = "step\n1\n"
+		}
+		for name, text := range map[string]string{"rollout_episodes.csv": "episode\n0\n", "rollout_steps.csv": steps} {
+			if err := os.WriteFile(filepath.Join(dir, run, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := `import sys; sys.path.insert(0, ".")
+import bench_anchor as b
+d = sys.argv[1]
+print(b.differing_rows(d + "/one", d + "/same"), b.differing_rows(d + "/one", d + "/other"))
+print(b.grid_variants([1, 16]))
+for line in b.rollout_rows("grid", [("--batch 1", (60, 120.0)), ("--batch 16", (60, 80.0))]):
+    print(line)`
+	out, err := exec.Command("python3", "-c", check, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
+	}
+	want := "[] ['rollout_steps.csv']\n" +
+		"[('--batch 1', ['--batch', '1']), ('--batch 16', ['--batch', '16'])]\n" +
+		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 1` | 30.0 episodes/min | — | 1.00× `--batch 1` |\n" +
+		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 16` | 45.0 episodes/min | — | 1.50× `--batch 1` |\n"
+	if string(out) != want {
+		t.Errorf("bench_anchor.py printed\n%s\nwant\n%s", out, want)
+	}
+}
+
 // TestReplyEcho checks reply-echo.py's counts on an episode made to hold
 // one of each kind of copy, and that it refuses a CodeRepair run.
 func TestReplyEcho(t *testing.T) {
