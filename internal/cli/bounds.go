@@ -23,10 +23,10 @@ const maxThreads = 512
 // model in models.yaml.
 const maxContext = 1 << 20
 
-// defaultBatch is rollout's --batch: one by one, because for the default
-// model (135M) batching with a KV stream per episode measured no faster on
-// the project's machine; it pays for the 0.5B and up, which pass --batch
-// (docs/runtime.md, "Whether it pays").
+// defaultBatch is rollout's --batch: one by one, because batching with a
+// KV stream per episode measured no faster on the project's current
+// machine, for SmolLM2 or the Qwen 0.5B; where it pays depends on the
+// machine (docs/runtime.md, "Whether it pays").
 const defaultBatch = 1
 
 // maxBatch bounds --batch: each episode of a batch keeps a sequence and a
