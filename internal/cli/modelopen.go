@@ -95,6 +95,7 @@ type openedModel struct {
 	Path      string
 	SHA256    string
 	Attention string // the runtime's attention kernel, for the manifest
+	CPU       string // the vector extensions llama.cpp runs with, for the manifest
 }
 
 // modelOpener loads the model a command's model flags name. The Factory
@@ -134,7 +135,7 @@ func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got, Attention: m.Attention()}, nil
+	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got, Attention: m.Attention(), CPU: llama.SystemInfo()}, nil
 }
 
 func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }

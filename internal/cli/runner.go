@@ -33,7 +33,7 @@ func runManifest(command []string, config results.Config, model *openedModel, mf
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	m.ModelSHA256, m.LlamaBuild, m.LlamaCommit, m.Attention, m.Threads = model.SHA256, buildinfo.LlamaBuild(), buildinfo.LlamaCommit, model.Attention, threads
+	m.ModelSHA256, m.LlamaBuild, m.LlamaCommit, m.Attention, m.Threads, m.CPU = model.SHA256, buildinfo.LlamaBuild(), buildinfo.LlamaCommit, model.Attention, threads, model.CPU
 	return m
 }
 

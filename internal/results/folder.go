@@ -54,7 +54,7 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 		if err = CheckResume(dir, old, m); err == nil {
 			f.resumed = &Resumption{
 				At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
-				LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads,
+				LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads, CPU: m.CPU,
 			}
 		}
 	}

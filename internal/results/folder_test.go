@@ -76,6 +76,43 @@ func TestResumeChecksItsInputs(t *testing.T) {
 	}
 }
 
+// Another machine's vector extensions change log-probabilities, so a run
+// recorded on one resumes only on a machine that reports the same; a
+// manifest from before the field cannot tell, and resumes.
+func TestResumeOnAnotherCPUIsRefused(t *testing.T) {
+	xeon, epyc := "CPU : AVX2 = 1 | AVX512 = 1 |", "CPU : AVX2 = 1 |"
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	m.CPU = xeon
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.Close())
+	elsewhere := m
+	elsewhere.CPU = epyc
+	_, err = OpenFolder(dir, elsewhere)
+	if !errors.As(err, new(Refused)) {
+		t.Fatalf("resume on another CPU: got %v, want Refused", err)
+	}
+	errContains(t, err, "vector extensions", xeon, epyc)
+	same, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, same.Begin())
+	ok(t, same.Close())
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	if len(got.Resumed) != 1 || got.Resumed[0].CPU != xeon {
+		t.Errorf("Resumed = %+v, want one entry on %q", got.Resumed, xeon)
+	}
+
+	older := t.TempDir()
+	f, err = OpenFolder(older, shardManifest(0, 1)) // no CPU recorded
+	ok(t, err)
+	ok(t, f.Close())
+	f, err = OpenFolder(older, elsewhere)
+	ok(t, err)
+	ok(t, f.Close())
+}
+
 func TestFolderThatIsAFileIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
 	ok(t, os.WriteFile(path, []byte("x"), 0o644))

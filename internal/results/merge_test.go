@@ -134,6 +134,16 @@ func TestMergeRejects(t *testing.T) {
 			want: []string{"commit", `"abc123" vs "fff999"`},
 		},
 		{
+			name: "shards played on machines with other vector extensions",
+			setup: func(t *testing.T, root string) []string {
+				a, b := shardManifest(0, 2), shardManifest(1, 2)
+				a.CPU = "CPU : AVX2 = 1 | AVX512 = 1 |"
+				b.CPU = "CPU : AVX2 = 1 |"
+				return []string{writeShard(t, root, a), writeShard(t, root, b)}
+			},
+			want: []string{"cpu", "AVX512"},
+		},
+		{
 			name: "different config value",
 			setup: func(t *testing.T, root string) []string {
 				m := shardManifest(1, 2)
