@@ -42,7 +42,7 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, no
 func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	if c.OnPolicy {
-		return nil, fmt.Errorf("on-policy items are the model's own attempts, which the run does not keep")
+		return nil, fmt.Errorf("on-policy items are made from the model's own attempts, and the viewer does not yet make them again from the run's onpolicy_attempts.csv")
 	}
 	name := c.Env
 	if file := c.ItemsFile; file != "" {
