@@ -34,9 +34,8 @@ type Manifest struct {
 	Threads     int    `json:"threads"`
 	// CPU is llama.cpp's system-info line: the vector extensions its CPU
 	// kernels were built for and found. Machines with other extensions
-	// take other arithmetic paths: the same build's log-probabilities of
-	// one SmolLM2 ToolShed item differed by 0.4-0.5 nats between an
-	// AVX-512 Xeon and an AVX2 EPYC. So a run is resumed, and its shards
+	// take other arithmetic paths and give other log-probabilities
+	// (docs/runtime.md, "In short"), so a run is resumed, and its shards
 	// merged, only where it reads the same. Empty in older manifests and
 	// for runs without a model.
 	CPU           string            `json:"cpu,omitempty"`
