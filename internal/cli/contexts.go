@@ -6,6 +6,7 @@ import (
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -15,12 +16,14 @@ import (
 // greedy replies, not the items. A run's items are made as its probe made
 // them (env, generator seed and count from the manifest, or its items
 // file) and kept only when the dataset they come from is the one the run
-// recorded. A run whose items cannot be made here (on-policy items, which
-// came from the model's own attempts; CodeRepair without the MBPP file;
-// another dataset) gets none, and the viewer says so, with a note on
-// stderr; a viewer works without them. Making CodeRepair's items runs every
-// item's programs in the sandbox again (minutes for a committed run), so it
-// is done only when slow is set (--contexts).
+// recorded. An on-policy run's items are made from those items and the
+// attempts its onpolicy_attempts.csv logged, with no model and no program
+// run. A run whose items cannot be made here (CodeRepair without the MBPP
+// file; another dataset; an on-policy run without its attempt log) gets
+// none, and the viewer says so, with a note on stderr; a viewer works
+// without them. Making CodeRepair's items runs every item's programs in the
+// sandbox again (minutes for a committed run), so it is done only when slow
+// is set (--contexts).
 func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, note func(format string, args ...any)) report.Contexts {
 	out := report.Contexts{}
 	for _, run := range d.Runs {
@@ -41,36 +44,58 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, no
 
 func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
-	if c.OnPolicy {
-		return nil, fmt.Errorf("on-policy items are made from the model's own attempts, and the viewer does not yet make them again from the run's onpolicy_attempts.csv")
-	}
 	name := c.Env
+	// An on-policy run's items are made from its logged attempts and the
+	// environment's descriptions of their failures, so it needs the
+	// environment even when its items came from a file.
+	needEnv := c.ItemsFile == "" || c.OnPolicy
+	if name == coderepair.Name && needEnv && !slow {
+		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
+	}
+	if name == coderepair.Name && needEnv && mbpp == "" {
+		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
+	}
+	var e env.Env
+	if needEnv {
+		var err error
+		if e, err = openEnv(name, mbpp, false); err != nil {
+			return nil, err
+		}
+	}
+	items, err := generatedItems(ctx, run, e)
+	if err != nil || !c.OnPolicy {
+		return items, err
+	}
+	log, err := probe.ReadAttemptLog(run.Dir, c.Model, name)
+	if err != nil {
+		return nil, err
+	}
+	return probe.ItemsFromLog(items, log, e.Describe)
+}
+
+// generatedItems are the items a probe run started from, as it read them:
+// its items file, cut to its item count, or its generator's items.
+func generatedItems(ctx context.Context, run report.RunInfo, e env.Env) ([]transcript.Item, error) {
+	c := run.Manifest.Config
 	if file := c.ItemsFile; file != "" {
-		items, err := readItemsFile(file, name)
+		items, err := readItemsFile(file, c.Env)
 		if err != nil {
 			return nil, err
 		}
 		if sum, err := fileSHA256(file); err != nil || sum != run.Manifest.DatasetSHA256 {
 			return nil, fmt.Errorf("items file %s is not the one the run read", file)
 		}
+		if c.Items > 0 && len(items) > c.Items {
+			items = items[:c.Items]
+		}
 		return items, nil
-	}
-	if name == coderepair.Name && !slow {
-		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
-	}
-	if name == coderepair.Name && mbpp == "" {
-		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
-	}
-	e, err := openEnv(name, mbpp, false)
-	if err != nil {
-		return nil, err
 	}
 	src, err := env.ProbeItemsOf(e, "--contexts")
 	if err != nil {
 		return nil, err
 	}
 	if got := e.DatasetSHA256(); got != run.Manifest.DatasetSHA256 {
-		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", name, got, run.Manifest.DatasetSHA256)
+		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", c.Env, got, run.Manifest.DatasetSHA256)
 	}
 	return src.Items(ctx, c.Seed, c.Items)
 }

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,5 +157,115 @@ func TestShowProbeItemsWithTheirContext(t *testing.T) {
 	out, stderr = c.ok("show", dir, "--task", id)
 	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "is not the run's") {
 		t.Errorf("another dataset: shows\n%s\nstderr: %s", out, stderr)
+	}
+}
+
+// An on-policy run's items are made again from its attempt log, with the
+// model's own failed attempt as the failed action, and refused when the log
+// is not the run's.
+func TestShowOnPolicyItemsWithTheirContext(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := filepath.Join(t.TempDir(), "probe")
+	c.ok("probe", "--env", "toolshed", "--items", "5", "--on-policy", "--harness", "verbatim,ban", "--out", dir)
+	attempts := filepath.Join(dir, results.OnPolicyAttempts.Name)
+	header, rows, err := results.ReadTable(attempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := results.OnPolicyAttempts.Column
+	_, items, err := results.ReadTable(filepath.Join(dir, results.ProbeItems.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An on-policy item's id is its task's and its context's length; the
+	// log keys an attempt by the first generator item of its context.
+	id := items[0][results.ProbeItems.Column("item_id")]
+	task := id[:strings.Index(id, "/on-policy/")]
+	var mine []string // the task's failed attempts
+	for _, r := range rows {
+		if r[col("outcome")] == "failed" && strings.Contains(r[col("item_id")], "/"+task+"/") {
+			mine = append(mine, r[col("attempt")])
+		}
+	}
+	if len(mine) == 0 {
+		t.Fatalf("item %s: no failed attempt of task %s in %s", id, task, attempts)
+	}
+
+	out, stderr := c.ok("show", dir, "--task", id)
+	shown := slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, "failed action") && strings.Contains(out, a) })
+	if !shown || strings.Contains(out, "context not shown") || stderr != "" {
+		t.Errorf("item %s: want its context and one of the model's attempts %q as the failed action, got:\n%s\nstderr: %s", id, mine, out, stderr)
+	}
+
+	// A log whose context is not the item's is refused, not shown.
+	edited := make([][]string, len(rows))
+	for i, r := range rows {
+		edited[i] = append([]string(nil), r...)
+		edited[i][col("context_sha256")] = strings.Repeat("0", 64)
+	}
+	writeTable(t, attempts, header, edited)
+	out, stderr = c.ok("show", dir, "--task", id)
+	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "the log is of other items") {
+		t.Errorf("an attempt log of other contexts: shows\n%s\nstderr: %s", out, stderr)
+	}
+	// And a run without its log shows its items without context.
+	if err := os.Remove(attempts); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr = c.ok("show", dir, "--task", id)
+	if strings.Contains(out, "failed action") || !strings.Contains(stderr, results.OnPolicyAttempts.Name) {
+		t.Errorf("no attempt log: shows\n%s\nstderr: %s", out, stderr)
+	}
+}
+
+// writeTable writes a results table whole, as a test's edit of a run.
+func writeTable(t *testing.T, path string, header []string, rows [][]string) {
+	t.Helper()
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(append([][]string{header}, rows...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The committed on-policy ToolShed runs, real models' attempts: every item
+// a run scored is made again from its attempt log, and nothing else, with
+// the failure kind the probe recorded; where the probe found the greedy
+// reply before the failure to be the failed action, its text is the
+// attempt the log gives back.
+func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
+	for _, run := range []string{"probe-smollm2-135m-toolshed-onpolicy-seed1", "probe-qwen2.5-coder-0.5b-toolshed-onpolicy-seed1"} {
+		dir := filepath.Join("..", "..", "results", run)
+		d, err := report.Load([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		contexts := itemContexts(context.Background(), d, "", false, func(format string, args ...any) {
+			t.Errorf("%s: "+format, append([]any{run}, args...)...)
+		})
+		ids := map[string]bool{}
+		same := 0
+		for _, it := range d.Items {
+			ids[it.ItemID] = true
+			made, ok := contexts[report.ContextKey(it.Run, it.ItemID)]
+			switch {
+			case !ok:
+				t.Errorf("%s: item %s was not made again", run, it.ItemID)
+				continue
+			case made.FailureKind != it.FailureKind:
+				t.Errorf("%s: item %s made again fails as %s; the probe recorded %s", run, it.ItemID, made.FailureKind, it.FailureKind)
+			case it.GreedyRepeatPre && strings.TrimSpace(it.GreedyReplyPre) != made.FailedAction:
+				t.Errorf("%s: item %s: the greedy reply before, a repeat, is %q; the attempt made again is %q", run, it.ItemID, it.GreedyReplyPre, made.FailedAction)
+			}
+			if it.GreedyRepeatPre {
+				same++
+			}
+		}
+		if len(contexts) != len(ids) || same == 0 {
+			t.Errorf("%s: %d items made again for the run's %d (%d checked against their greedy reply)", run, len(contexts), len(ids), same)
+		}
 	}
 }

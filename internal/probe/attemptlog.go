@@ -39,22 +39,42 @@ func OpenAttemptLog(dir, model, env string, cut results.CutFunc) (*AttemptLog, e
 		t.Close()
 		return nil, err
 	}
+	return newAttemptLog(t, rows, model, env), nil
+}
+
+// ReadAttemptLog reads the attempt log of a finished on-policy run in dir
+// without opening it for writing, so that its items can be made again
+// (ItemsFromLog) from a committed run folder.
+func ReadAttemptLog(dir, model, env string) (*AttemptLog, error) {
+	_, rows, err := results.ReadTable(filepath.Join(dir, results.OnPolicyAttempts.Name))
+	if err != nil {
+		return nil, err
+	}
+	return newAttemptLog(nil, rows, model, env), nil
+}
+
+func newAttemptLog(t *results.Table, rows [][]string, model, env string) *AttemptLog {
 	l := &AttemptLog{table: t, model: model, env: env, logged: map[string][]string{}}
-	col := spec.Column
+	col := results.OnPolicyAttempts.Column
 	for _, row := range rows {
 		if row[col("model")] == model && row[col("env")] == env {
 			l.logged[row[col("item_id")]] = row
 		}
 	}
-	return l, nil
+	return l
 }
 
 // Reused is how many contexts' attempts came from the log rather than the
 // model.
 func (l *AttemptLog) Reused() int { return l.reused }
 
-// Close closes the log's file.
-func (l *AttemptLog) Close() error { return l.table.Close() }
+// Close closes the log's file, if it was opened for writing.
+func (l *AttemptLog) Close() error {
+	if l.table == nil {
+		return nil
+	}
+	return l.table.Close()
+}
 
 func contextSHA256(it transcript.Item) string {
 	sum := sha256.Sum256([]byte(contextKey(it.Context)))

@@ -27,13 +27,7 @@ type Executor func(it transcript.Item, action string) (observation string, failu
 // Cancelling ctx stops before the next attempt, with results.ErrInterrupted.
 func OnPolicy(ctx context.Context, m lm.Model, items []transcript.Item, maxTokens int, exec Executor, describe func(transcript.StructuredError) string, log *AttemptLog) ([]transcript.Item, error) {
 	var out []transcript.Item
-	seen := map[string]bool{}
-	for _, it := range items {
-		key := contextKey(it.Context)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
+	for _, it := range firstOfEachContext(items) {
 		if log != nil {
 			a, ok, err := log.lookup(it)
 			if err != nil {
@@ -63,6 +57,43 @@ func OnPolicy(ctx context.Context, m lm.Model, items []transcript.Item, maxToken
 		}
 	}
 	return out, nil
+}
+
+// ItemsFromLog makes again the on-policy items that OnPolicy made from
+// items, from the attempts in log alone: no model runs and no program is
+// executed, so a viewer can show a finished run's items with their
+// context. Every context must be in the log, with the context it was
+// logged with.
+func ItemsFromLog(items []transcript.Item, log *AttemptLog, describe func(transcript.StructuredError) string) ([]transcript.Item, error) {
+	var out []transcript.Item
+	for _, it := range firstOfEachContext(items) {
+		a, ok, err := log.lookup(it)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s has no attempt for item %s's context: the run did not finish its attempts, or it is of other items", results.OnPolicyAttempts.Name, it.ID)
+		}
+		if op, ok := a.item(it, describe); ok {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+// firstOfEachContext is the first item with each distinct context, in
+// order: the model attempts each context once, whatever the number of
+// items that share it.
+func firstOfEachContext(items []transcript.Item) []transcript.Item {
+	var out []transcript.Item
+	seen := map[string]bool{}
+	for _, it := range items {
+		if key := contextKey(it.Context); !seen[key] {
+			seen[key] = true
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // Attempt is what became of the model's greedy attempt from one context.

@@ -240,7 +240,7 @@ func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item) {
 	s.rule(b, title)
 	b.WriteString(s.paint(ansiDim, wrap(it.Run, s.Width, "   ")) + "\n")
 	if ctx.ID == "" {
-		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; on-policy items keep none, CodeRepair's need --contexts)") + "\n")
+		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; the note on stderr says why; CodeRepair's need --contexts)") + "\n")
 	} else {
 		for _, m := range ctx.Context {
 			s.field(b, m.Role, m.Content, "")

@@ -183,7 +183,7 @@
       for (const [role, content] of c.messages) box.append(text(role, content));
       box.append(text("failed action", c.failed_action, "ran"), text("observation", c.obs, "failed"));
     } else {
-      box.append(el("p", {}, "Context not shown: the item was not made again when the report was written (on-policy items keep none; CodeRepair's need report --contexts)."));
+      box.append(el("p", {}, "Context not shown: the item was not made again when the report was written (CodeRepair's need report --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
     }
     box.append(el("div", { class: "side" }, ...same.map((x) => el("div", { class: "transcript" },
       el("h3", {}, x.harness), el("div", { class: "label" }, x.figures),
