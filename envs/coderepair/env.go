@@ -191,11 +191,17 @@ func (*Environment) Describe(e transcript.StructuredError) string { return Descr
 // prints and numbers begin; a grammar that let them go on could only take
 // those as further indented lines, and the sandbox ran them. It does not
 // parse Python; it keeps the reply to code alone, which the sandbox then
-// judges. One optional leading space lets a plain-format reply keep its
+// judges. An import line is an import statement's own shape (dotted
+// names, `as`, comma lists, `*`), not "import" or "from" and then
+// anything: SmolLM2 wrote prose after a bare "from " until the token
+// limit. One optional leading space lets a plain-format reply keep its
 // delimiter.
 func (*Environment) Grammar() string {
 	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
-header ::= ("import " | "from ") [^\n]+ "\n"+
+header ::= ("import " aliases | "from " dotted " import " ("*" | aliases)) " "* "\n"+
+aliases ::= alias ("," " "? alias)*
+alias ::= dotted (" as " name)?
+dotted ::= name ("." name)*
 name ::= [A-Za-z_] [A-Za-z0-9_]*
 body ::= line ("\n" line)*
 line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*

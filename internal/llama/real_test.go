@@ -372,7 +372,8 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 		}
 	}
 	cr := &coderepair.Environment{}
-	for _, code := range []string{"def f(x):\n    return x + 1", "import math\n\ndef area(r):\n    # circle\n    return math.pi * r * r\n", "def f(x):\n\tif x:\n\t\treturn 1\n\treturn 0\n\n"} {
+	for _, code := range []string{"def f(x):\n    return x + 1", "import math\n\ndef area(r):\n    # circle\n    return math.pi * r * r\n", "def f(x):\n\tif x:\n\t\treturn 1\n\treturn 0\n\n",
+		"import heapq as hq\nfrom math import tan, pi\nfrom collections import *\nimport os.path, re\ndef f(x):\n  return x"} {
 		if ok, err := m.Accepts(cr.Grammar(), code); err != nil || !ok {
 			t.Errorf("the CodeRepair grammar rejects %q (%v)", code, err)
 		}
@@ -380,7 +381,9 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 	// A blank line ends the function and the reply: nothing may follow it,
 	// indented or not.
 	for _, bad := range []string{"Here is the code:\ndef f(x):\n    return x", "def f(x):\n  y = x\n\n def g():\n    return y",
-		"def f(x):\n    return x\n\n    print(f(1))", "def f(x):\n    return x\n\nprint(f(1))", "def f(x):\n    return x\n\n\n", "def f(x):\n\n    return x"} {
+		"def f(x):\n    return x\n\n    print(f(1))", "def f(x):\n    return x\n\nprint(f(1))", "def f(x):\n    return x\n\n\n", "def f(x):\n\n    return x",
+		// Prose cannot come in as an import line.
+		"from was right, it was an implementation error\ndef f(x):\n  return x", "import the function f\ndef f(x):\n  return x"} {
 		if ok, _ := m.Accepts(cr.Grammar(), bad); ok {
 			t.Errorf("the CodeRepair grammar accepts %q", bad)
 		}
