@@ -192,16 +192,21 @@ func (*Environment) Describe(e transcript.StructuredError) string { return Descr
 // those as further indented lines, and the sandbox ran them. It does not
 // parse Python; it keeps the reply to code alone, which the sandbox then
 // judges. An import line is an import statement's own shape (dotted
-// names, `as`, comma lists, `*`), not "import" or "from" and then
-// anything: SmolLM2 wrote prose after a bare "from " until the token
-// limit. One optional leading space lets a plain-format reply keep its
-// delimiter.
+// names, `as`, comma lists, `*`), and a short one: at most three such
+// lines, of at most four names of at most three parts, each part at most
+// 32 characters (MBPP's references need two names of one part on one
+// line). SmolLM2 wrote prose after a bare "from " until the token limit
+// when any text could follow it, and then, when only names could, names
+// like "has.obs.no_op_expected_value_failed_test_1511...": the header
+// must end soon, and the function come. One optional leading space lets
+// a plain-format reply keep its delimiter.
 func (*Environment) Grammar() string {
-	return `root ::= " "? header* "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
-header ::= ("import " aliases | "from " dotted " import " ("*" | aliases)) " "* "\n"+
-aliases ::= alias ("," " "? alias)*
-alias ::= dotted (" as " name)?
-dotted ::= name ("." name)*
+	return `root ::= " "? header{0,3} "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
+header ::= ("import " aliases | "from " dotted " import " ("*" | aliases)) " "{0,4} "\n" "\n"?
+aliases ::= alias ("," " "? alias){0,3}
+alias ::= dotted (" as " part)?
+dotted ::= part ("." part){0,2}
+part ::= [A-Za-z_] [A-Za-z0-9_]{0,31}
 name ::= [A-Za-z_] [A-Za-z0-9_]*
 body ::= line ("\n" line)*
 line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*
