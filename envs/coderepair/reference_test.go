@@ -26,6 +26,23 @@ func TestReferenceSolutions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckReferences: %v", err)
 	}
+	// A reference near the CPU limit (task 123's) can pass it alone and
+	// miss it while the other references, or other packages' tests, share
+	// the cores: CPU time grows with contention for caches and sibling
+	// threads (task 123 timed out among the others while two probe lanes
+	// ran beside the test, and passed alone). A timeout is therefore tried
+	// once more alone; a reference that times out alone fails the test.
+	for i, r := range results {
+		if r.Passed || r.Error.Kind != KindTimeout {
+			continue
+		}
+		alone, err := s.Run(context.Background(), d.Problems[i], d.Problems[i].Code)
+		if err != nil {
+			t.Fatalf("task %d alone: %v", d.Problems[i].TaskID, err)
+		}
+		t.Logf("task %d timed out among the others; alone it passed: %v", d.Problems[i].TaskID, alone.Passed)
+		results[i] = alone
+	}
 	report := ReferenceReport(s, d.Problems, results)
 	t.Log("\n" + report)
 	if *writeReferenceCheck {
