@@ -70,7 +70,9 @@ func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) (
 	if err != nil {
 		return nil, err
 	}
-	return probe.ItemsFromLog(items, log, e.Describe)
+	// A shard (a lane's folder, or a cluster's) tried only its own
+	// contexts, and its log holds only theirs.
+	return probe.ItemsFromLog(probe.ContextShard(items, run.Manifest.Shard), log, e.Describe)
 }
 
 // generatedItems are the items a probe run started from, as it read them:

@@ -235,11 +235,20 @@ func writeTable(t *testing.T, path string, header []string, rows [][]string) {
 // a run scored is made again from its attempt log, and nothing else, with
 // the failure kind the probe recorded; where the probe found the greedy
 // reply before the failure to be the failed action, its text is the
-// attempt the log gives back.
+// attempt the log gives back. The same holds for each lane's folder of a
+// run played in lanes, whose log holds only its own shard's contexts.
 func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
-	for _, run := range []string{"probe-smollm2-135m-toolshed-onpolicy-seed1", "probe-qwen2.5-coder-0.5b-toolshed-onpolicy-seed1"} {
-		dir := filepath.Join("..", "..", "results", run)
-		d, err := report.Load([]string{dir})
+	var runs []string
+	for _, name := range []string{"probe-smollm2-135m-toolshed-onpolicy-seed1", "probe-qwen2.5-coder-0.5b-toolshed-onpolicy-seed1"} {
+		dir := filepath.Join("..", "..", "results", name)
+		lanes, _ := filepath.Glob(filepath.Join(dir, "lanes", "*"))
+		runs = append(append(runs, dir), lanes...)
+	}
+	if len(runs) < 4 {
+		t.Fatalf("want the two committed runs and SmolLM2's two lanes, got %v", runs)
+	}
+	for _, run := range runs {
+		d, err := report.Load([]string{run})
 		if err != nil {
 			t.Fatal(err)
 		}
