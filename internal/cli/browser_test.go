@@ -9,7 +9,6 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,29 +101,14 @@ func browser(t testing.TB) (context.Context, *[]string) {
 func plantReply(t *testing.T, dir string) (harness, task, seed string) {
 	t.Helper()
 	path := filepath.Join(dir, results.RolloutSteps.Name)
-	f, err := os.Open(path)
+	header, rows, err := results.ReadTable(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := func(name string) int { return results.RolloutSteps.Column(name) }
-	r := rows[1]
+	col := results.RolloutSteps.Column
+	r := rows[0]
 	r[col("reply")], r[col("observation")] = hostileReply, "Observation: "+hostileReply
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := csv.NewWriter(out)
-	if err := w.WriteAll(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTable(t, path, header, rows)
 	return r[col("harness")], r[col("task")], r[col("seed")]
 }
 

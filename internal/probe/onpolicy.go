@@ -28,28 +28,26 @@ type Executor func(it transcript.Item, action string) (observation string, failu
 func OnPolicy(ctx context.Context, m lm.Model, items []transcript.Item, maxTokens int, exec Executor, describe func(transcript.StructuredError) string, log *AttemptLog) ([]transcript.Item, error) {
 	var out []transcript.Item
 	for _, it := range firstOfEachContext(items) {
+		var a Attempt
+		logged := false
 		if log != nil {
-			a, ok, err := log.lookup(it)
-			if err != nil {
+			var err error
+			if a, logged, err = log.lookup(it); err != nil {
 				return nil, err
 			}
-			if ok {
-				if op, ok := a.item(it, describe); ok {
-					out = append(out, op)
+		}
+		if !logged {
+			if ctx.Err() != nil {
+				return nil, results.ErrInterrupted
+			}
+			var err error
+			if a, err = attempt(m, it, maxTokens, exec); err != nil {
+				return nil, err
+			}
+			if log != nil {
+				if err := log.record(it, a); err != nil {
+					return nil, err
 				}
-				continue
-			}
-		}
-		if ctx.Err() != nil {
-			return nil, results.ErrInterrupted
-		}
-		a, err := attempt(m, it, maxTokens, exec)
-		if err != nil {
-			return nil, err
-		}
-		if log != nil {
-			if err := log.record(it, a); err != nil {
-				return nil, err
 			}
 		}
 		if op, ok := a.item(it, describe); ok {
