@@ -11,7 +11,10 @@
 # the batched rollout, default 8), GRID_TASKS (also play the larger
 # grid, the test of throughput, on this many ToolShed test tasks; default
 # 0, not played), GRID_BATCHES (its batch sizes besides 1, space-separated;
-# default $BATCH), RAW (the raw side: vendored, the
+# default $BATCH; the grid is also played as two lanes), GRID_ENV (the
+# grid's environment: toolshed, the default, or coderepair, whose long
+# replies make decoding a larger share), GRID_ONLY (1: play the grid alone,
+# without the raw side, the kernel rows and the fixed rollout), RAW (the raw side: vendored, the
 # default, is plain C on feedrun's own llama.cpp, internal/llama/anchor.go;
 # python is the llama.cpp that a pinned llama-cpp-python vendors). The
 # python side's virtual environment, .venv-anchor, is built once (it
@@ -28,6 +31,8 @@ ITERATIONS=${ITERATIONS:-3}
 BATCH=${BATCH:-8}
 GRID_TASKS=${GRID_TASKS:-0}
 GRID_BATCHES=${GRID_BATCHES:-$BATCH}
+GRID_ENV=${GRID_ENV:-toolshed}
+GRID_ONLY=${GRID_ONLY:-0}
 RAW=${RAW:-vendored}
 GO=${GO:-go}
 VENV=.venv-anchor
@@ -85,8 +90,13 @@ trap 'rm -rf "$work"' EXIT
 # and the vendored raw side those of anchor_test.go, compiled once into one
 # binary so that every turn times the same code.
 scripts/quiet-build.sh "$GO" test -tags anchor -c -o "$work/llama.test" ./internal/llama/
+grid_only=()
+if [ "$GRID_ONLY" = 1 ]; then
+	[ "$GRID_TASKS" -gt 0 ] || { echo "bench-anchor.sh: GRID_ONLY=1 needs GRID_TASKS above 0" >&2; exit 2; }
+	grid_only=(--grid-only)
+fi
 # The raw side must do feedrun's work, or its ratio means nothing.
-if [ "$RAW" = vendored ]; then
+if [ "$RAW" = vendored ] && [ "$GRID_ONLY" != 1 ]; then
 	FEEDRUN_BENCH_MODEL=$MODEL FEEDRUN_BENCH_THREADS=$THREADS "$work/llama.test" \
 		-test.run '^TestRawAnchorDoesFeedrunsWork$' >/dev/null
 fi
@@ -95,5 +105,5 @@ fi
 	--gguf "$gguf" --model "$MODEL" --threads "$THREADS" \
 	--feedrun bin/feedrun --bench-binary "$work/llama.test" --workdir "$work" \
 	--rounds "$ROUNDS" --iterations "$ITERATIONS" --batch "$BATCH" \
-	--grid-tasks "$GRID_TASKS" --grid-batches "$GRID_BATCHES" \
+	--grid-tasks "$GRID_TASKS" --grid-batches "$GRID_BATCHES" --grid-env "$GRID_ENV" "${grid_only[@]}" \
 	--raw "$RAW" --raw-build "$raw_build"

@@ -82,10 +82,19 @@ def rollout_args(tasks, *split):
 ROLLOUT_ARGS = rollout_args(3)
 
 
-def grid_args(tasks):
+def grid_args(tasks, env="toolshed"):
     """The larger grid, the test of throughput rather than of correctness:
-    the same harnesses and budget on the first tasks of the test split."""
+    the same harnesses and budget on the first tasks of ToolShed's test
+    split, or on the first MBPP problems of CodeRepair, whose replies are
+    whole programs (up to 384 tokens), so that decoding, where batching
+    gains, takes a larger share of the time than in ToolShed's short
+    calls."""
+    if env == "coderepair":
+        return ["--env", "coderepair", "--harness", ROLLOUT_HARNESSES, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
     return rollout_args(tasks, "--split", "test")
+
+
+GRID_WORK = {"toolshed": "ToolShed test split", "coderepair": "CodeRepair, MBPP problems"}
 
 
 def status(msg):
@@ -422,9 +431,11 @@ def rollout_variants(batch):
 
 
 def grid_variants(batches):
-    """The larger grid's variants: one episode at a time, then each batch
-    size of batches (above 1) in turn."""
-    return [("--batch 1", ["--batch", "1"])] + [(f"--batch {b}", ["--batch", str(b)]) for b in batches if b > 1]
+    """The larger grid's variants: one episode at a time, each batch size
+    of batches (above 1) in turn, then two lanes of one thread each, the
+    other way to use two cores."""
+    return ([("--batch 1", ["--batch", "1"])] + [(f"--batch {b}", ["--batch", str(b)]) for b in batches if b > 1]
+            + [("--lanes 2", ["--lanes", "2"])])
 
 
 def rollout_rows(work, played):
@@ -436,6 +447,12 @@ def rollout_rows(work, played):
         lines.append(f"| {work} ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
                      f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
     return lines
+
+
+def grid_rows(grid):
+    """Table rows of the larger grid, (env, tasks, played)."""
+    env, tasks, played = grid
+    return rollout_rows(f"larger grid, {GRID_WORK[env]}, 8 harnesses × {tasks} tasks × 1 seed", played)
 
 
 def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
@@ -451,8 +468,7 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
     lines += rollout_rows("rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed", rollouts)
     if grid:
-        tasks, played = grid
-        lines += rollout_rows(f"larger grid, ToolShed test split, 8 harnesses × {tasks} tasks × 1 seed", played)
+        lines += grid_rows(grid)
     lines.append("")
     lines.append("| decode limit | figure |")
     lines.append("|---|---|")
@@ -485,7 +501,24 @@ def main():
                     help="also play the larger grid on this many test tasks (0: not)")
     ap.add_argument("--grid-batches", type=lambda v: [int(b) for b in v.split()], default=[],
                     help="the larger grid's batch sizes besides 1, space-separated")
+    ap.add_argument("--grid-env", choices=sorted(GRID_WORK), default="toolshed", help="the larger grid's environment")
+    ap.add_argument("--grid-only", action="store_true",
+                    help="play the larger grid alone: no raw side, no kernel rows, no fixed rollout")
     args = ap.parse_args()
+
+    if args.grid_only:
+        if args.grid_tasks <= 0:
+            raise SystemExit("bench_anchor.py: --grid-only needs --grid-tasks above 0")
+        grid = (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
+                                                              grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
+        version, llama = feedrun_version(args.feedrun)
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {count(args.threads, 'thread')}, "
+              f"{cpu_model()}, {when}; {version}, {llama}; the larger grid alone, one play per variant, "
+              f"model loading included.")
+        print()
+        print("\n".join(["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"] + grid_rows(grid)))
+        return
 
     if args.raw == "python":
         raw = Raw(args.gguf, args.threads)
@@ -505,8 +538,8 @@ def main():
     rollouts = play_variants(args.feedrun, args.model, args.threads, args.workdir, ROLLOUT_ARGS, rollout_variants(args.batch))
     grid = None
     if args.grid_tasks > 0:
-        grid = (args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
-                                               grid_args(args.grid_tasks), grid_variants(args.grid_batches)))
+        grid = (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
+                                                              grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
     bandwidths = [(n, bandwidth(args.bench_binary, n)) for n in sorted({1, args.threads})]
     for n, bw in bandwidths:
         status(f"memory read, {count(n, 'thread')}: {bw:.1f} GB/s")
