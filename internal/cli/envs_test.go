@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
@@ -66,14 +66,21 @@ func TestSettingsThatNeedAMissingCapabilityExitTwo(t *testing.T) {
 	if c.opened != 0 {
 		t.Errorf("%d models were opened for refused commands", c.opened)
 	}
-	store := filepath.Join(dir, "store.db")
-	s, err := memory.Open(store)
+	// A committed store of the schema before the episode table: the
+	// rollout only reads it, so it must keep its bytes.
+	committed, err := os.ReadFile(filepath.Join("..", "..", "results", "rollout-smollm2-135m-toolshed-grammar", "memory.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	store := filepath.Join(dir, "store.db")
+	if err := os.WriteFile(store, committed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c.ok("rollout", "--env", "fixtest", "--tasks", "1", "--harness", "verbatim,ban,memory", "--max-steps", "2", "--memory", store, "--out", out)
 	if rows := readCSV(t, out, results.RolloutEpisodes); len(rows) != 3 {
 		t.Errorf("%d episodes of the core-only environment, want 3", len(rows))
+	}
+	if after, err := os.ReadFile(store); err != nil || !bytes.Equal(after, committed) {
+		t.Errorf("the rollout changed the memory store it only reads (%d → %d bytes, %v)", len(committed), len(after), err)
 	}
 }

@@ -81,7 +81,12 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		&cobra.Command{
 			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withExistingStore(opts.DB, func(s *memory.Store) error { return s.Show(opts.IO.Out) })
+				s, err := memory.OpenReadOnly(opts.DB)
+				if err != nil {
+					return UsageError{err}
+				}
+				defer s.Close()
+				return s.Show(opts.IO.Out)
 			},
 		},
 		&cobra.Command{

@@ -115,7 +115,7 @@ func openMemoryStore(path, model, envName string) (*memory.Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
 	}
-	store, err := memory.OpenExisting(path)
+	store, err := memory.OpenReadOnly(path)
 	if err != nil {
 		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
 	}

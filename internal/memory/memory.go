@@ -55,6 +55,38 @@ func OpenExisting(path string) (*Store, error) {
 	return open(path)
 }
 
+// OpenReadOnly opens the existing store at path for reading only, as the
+// memory harness and `memory show` use it. A read-write open brings the file
+// up to the current schema, so reading a store that an older build made
+// changed its bytes: a committed store was rewritten by every rollout that
+// read it. A file that is not a store is an error here, where a read-write
+// open would have made it one.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	}
+	if strings.Contains(path, "?") {
+		return nil, fmt.Errorf("memory store %s: a '?' in the path is not supported; rename the file", path)
+	}
+	// A "file:" name is a URI to SQLite, which is how mode=ro reaches it;
+	// '%' and '#' would be read as an escape and a fragment.
+	uri := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite", uri+"?mode=ro&_pragma="+busyTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	}
+	var tables int
+	err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'lesson'`).Scan(&tables)
+	if err == nil && tables == 0 {
+		err = fmt.Errorf("no lesson table, so not a memory store")
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
 // busyTimeout is how long a statement waits for another process's lock on
 // the store (a `memory show` reading while a build writes, or two lanes
 // sharing one store) before it fails with SQLITE_BUSY. Without it SQLite

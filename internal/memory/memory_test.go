@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"bytes"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +55,105 @@ func TestStoreRefusesAPathWithAQuestionMark(t *testing.T) {
 	_, err := Open(path)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "'?'") {
 		t.Fatalf("got %v, want an error naming %s and the '?'", err, path)
+	}
+}
+
+// oldSchema is the store as builds before the episode table made it: the
+// committed stores of the earlier rollouts are of this form.
+const oldSchema = `CREATE TABLE lesson (
+	env TEXT NOT NULL, template TEXT NOT NULL, tool TEXT NOT NULL, kind TEXT NOT NULL,
+	text TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 1,
+	PRIMARY KEY (env, template, tool, kind, text));
+INSERT INTO lesson VALUES ('toolshed', 'read_file', 'read_file', 'avoid', 'the file does not exist', 2);`
+
+// Reading a store, as the memory harness and `memory show` do, leaves its
+// bytes as they were, even where the store predates the current schema (a
+// read-write open added the episode table, and so rewrote committed
+// stores); writing through it fails.
+func TestReadOnlyStoreKeepsItsBytes(t *testing.T) {
+	for _, name := range []string{"memory.db", "50% #1.db"} {
+		path := filepath.Join(t.TempDir(), name)
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(oldSchema); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		s, err := OpenReadOnly(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		g, n, err := s.Guidance("toolshed", "read_file", []string{"read_file"}, 3)
+		if err != nil || n != 1 || !strings.Contains(g, "the file does not exist") {
+			t.Errorf("%s: guidance %q, %d lessons (%v), want the stored avoid", name, g, n, err)
+		}
+		var shown strings.Builder
+		if err := s.Show(&shown); err != nil || !strings.Contains(shown.String(), "the file does not exist") {
+			t.Errorf("%s: show %q (%v)", name, shown.String(), err)
+		}
+		if err := s.Clear(); err == nil {
+			t.Errorf("%s: clearing a store opened read-only succeeded", name)
+		}
+		s.Close()
+
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("%s: reading the store changed its bytes (%d → %d)", name, len(before), len(after))
+		}
+	}
+}
+
+// A file that is not a store is refused by name, and left as it was: an
+// empty file, which a read-write open would have turned into a store, and
+// one that is not SQLite at all.
+func TestReadOnlyStoreRefusesWhatIsNotAStore(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty.db": "", "text.db": "not a database, just text that is long enough to be read\n"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenReadOnly(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a") {
+			t.Errorf("%s: got %v, want an error naming the file as not a store or not a database", name, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != content {
+			t.Errorf("%s: refusing it changed the file", name)
+		}
+	}
+	if _, err := OpenReadOnly(filepath.Join(dir, "missing.db")); err == nil || !strings.Contains(err.Error(), "missing.db") {
+		t.Errorf("a missing store: got %v, want an error naming it", err)
+	}
+}
+
+// The real path: a committed store made before the episode table, read as
+// a rollout reads it, keeps its bytes.
+func TestCommittedStoreKeepsItsBytesWhenRead(t *testing.T) {
+	path := filepath.Join("..", "..", "results", "rollout-smollm2-135m-toolshed-grammar", "memory.db")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	if err := s.Show(&shown); err != nil || strings.Count(shown.String(), "\n") < 10 {
+		t.Errorf("show: %d lines (%v), want the store's lessons", strings.Count(shown.String(), "\n"), err)
+	}
+	s.Close()
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Errorf("reading %s changed its bytes", path)
 	}
 }
