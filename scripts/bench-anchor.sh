@@ -9,12 +9,13 @@
 # (default 2), ROUNDS (turns of each side per row, default 5), ITERATIONS
 # (iterations per turn, default 3), BATCH (episodes decoding together in
 # the batched rollout, default 8), GRID_TASKS (also play the larger
-# grid, the test of throughput, on this many ToolShed test tasks; default
-# 0, not played), GRID_BATCHES (its batch sizes besides 1, space-separated;
+# grid, the test of throughput, on this many tasks; default 0, not
+# played), GRID_BATCHES (its batch sizes besides 1, space-separated;
 # default $BATCH; the grid is also played as two lanes), GRID_ENV (the
-# grid's environment: toolshed, the default, or coderepair, whose long
-# replies make decoding a larger share), GRID_ONLY (1: play the grid alone,
-# without the raw side, the kernel rows and the fixed rollout), RAW (the raw side: vendored, the
+# grid's environment: toolshed, its test tasks, the default, or
+# coderepair, MBPP problems, whose long replies make decoding a larger
+# share), GRID_ONLY (1: play the grid alone, without the raw side, the
+# kernel rows and the fixed rollout), RAW (the raw side: vendored, the
 # default, is plain C on feedrun's own llama.cpp, internal/llama/anchor.go;
 # python is the llama.cpp that a pinned llama-cpp-python vendors). The
 # python side's virtual environment, .venv-anchor, is built once (it
