@@ -220,3 +220,54 @@ func TestReplyEcho(t *testing.T) {
 		t.Fatalf("a CodeRepair run: %v\n%s", err, out)
 	}
 }
+
+// TestCodeRepairSteps checks coderepair-steps.py's counts on steps made to
+// hold one of each outcome, its checks on the actions, and that it refuses
+// a ToolShed run.
+func TestCodeRepairSteps(t *testing.T) {
+	dir := t.TempDir()
+	header := "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
+	row := func(harness, action, obs, failed, looped, dropped string) string {
+		q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+		return fmt.Sprintf("m,coderepair,%s,mbpp-2,1,0,r,%s,%s,%s,false,0,false,false,%s,false,false,0,1,%s\n", harness, q(action), q(obs), failed, looped, q(dropped))
+	}
+	def := "def f(x):\n    return x"
+	tb := "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 4, in <module>\n"
+	steps := header +
+		row("verbatim", def, "Observation: all 3 tests passed.", "false", "false", "") +
+		row("verbatim", def, "(stopped: the same call three times in a row)", "false", "true", "") +
+		row("verbatim", "", "Observation: the reply defines no function (expected def f(...): and its body), so nothing was run.", "true", "false", "prose") +
+		row("verbatim", def, tb+"    assert f(1) == 2\nAssertionError", "true", "false", "") +
+		// The tests call f, which the action defines as g: renamed.
+		row("scrub", "def g(x):\n    return x", tb+"    assert f(1) == 2\n           ^\nNameError: name 'f' is not defined", "true", "false", "print(g(1))") +
+		// A NameError inside the function is the program's own.
+		row("scrub", "def f(x):\n    return y", tb+"  File \"solution.py\", line 2, in f\nNameError: name 'y' is not defined", "true", "false", "") +
+		row("scrub", "x = 1", "Observation:   File \"solution.py\", line 1\n    x = (\n        ^\nSyntaxError: '(' was never closed", "true", "false", "") +
+		row("scrub", def, tb+"RecursionError: maximum recursion depth exceeded", "true", "false", "")
+	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(steps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("python3", "coderepair-steps.py", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("coderepair-steps.py: %v\n%s", err, out)
+	}
+	name := filepath.Base(dir)
+	for _, want := range []string{
+		"| " + name + " | verbatim | 4 | 1 | 1 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |",
+		"| " + name + " | scrub | 4 | 0 | 0 | 0 | 0 | 1 | 1 | 0 | 1 | 0 | 1 |",
+		"| " + name + " | all | 8 | 1 | 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 | 1 |",
+		// x = 1 is the one action that does not end in a def; two steps dropped text.
+		"| " + name + " | 1 | 2 | 0 |",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("coderepair-steps.py printed\n%s\nwant the row\n%s", out, want)
+		}
+	}
+	ts := strings.ReplaceAll(steps, ",coderepair,", ",toolshed,")
+	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(ts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("python3", "coderepair-steps.py", dir).CombinedOutput(); err == nil || !strings.Contains(string(out), "want coderepair") {
+		t.Fatalf("a ToolShed run: %v\n%s", err, out)
+	}
+}
