@@ -126,7 +126,8 @@ type htmlEpisode struct {
 type htmlStep struct {
 	Step        int      `json:"n"`
 	Reply       string   `json:"reply"`
-	Action      *string  `json:"ran,omitempty"` // only where it differs from the reply
+	Action      *string  `json:"ran,omitempty"`     // only where it differs from the reply
+	Dropped     string   `json:"dropped,omitempty"` // what the environment left out of the reply, where the run kept it
 	Observation string   `json:"obs"`
 	Failed      bool     `json:"failed,omitempty"`
 	Marks       []string `json:"marks,omitempty"`
@@ -233,7 +234,7 @@ func newHTMLData(d Data, contexts Contexts) htmlData {
 			Summary: strings.Join(episodeSummary(e), " · "), Run: runIndex[e.Run], Transcript: []htmlStep{},
 		}
 		for _, s := range e.Transcript {
-			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s)}
+			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s), Dropped: s.Dropped}
 			if s.ActionDiffers() {
 				hs.Action = &s.Action
 			}

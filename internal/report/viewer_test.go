@@ -242,11 +242,19 @@ func TestHTMLReportEscapesReplies(t *testing.T) {
 	end := strings.Index(page[start:], "</script>")
 	var data htmlData
 	ok(t, json.Unmarshal([]byte(page[start:start+end]), &data))
-	var replies []string
+	var replies, dropped []string
 	for _, e := range data.Episodes {
 		for _, s := range e.Transcript {
 			replies = append(replies, s.Reply, s.Observation)
+			if s.Dropped != "" {
+				dropped = append(dropped, s.Dropped)
+			}
 		}
+	}
+	// What the environment left out of a reply reaches the page, so that
+	// it can be audited there as in `show`.
+	if !slices.Equal(dropped, []string{"I will call now"}) {
+		t.Errorf("the page's dropped texts are %q, want the ban step's", dropped)
 	}
 	if !slices.Contains(replies, hostile) || !slices.Contains(replies, "Observation: "+hostile) {
 		t.Errorf("the page's data lost the reply as written: %q", replies)

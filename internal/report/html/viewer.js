@@ -141,6 +141,7 @@
       if (only !== null && s.n !== only) continue;
       const step = el("div", { class: "step" }, text("[" + s.n + "] reply", s.reply));
       if (s.ran !== undefined) step.append(text("ran (differs from the reply)", s.ran, "ran"));
+      if (s.dropped) step.append(text("dropped (not run)", s.dropped, "ran"));
       step.append(text("observation", s.obs, s.failed ? "failed" : ""));
       if (s.marks) step.append(el("div", {}, ...s.marks.map((m) => el("span", { class: "mark" }, m))));
       box.append(step);
