@@ -184,16 +184,31 @@ for line in b.rollout_rows("grid", [("--batch 1", (60, 120.0)), ("--batch 16", (
 	}
 }
 
+// stepsHeader is rollout_steps.csv's header, as the counting scripts read it.
+const stepsHeader = "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
+
+// csvQuote quotes a cell for a constructed CSV row.
+func csvQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// countSteps writes steps as dir's rollout_steps.csv and runs the counting
+// script on dir, returning its output and error.
+func countSteps(t *testing.T, script, dir, steps string) (string, error) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(steps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("python3", script, dir).CombinedOutput()
+	return string(out), err
+}
+
 // TestReplyEcho checks reply-echo.py's counts on an episode made to hold
 // one of each kind of copy, and that it refuses a CodeRepair run.
 func TestReplyEcho(t *testing.T) {
 	dir := t.TempDir()
-	header := "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
 	row := func(step, reply, action, obs, failed string) string {
-		q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-		return fmt.Sprintf("m,toolshed,verbatim,t-01,1,%s,%s,%s,%s,%s,false,0,false,false,false,false,false,0,1,\n", step, q(reply), q(action), q(obs), failed)
+		return fmt.Sprintf("m,toolshed,verbatim,t-01,1,%s,%s,%s,%s,%s,false,0,false,false,false,false,false,0,1,\n", step, csvQuote(reply), csvQuote(action), csvQuote(obs), failed)
 	}
-	steps := header +
+	steps := stepsHeader +
 		row("0", `create_event(title="X", date="2026-07-13", time="10:00")`, `create_event(title="X", date="2026-07-13", time="10:00")`, "Observation: {'id': 'ev-1'}", "false") +
 		// Echoes the observation, and is not a call.
 		row("1", "Observation: {'id': 'ev-1'}\nmore", "Observation: {'id': 'ev-1'}", "Observation: SyntaxError: invalid syntax", "true") +
@@ -201,22 +216,15 @@ func TestReplyEcho(t *testing.T) {
 		row("2", `create_event(title="X", date="2026-07-13", time="10:00")`, `create_event(title="X", date="2026-07-13", time="10:00")`, "Observation: {'id': 'ev-2'}", "false") +
 		// Opens with "Observation" but is not the previous observation.
 		row("3", "Observation: nothing", "Observation: nothing", "Observation: SyntaxError", "true")
-	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(steps), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("python3", "reply-echo.py", dir).CombinedOutput()
+	out, err := countSteps(t, "reply-echo.py", dir, steps)
 	if err != nil {
 		t.Fatalf("reply-echo.py: %v\n%s", err, out)
 	}
 	want := "| " + filepath.Base(dir) + " | verbatim | 1 | 1 | 0 | 1 | 3 | 2 | 1 | 1 |"
-	if !strings.Contains(string(out), want) {
+	if !strings.Contains(out, want) {
 		t.Fatalf("reply-echo.py printed\n%s\nwant the row\n%s", out, want)
 	}
-	cr := strings.ReplaceAll(steps, ",toolshed,", ",coderepair,")
-	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(cr), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("python3", "reply-echo.py", dir).CombinedOutput(); err == nil || !strings.Contains(string(out), "want toolshed") {
+	if out, err := countSteps(t, "reply-echo.py", dir, strings.ReplaceAll(steps, ",toolshed,", ",coderepair,")); err == nil || !strings.Contains(out, "want toolshed") {
 		t.Fatalf("a CodeRepair run: %v\n%s", err, out)
 	}
 }
@@ -226,14 +234,12 @@ func TestReplyEcho(t *testing.T) {
 // a ToolShed run.
 func TestCodeRepairSteps(t *testing.T) {
 	dir := t.TempDir()
-	header := "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
 	row := func(harness, action, obs, failed, looped, dropped string) string {
-		q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-		return fmt.Sprintf("m,coderepair,%s,mbpp-2,1,0,r,%s,%s,%s,false,0,false,false,%s,false,false,0,1,%s\n", harness, q(action), q(obs), failed, looped, q(dropped))
+		return fmt.Sprintf("m,coderepair,%s,mbpp-2,1,0,r,%s,%s,%s,false,0,false,false,%s,false,false,0,1,%s\n", harness, csvQuote(action), csvQuote(obs), failed, looped, csvQuote(dropped))
 	}
 	def := "def f(x):\n    return x"
 	tb := "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 4, in <module>\n"
-	steps := header +
+	steps := stepsHeader +
 		row("verbatim", def, "Observation: all 3 tests passed.", "false", "false", "") +
 		row("verbatim", def, "(stopped: the same call three times in a row)", "false", "true", "") +
 		row("verbatim", "", "Observation: the reply defines no function (expected def f(...): and its body), so nothing was run.", "true", "false", "prose") +
@@ -244,10 +250,7 @@ func TestCodeRepairSteps(t *testing.T) {
 		row("scrub", "def f(x):\n    return y", tb+"  File \"solution.py\", line 2, in f\nNameError: name 'y' is not defined", "true", "false", "") +
 		row("scrub", "x = 1", "Observation:   File \"solution.py\", line 1\n    x = (\n        ^\nSyntaxError: '(' was never closed", "true", "false", "") +
 		row("scrub", def, tb+"RecursionError: maximum recursion depth exceeded", "true", "false", "")
-	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(steps), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("python3", "coderepair-steps.py", dir).CombinedOutput()
+	out, err := countSteps(t, "coderepair-steps.py", dir, steps)
 	if err != nil {
 		t.Fatalf("coderepair-steps.py: %v\n%s", err, out)
 	}
@@ -259,15 +262,11 @@ func TestCodeRepairSteps(t *testing.T) {
 		// x = 1 is the one action that does not end in a def; two steps dropped text.
 		"| " + name + " | 1 | 2 | 0 |",
 	} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("coderepair-steps.py printed\n%s\nwant the row\n%s", out, want)
 		}
 	}
-	ts := strings.ReplaceAll(steps, ",coderepair,", ",toolshed,")
-	if err := os.WriteFile(filepath.Join(dir, "rollout_steps.csv"), []byte(ts), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("python3", "coderepair-steps.py", dir).CombinedOutput(); err == nil || !strings.Contains(string(out), "want coderepair") {
+	if out, err := countSteps(t, "coderepair-steps.py", dir, strings.ReplaceAll(steps, ",coderepair,", ",toolshed,")); err == nil || !strings.Contains(out, "want coderepair") {
 		t.Fatalf("a ToolShed run: %v\n%s", err, out)
 	}
 }
