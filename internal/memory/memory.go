@@ -49,10 +49,29 @@ func Open(path string) (*Store, error) {
 // OpenExisting opens the store at path, which must exist: showing or
 // clearing a mistyped path must not create an empty store there.
 func OpenExisting(path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	if err := exists(path); err != nil {
+		return nil, err
 	}
 	return open(path)
+}
+
+// exists is the store at path, or the error that names it: a mistyped path
+// must not become an empty store.
+func exists(path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("memory store %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkName refuses a path the driver would misread: it takes settings
+// after a '?' in the name and drops them from the file name, so a path
+// holding one would open another file.
+func checkName(path string) error {
+	if strings.Contains(path, "?") {
+		return fmt.Errorf("memory store %s: a '?' in the path is not supported; rename the file", path)
+	}
+	return nil
 }
 
 // OpenReadOnly opens the existing store at path for reading only, as the
@@ -62,11 +81,11 @@ func OpenExisting(path string) (*Store, error) {
 // read it. A file that is not a store is an error here, where a read-write
 // open would have made it one.
 func OpenReadOnly(path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("memory store %s: %w", path, err)
+	if err := exists(path); err != nil {
+		return nil, err
 	}
-	if strings.Contains(path, "?") {
-		return nil, fmt.Errorf("memory store %s: a '?' in the path is not supported; rename the file", path)
+	if err := checkName(path); err != nil {
+		return nil, err
 	}
 	// A "file:" name is a URI to SQLite, which is how mode=ro reaches it;
 	// '%' and '#' would be read as an escape and a fragment.
@@ -94,10 +113,8 @@ func OpenReadOnly(path string) (*Store, error) {
 const busyTimeout = "busy_timeout(10000)"
 
 func open(path string) (*Store, error) {
-	// The driver reads settings after a '?' in the name and drops them from
-	// the file name, so a path holding one would open another file.
-	if strings.Contains(path, "?") {
-		return nil, fmt.Errorf("memory store %s: a '?' in the path is not supported; rename the file", path)
+	if err := checkName(path); err != nil {
+		return nil, err
 	}
 	db, err := sql.Open("sqlite", path+"?_pragma="+busyTimeout)
 	if err != nil {
