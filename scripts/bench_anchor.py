@@ -449,6 +449,9 @@ def rollout_rows(work, played):
     return lines
 
 
+TABLE_HEAD = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
+
+
 def grid_rows(grid):
     """Table rows of the larger grid, (env, tasks, played)."""
     env, tasks, played = grid
@@ -463,7 +466,7 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
         ("decode, 8 sequences batched, against raw 1 sequence (target ≥ 2×)", f["decode8"], r["decode1"], "tokens/s"),
         (f"score {SCORE_CONTINUATIONS} × {SCORE_LENGTH}-token continuations after a {SCORE_PREFIX}-token prefix, prefix shared", f["score"], r["score"], "effective tokens/s"),
     ]
-    lines = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
+    lines = list(TABLE_HEAD)
     for work, fv, rv, unit in rows:
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
     lines += rollout_rows("rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed", rollouts)
@@ -481,6 +484,22 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
     lines.append(f"| feedrun's decode, 1 sequence, {count(threads, 'thread')}, against that limit | {f['decode1']:.0f} tokens/s, {f['decode1'] / limit:.2f} of it |")
     lines.append(f"| raw llama.cpp's decode, 1 sequence, against that limit | {r['decode1']:.0f} tokens/s, {r['decode1'] / limit:.2f} of it |")
     return "\n".join(lines)
+
+
+def play_grid(args):
+    """The larger grid as args set it, played under each of its variants:
+    (env, tasks, played) for grid_rows."""
+    return (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
+                                                          grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
+
+
+def header_line(args, what):
+    """The line above a table: the model file, threads, machine, time and
+    build, then what the table measured."""
+    version, llama = feedrun_version(args.feedrun)
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {count(args.threads, 'thread')}, "
+            f"{cpu_model()}, {when}; {version}, {llama}; {what}")
 
 
 def main():
@@ -509,15 +528,10 @@ def main():
     if args.grid_only:
         if args.grid_tasks <= 0:
             raise SystemExit("bench_anchor.py: --grid-only needs --grid-tasks above 0")
-        grid = (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
-                                                              grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
-        version, llama = feedrun_version(args.feedrun)
-        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {count(args.threads, 'thread')}, "
-              f"{cpu_model()}, {when}; {version}, {llama}; the larger grid alone, one play per variant, "
-              f"model loading included.")
+        grid = play_grid(args)
+        print(header_line(args, "the larger grid alone, one play per variant, model loading included."))
         print()
-        print("\n".join(["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"] + grid_rows(grid)))
+        print("\n".join(TABLE_HEAD + grid_rows(grid)))
         return
 
     if args.raw == "python":
@@ -536,21 +550,15 @@ def main():
                 turns[side][work].append(got)
                 status(f"round {i + 1}/{args.rounds}, {work}, {side}: {got:.1f}")
     rollouts = play_variants(args.feedrun, args.model, args.threads, args.workdir, ROLLOUT_ARGS, rollout_variants(args.batch))
-    grid = None
-    if args.grid_tasks > 0:
-        grid = (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
-                                                              grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
+    grid = play_grid(args) if args.grid_tasks > 0 else None
     bandwidths = [(n, bandwidth(args.bench_binary, n)) for n in sorted({1, args.threads})]
     for n, bw in bandwidths:
         status(f"memory read, {count(n, 'thread')}: {bw:.1f} GB/s")
 
     median = {side: {work: statistics.median(figures) for work, figures in works.items()} for side, works in turns.items()}
-    version, llama = feedrun_version(args.feedrun)
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"{os.path.basename(args.gguf)} (sha256 {sha256(args.gguf)[:12]}), {count(args.threads, 'thread')}, "
-          f"{cpu_model()}, {when}; {version}, {llama}; raw: {args.raw_build}. "
-          f"Median of {count(args.rounds, 'turn')} of {count(args.iterations, 'iteration')} per side and row, the sides taking turns; "
-          f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster).")
+    print(header_line(args, f"raw: {args.raw_build}. "
+                      f"Median of {count(args.rounds, 'turn')} of {count(args.iterations, 'iteration')} per side and row, the sides taking turns; "
+                      f"ratio = feedrun ÷ raw llama.cpp (above 1: feedrun is faster)."))
     print()
     weights = weights_read(args.bench_binary, args.model, args.threads)
     print(table(median["feedrun"], median["raw"], rollouts, grid, weights, bandwidths, args.threads))
