@@ -25,11 +25,12 @@ Usage: scripts/coderepair-steps.py RUN_FOLDER...   (stdlib only; prints Markdown
 """
 
 import ast
-import csv
 import os
 import re
 import sys
 from collections import Counter, defaultdict
+
+from rollout_steps import read_steps
 
 EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(:|$)")
 NAME_ERROR = re.compile(r"NameError: name '([^']+)' is not defined")
@@ -71,11 +72,7 @@ def ends_in_def(action):
 
 
 def count(folder):
-    path = os.path.join(folder, "rollout_steps.csv")
-    with open(path, newline="") as f:
-        steps = list(csv.DictReader(f))
-    if steps and steps[0]["env"] != "coderepair":
-        raise SystemExit(f"{path}: env {steps[0]['env']!r}, want coderepair")
+    steps = read_steps(folder, "coderepair")
     kinds = defaultdict(Counter)
     for s in steps:
         k = kind(s)

@@ -20,11 +20,12 @@ say whether an echo comes from the model or from the prompt's format:
 Usage: scripts/reply-echo.py RUN_FOLDER...   (stdlib only; prints Markdown)
 """
 
-import csv
 import os
 import re
 import sys
 from collections import defaultdict
+
+from rollout_steps import read_steps
 
 SIGNATURE = re.compile(r"^\s*\w+\(.*\)\s*->")
 EXAMPLE = re.compile(r'^\s*create_event\(.*date="2026-07-13".*time="10:00"')
@@ -38,11 +39,7 @@ def first_line(text):
 
 
 def count(folder):
-    path = os.path.join(folder, "rollout_steps.csv")
-    with open(path, newline="") as f:
-        steps = list(csv.DictReader(f))
-    if steps and steps[0]["env"] != "toolshed":
-        raise SystemExit(f"{path}: env {steps[0]['env']!r}, want toolshed")
+    steps = read_steps(folder, "toolshed")
     episodes = defaultdict(list)
     for s in steps:
         episodes[(s["harness"], s["task"], s["seed"])].append(s)
