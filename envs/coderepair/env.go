@@ -198,16 +198,21 @@ func (*Environment) Describe(e transcript.StructuredError) string { return Descr
 // line). SmolLM2 wrote prose after a bare "from " until the token limit
 // when any text could follow it, and then, when only names could, names
 // like "has.obs.no_op_expected_value_failed_test_1511...": the header
-// must end soon, and the function come. One optional leading space lets
-// a plain-format reply keep its delimiter.
+// must end soon, and the function come. The `def` line is bounded the
+// same way, for the same reason: in SmolLM2's grammar run before this
+// bound, 33 of 3088 steps spent the token limit on a function name
+// ("..._literal_literal_...") or a parameter list of tuples and lambdas,
+// and left no body to run. A name has at most 64 characters and the rest
+// of the line at most 120 (MBPP's longest are 31 and 49). One optional
+// leading space lets a plain-format reply keep its delimiter.
 func (*Environment) Grammar() string {
-	return `root ::= " "? header{0,3} "def " name "(" [^\n]* ":" "\n" body ("\n" "\n"?)?
+	return `root ::= " "? header{0,3} "def " name "(" [^\n]{0,119} ":" "\n" body ("\n" "\n"?)?
 header ::= ("import " aliases | "from " dotted " import " ("*" | aliases)) " "{0,4} "\n" "\n"?
 aliases ::= alias ("," " "? alias){0,3}
 alias ::= dotted (" as " part)?
 dotted ::= part ("." part){0,2}
 part ::= [A-Za-z_] [A-Za-z0-9_]{0,31}
-name ::= [A-Za-z_] [A-Za-z0-9_]*
+name ::= [A-Za-z_] [A-Za-z0-9_]{0,63}
 body ::= line ("\n" line)*
 line ::= ("  "+ | "\t"+) [^ \t\n] [^\n]*
 `

@@ -373,7 +373,8 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 	}
 	cr := &coderepair.Environment{}
 	for _, code := range []string{"def f(x):\n    return x + 1", "import math\n\ndef area(r):\n    # circle\n    return math.pi * r * r\n", "def f(x):\n\tif x:\n\t\treturn 1\n\treturn 0\n\n",
-		"import heapq as hq\nfrom math import tan, pi\nfrom collections import *\ndef f(x):\n  return x", "import os.path, re\n\ndef all_Bits_Set_In_The_Given_Range(n, l, r):\n  return n"} {
+		"import heapq as hq\nfrom math import tan, pi\nfrom collections import *\ndef f(x):\n  return x", "import os.path, re\n\ndef all_Bits_Set_In_The_Given_Range(n, l, r):\n  return n",
+		"def " + strings.Repeat("a", 64) + "(x):\n  return x", "def f(" + strings.Repeat("a", 118) + "):\n  return 1"} {
 		if ok, err := m.Accepts(cr.Grammar(), code); err != nil || !ok {
 			t.Errorf("the CodeRepair grammar rejects %q (%v)", code, err)
 		}
@@ -385,7 +386,9 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 		// Prose cannot come in as an import line, nor names without end.
 		"from was right, it was an implementation error\ndef f(x):\n  return x", "import the function f\ndef f(x):\n  return x",
 		"from was.failing.rejected.failing import x\ndef f(x):\n  return x", "import " + strings.Repeat("a", 33) + "\ndef f(x):\n  return x",
-		"import a, b, c, d, e\ndef f(x):\n  return x", strings.Repeat("import os\n", 4) + "def f(x):\n  return x"} {
+		"import a, b, c, d, e\ndef f(x):\n  return x", strings.Repeat("import os\n", 4) + "def f(x):\n  return x",
+		// Nor can the def line run to the token limit, in its name or after it.
+		"def " + strings.Repeat("a", 65) + "(x):\n  return x", "def f(" + strings.Repeat("a", 119) + "):\n  return 1"} {
 		if ok, _ := m.Accepts(cr.Grammar(), bad); ok {
 			t.Errorf("the CodeRepair grammar accepts %q", bad)
 		}
