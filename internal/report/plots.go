@@ -187,6 +187,7 @@ func sizePanels(inv, dec Table, sizes map[string]string) ([]*plot.Plot, error) {
 		p.X.Tick.Marker = plot.ConstantTicks{{Value: 135e6, Label: "135M"}, {Value: 270e6, Label: "270M"}, {Value: 0.5e9, Label: "0.5B"}, {Value: 1e9, Label: "1B"}, {Value: 1.5e9, Label: "1.5B"}}
 		p.Legend.Top = true
 		envs, points := sizePoints(fig.t, fig.id, sizes)
+		sizeAxisLeavingLegendRoom(p, envs, points)
 		for i, env := range envs {
 			var xys plotter.XYs
 			var errs plotter.YErrors
@@ -221,6 +222,29 @@ func sizePanels(inv, dec Table, sizes map[string]string) ([]*plot.Plot, error) {
 		panels = append(panels, p)
 	}
 	return panels, nil
+}
+
+// sizeAxisLeavingLegendRoom spans the y axis over every interval and then
+// as much again as the legend needs above them: gonum draws the legend
+// inside the plot area, in the top right corner where the largest model's
+// point and label sit, so without the room it covers them.
+func sizeAxisLeavingLegendRoom(p *plot.Plot, envs []string, points map[string][]sizePoint) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, env := range envs {
+		for _, sp := range points[env] {
+			lo, hi = min(lo, sp.lo), max(hi, sp.hi)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return
+	}
+	span := hi - lo
+	if span == 0 {
+		span = max(math.Abs(hi), 1) / 10
+	}
+	rows := float64(len(envs))
+	p.Y.Min = lo - 0.05*span
+	p.Y.Max = hi + (0.15+0.12*rows)*span
 }
 
 // drawPanels draws one plot per model × env in a grid two panels wide.

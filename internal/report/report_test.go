@@ -400,3 +400,37 @@ func TestSizePoints(t *testing.T) {
 		}
 	}
 }
+
+// gonum draws a legend inside the plot area, top right, where the largest
+// model's point sits: the size panels' y axis holds every interval and
+// leaves a band above the highest one, taller with each legend entry, so
+// the legend never covers a point or its label.
+func TestSizePanelsLeaveTheLegendABandAboveEveryInterval(t *testing.T) {
+	fig := func(est float64) Figure { return Figure{Estimate: est, Lo: est - 0.05, Hi: est + 0.05} }
+	row := func(model, env string, gain, share float64) Row {
+		return Row{Model: model, Env: env, Harness: harness.Verbatim, Figures: map[string]Figure{"gain_per_token": fig(gain), "copy_share": fig(share)}}
+	}
+	tbl := Table{Rows: []Row{
+		row("small", "toolshed", -1.5, 0.92), row("coder", "toolshed", -1.2, 0.75), row("big", "toolshed", -1.0, 0.99),
+		row("small", "coderepair", -1.2, 0.97), row("big", "coderepair", -0.8, 0.99),
+	}}
+	sizes := map[string]string{"small": "135M", "coder": "0.5B", "big": "1.5B"}
+	panels, err := sizePanels(tbl, tbl, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range panels {
+		lo, hi := -1.55, -0.75
+		if i == 1 {
+			lo, hi = 0.70, 1.04
+		}
+		axis := p.Y.Max - p.Y.Min
+		if p.Y.Min > lo || p.Y.Max < hi {
+			t.Errorf("panel %d: y axis [%g, %g] cuts the intervals [%g, %g]", i, p.Y.Min, p.Y.Max, lo, hi)
+		}
+		// Two legend entries: at least a tenth of the axis each above the data.
+		if band := (p.Y.Max - hi) / axis; band < 0.2 {
+			t.Errorf("panel %d: %.0f%% of the y axis above the highest interval, want at least 20%% for two legend entries", i, 100*band)
+		}
+	}
+}
