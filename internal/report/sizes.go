@@ -20,6 +20,8 @@ var sizeColumns = []Column{
 	{Figure: "gain_per_token_smaller", Label: "gain/token, smaller (nats)", Kind: Nats, Detail: true},
 	{Figure: "gain_per_token_larger", Label: "gain/token, larger (nats)", Kind: Nats, Detail: true},
 	{Figure: "gain_per_token_diff", Label: "Δ gain/token (nats)", Kind: Nats},
+	{Figure: "d_copy_per_token_diff", Label: "Δ Δcopy/token (nats)", Kind: Nats},
+	{Figure: "d_sem_per_token_diff", Label: "Δ Δsem/token (nats)", Kind: Nats},
 	{Figure: "share_inverted_diff", Label: "Δ G < 0", Kind: ShareDiff},
 	{Figure: "share_pairs", Label: "pairs with |G| ≥ 0.5", Kind: Count, Detail: true},
 	{Figure: "copy_share_per_item_diff", Label: "Δ copy share (per item)", Kind: ShareDiff},
@@ -28,7 +30,7 @@ var sizeColumns = []Column{
 // sizeNotes say what Table 6 compares and how it is tested.
 var sizeNotes = []string{
 	"Each row is one harness of one environment under two models, larger − smaller (by models.yaml's parameters; models without a size are ordered by name), over the items both were probed on: the same item id from runs of the same dataset and item seed, in the same environment label (so never across observation settings). Figures a harness fixes (drop's G = 0) and banned actions have no row; on-policy runs have none either, since each model's failed actions are its own.",
-	"Δ gain/token is the mean over items of the larger model's G / n_tokens minus the smaller's (each model's own tokens: the models' tokenizers differ, so an action has another number of tokens under each); Δ G < 0 is the difference in the share of items inverted; Δ copy share (per item) is the mean difference of Δcopy / −G over the items where |G| ≥ 0.5 under both models, given only where under both models mean Δcopy and mean Δsem are ≥ 0 (elsewhere −G is a difference of two terms, not a sum, and no share of it; blank). Intervals: items resampled in pairs.",
+	"Δ gain/token is the mean over items of the larger model's G / n_tokens minus the smaller's (each model's own tokens: the models' tokenizers differ, so an action has another number of tokens under each); Δ Δcopy/token and Δ Δsem/token are the same for the two terms of −G (Δcopy / n_tokens, Δsem / n_tokens), given under every harness, so that which term moved has a paired answer even where no copy share is defined; Δ G < 0 is the difference in the share of items inverted; Δ copy share (per item) is the mean difference of Δcopy / −G over the items where |G| ≥ 0.5 under both models, given only where under both models mean Δcopy and mean Δsem are ≥ 0 (elsewhere −G is a difference of two terms, not a sum, and no share of it; blank). Intervals: items resampled in pairs.",
 	"Every difference carries an exact paired test: b items where the larger model's value is above the smaller's, c below, ties left out (McNemar's exact p for G < 0, the exact sign test otherwise). p is Holm-adjusted across every row of the environment (all model pairs and harnesses) and figure: * marks an adjusted p < 0.05, and only those are differences between the models.",
 }
 
@@ -161,10 +163,12 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 	// negative (abstract, scrub) −G is a difference of two terms and the
 	// ratio runs to thousands of percent, which no reader should compare.
 	shared := sharesDefined(smaller, keys) && sharesDefined(larger, keys)
-	var gs, gl, invS, invL, shS, shL []float64
+	var gs, gl, cs, cl, ss, sl, invS, invL, shS, shL []float64
 	for _, k := range keys {
 		s, l := smaller[k], larger[k]
 		gs, gl = append(gs, s.GainPerToken), append(gl, l.GainPerToken)
+		cs, cl = append(cs, perToken(s.DCopy, s)), append(cl, perToken(l.DCopy, l))
+		ss, sl = append(ss, perToken(s.DSem, s)), append(sl, perToken(l.DSem, l))
 		invS, invL = append(invS, indicator(s.Gain < 0)), append(invL, indicator(l.Gain < 0))
 		// The same rule as Table 2's per-item share: an item whose |G| is
 		// below minShareGain under either model has no share worth
@@ -178,6 +182,8 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 		"gain_per_token_smaller": f.sample(gs, false, stats.Mean),
 		"gain_per_token_larger":  f.sample(gl, false, stats.Mean),
 		"gain_per_token_diff":    f.tested(f.paired(gl, gs, false, stats.MeanDifference), gl, gs),
+		"d_copy_per_token_diff":  f.tested(f.paired(cl, cs, false, stats.MeanDifference), cl, cs),
+		"d_sem_per_token_diff":   f.tested(f.paired(sl, ss, false, stats.MeanDifference), sl, ss),
 		"share_inverted_diff":    f.tested(f.paired(invL, invS, false, stats.MeanDifference), invL, invS),
 	}
 	if shared {
@@ -186,6 +192,11 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 	}
 	return figs, true
 }
+
+// perToken puts one of an item's terms on its model's own token count, as
+// GainPerToken does for G (the models' tokenizers differ); Load refuses an
+// item with no action token.
+func perToken(nats float64, it Item) float64 { return nats / float64(it.NTokens) }
 
 // sharesDefined says whether the model's mean Δcopy and mean Δsem over the
 // keyed items are both ≥ 0 and not both 0.

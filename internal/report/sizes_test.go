@@ -96,6 +96,10 @@ func TestSizesPairsTheModelsOnTheirSharedItemsLargerMinusSmaller(t *testing.T) {
 		{"gain_per_token_larger", -0.875, 0, 0},
 		{"gain_per_token_diff", 0, 2, 1},
 		{"share_inverted_diff", 0.25, 1, 0},
+		// Δcopy/token small 1.5 .5 1 −1, big .5 .5 1 .5: −1 0 0 +1.5.
+		{"d_copy_per_token_diff", 0.125, 1, 1},
+		// Δsem/token small .5 .5 0 .5, big .5 0 0 .5: 0 −.5 0 0.
+		{"d_sem_per_token_diff", -0.125, 0, 1},
 		{"share_pairs", 4, 0, 0},
 		// shares small .75 .5 1 2, big .5 1 1 .5.
 		{"copy_share_per_item_diff", -0.3125, 1, 2},
@@ -196,8 +200,10 @@ func TestSizesGiveACopyShareOnlyWhereBothTermsPushTheSameWay(t *testing.T) {
 	if _, has := figs["copy_share_per_item_diff"]; has {
 		t.Errorf("copy share compared where the small model's mean Δsem is negative: %+v", figs["copy_share_per_item_diff"])
 	}
-	if _, has := figs["gain_per_token_diff"]; !has {
-		t.Error("gain per token not compared")
+	for _, fig := range []string{"gain_per_token_diff", "d_copy_per_token_diff", "d_sem_per_token_diff"} {
+		if _, has := figs[fig]; !has {
+			t.Errorf("%s not compared where no copy share is defined", fig)
+		}
 	}
 }
 
