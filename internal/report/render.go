@@ -354,14 +354,7 @@ func markdownEscape(s string) string {
 }
 
 func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(string) string) error {
-	tbl := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(r),
-		// Headings are the study's symbols (Δcopy, P(repeat)); the default
-		// upper-casing would change them.
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
-	)
+	tbl := newTextTable(w, r)
 	tbl.Header(escapeAll(t.headings(), escape))
 	for _, row := range rows {
 		if err := tbl.Append(escapeAll(t.cells(row), escape)); err != nil {
@@ -372,6 +365,19 @@ func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(st
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// newTextTable is a table as the report prints one: headings as written,
+// left-aligned; figures right-aligned after a left-aligned first column.
+func newTextTable(w io.Writer, r tw.Renderer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(r),
+		// Headings are the study's symbols (Δcopy, P(repeat)); the default
+		// upper-casing would change them.
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
+	)
 }
 
 func escapeAll(cells []string, escape func(string) string) []string {
