@@ -103,7 +103,11 @@ func (s *SignPower) Power(n int, discordance, diff float64) float64 {
 	}
 	q := min(1, (1+diff/discordance)/2) // P(above | discordant)
 	total := 0.0
-	for m := 0; m <= n; m++ {
+	// Counts more than 40 standard deviations from the mean weigh under
+	// e^−800, below float64's range: they are skipped unsummed.
+	mean, sd := float64(n)*discordance, math.Sqrt(float64(n)*discordance*(1-discordance))
+	lo, hi := max(0, int(mean-40*sd)-1), min(n, int(mean+40*sd)+1)
+	for m := lo; m <= hi; m++ {
 		pm := binomialProb(n, discordance, m)
 		if pm < 1e-300 {
 			continue
