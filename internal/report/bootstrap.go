@@ -114,7 +114,7 @@ const testNote = "Differences from verbatim carry an exact paired test: b pairs 
 
 // mddNote says what an unmarked difference's MDD is, under every table
 // with paired tests.
-const mddNote = "An unmarked difference carries its MDD, the smallest difference its test would have marked with 80% power at 0.05 over the tests of its Holm family (the level Holm's first step needs, so the power holds whatever the other tests show), given its pairs and the share of them that differ: a change that large would have been marked at least 4 times in 5, so an unmarked difference reads \"no change as large as the MDD\", not \"no change\". On 0/1 outcomes the MDD is a difference of rates (pp); on other values (P(repeat), G, gains) the sign test sees only each pair's direction, so it is the share of pairs moved up less the share moved down (% of pairs), not a size in the figure's units. MDD > x: even every differing pair moving one way, a difference of x (the share of pairs that differ), would not be marked that often, so the run could not tell any difference it could have seen."
+const mddNote = "An unmarked difference carries its MDD, the smallest difference its test would have marked with 80% power at 0.05 over the tests of its Holm family (the level Holm's first step needs, so the power holds whatever the other tests show), given its pairs and the share of them that differ: a change that large would have been marked at least 4 times in 5, so an unmarked difference reads \"no change as large as the MDD\", not \"no change\". On 0/1 outcomes the MDD is a difference of rates (pp); on other values (P(repeat), G, gains) the sign test sees only each pair's direction, so it is the share of pairs moved up less the share moved down (% of pairs), not a size in the figure's units. MDD ≥ x: fewer pairs differ than x, so a difference of x would need more of them to; x is the MDD were every differing pair to go one way, the least discordance such a difference allows, and so a floor. no MDD: too few pairs for any split to be marked."
 
 // adjustHolm sets, for every figure of t that has a test, its p adjusted
 // across the harnesses of its model × env: the family of comparisons a
@@ -145,7 +145,7 @@ func holmWithin(t *Table, families [][]Row) {
 			}
 			for _, ts := range tests {
 				ts.Family = len(tests)
-				ts.MDD = power.MinDetectable(ts.N, float64(ts.B+ts.C)/float64(ts.N), MDDPower)
+				ts.MDD, ts.MDDFloor = power.MinDetectable(ts.N, float64(ts.B+ts.C)/float64(ts.N), MDDPower)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -17,7 +19,8 @@ func mddOf(t *testing.T, n, discordant, family int) float64 {
 	t.Helper()
 	s, err := stats.NewSignPower(MarkLevel, family)
 	ok(t, err)
-	return s.MinDetectable(n, float64(discordant)/float64(n), MDDPower)
+	mdd, _ := s.MinDetectable(n, float64(discordant)/float64(n), MDDPower)
+	return mdd
 }
 
 // mddFixture is drop and abstract against verbatim on 30 tasks, seed 1:
@@ -58,27 +61,29 @@ func TestRolloutsMDD(t *testing.T) {
 	if alone := mddOf(t, 30, 10, 1); math.IsNaN(want) || !(want > alone) {
 		t.Fatalf("fixture: MDD %v in a family of two, %v alone; want a defined MDD that the family raises", want, alone)
 	}
-	if d.Test.N != 30 || d.Test.Family != 2 || !d.Test.Binary || d.Test.MDD != want {
+	if d.Test.N != 30 || d.Test.Family != 2 || !d.Test.Binary || d.Test.MDD != want || d.Test.MDDFloor {
 		t.Errorf("drop's test %+v, want 30 pairs, family 2, binary, MDD %v", *d.Test, want)
 	}
 	col := Column{Figure: "passed_rate_diff", Kind: ShareDiff}
 	if got, suffix := col.format(d, true), " (MDD "+strconv.FormatFloat(100*want, 'f', 1, 64)+" pp)"; !strings.HasSuffix(got, suffix) {
 		t.Errorf("drop's cell %q, want it to end in %q", got, suffix)
 	}
-	// abstract's 2 discordant pairs in 30: even all of them one way every
-	// time is short of 80% power at 0.025 (that needs 7), so its MDD lies
-	// above the 6.7 pp that 2 of 30 pairs can move.
+	// abstract's 2 discordant pairs in 30 cannot carry a difference much
+	// above 6.7 pp: its MDD is a floor, at the least discordance the
+	// difference allows, every differing pair one way. At 0.025 that is
+	// marked once 7 pairs differ (0:7 has p = 2⁻⁶, 0:6 has 2⁻⁵), so the
+	// floor is the d at which P(Binomial(30, d) ≥ 7) = 0.8.
 	a := figure(t, tables, RolloutTable, "m", "toolshed", "abstract", "passed_rate_diff")
-	if a.Test == nil || !math.IsNaN(a.Test.MDD) {
-		t.Errorf("abstract's test %+v, want no MDD", a.Test)
+	if a.Test == nil || !a.Test.MDDFloor || math.Abs((distuv.Binomial{N: 30, P: a.Test.MDD}).Survival(6)-0.8) > 1e-6 {
+		t.Errorf("abstract's test %+v, want a floor where 7 of 30 differ with probability 0.8", a.Test)
 	}
-	if got := col.format(a, true); !strings.HasSuffix(got, " (MDD > 6.7 pp)") {
-		t.Errorf("abstract's cell %q, want it to end in (MDD > 6.7 pp)", got)
+	if got, suffix := col.format(a, true), " (MDD ≥ "+strconv.FormatFloat(100*a.Test.MDD, 'f', 1, 64)+" pp)"; !strings.HasSuffix(got, suffix) {
+		t.Errorf("abstract's cell %q, want it to end in %q", got, suffix)
 	}
-	// Where no pair differs there is nothing to scale a difference by.
+	// Where no pair differs the floor is the same.
 	l := figure(t, tables, RolloutTable, "m", "toolshed", "abstract", "loop_rate_diff")
-	if got := (Column{Figure: "loop_rate_diff", Kind: ShareDiff}).format(l, true); !strings.HasSuffix(got, " (no pair differs)") {
-		t.Errorf("abstract's loop cell %q, want it to end in (no pair differs)", got)
+	if l.Test == nil || l.Test.B+l.Test.C != 0 || l.Test.MDD != a.Test.MDD || !l.Test.MDDFloor {
+		t.Errorf("abstract's loop test %+v, want the floor %v", l.Test, a.Test.MDD)
 	}
 	// A marked difference needs no MDD in its cell.
 	tables = rolloutTable(t, rolloutDir(t, tuned(true), mddFixture(9, 0, 2)...))
@@ -102,11 +107,11 @@ func TestMDDInCSV(t *testing.T) {
 		t.Fatalf("no column %s in %q", name, recs[0])
 		return -1
 	}
-	mdd, alpha, scale, b, pairs := col("mdd"), col("mdd_alpha"), col("mdd_scale"), col("discordant_b"), col("pairs")
+	mdd, floor, alpha, scale, b, pairs := col("mdd"), col("mdd_floor"), col("mdd_alpha"), col("mdd_scale"), col("discordant_b"), col("pairs")
 	found := 0
 	for _, r := range recs[1:] {
 		if r[b] == "" {
-			if r[mdd] != "" || r[alpha] != "" || r[scale] != "" || r[pairs] != "" {
+			if r[mdd] != "" || r[floor] != "" || r[alpha] != "" || r[scale] != "" || r[pairs] != "" {
 				t.Errorf("a figure without a test has an MDD: %q", r)
 			}
 			continue
@@ -116,7 +121,7 @@ func TestMDDInCSV(t *testing.T) {
 		}
 		if r[3] == "drop" && r[4] == "passed_rate_diff" {
 			found++
-			if want := mddOf(t, 30, 10, 2); math.IsNaN(want) || r[mdd] != results.FormatFloat(want) {
+			if want := mddOf(t, 30, 10, 2); math.IsNaN(want) || r[mdd] != results.FormatFloat(want) || r[floor] != "false" {
 				t.Errorf("drop's passed_rate_diff mdd %q, want %v", r[mdd], want)
 			}
 		}

@@ -62,9 +62,10 @@ type PlanComparison struct {
 	// Family is the comparisons of the outcome's Holm family (the
 	// harnesses against verbatim), Alpha the level a mark needs at
 	// Holm's first step, and MDD the pilot's own MDD (NaN: none).
-	Family int     `json:"family"`
-	Alpha  float64 `json:"alpha"`
-	MDD    float64 `json:"-"`
+	Family   int     `json:"family"`
+	Alpha    float64 `json:"alpha"`
+	MDD      float64 `json:"-"`
+	MDDFloor bool    `json:"mdd_floor"`
 	// Pairs is the task × seed pairs the target needs (0 when Reachable
 	// is false) where pairs differ at the rate PlannedAt: the pilot's, or,
 	// where the target exceeds it (Floor), the target itself, the least
@@ -184,7 +185,7 @@ func MakePlan(d Data, diff, power float64) (Plan, error) {
 					PilotDiff: stats.MeanDifference(a, b),
 					Family:    len(compared), Alpha: MarkLevel / float64(len(compared)), CPUHours: math.NaN(),
 				}
-				pc.MDD = sp.MinDetectable(n, pc.Discordance, power)
+				pc.MDD, pc.MDDFloor = sp.MinDetectable(n, pc.Discordance, power)
 				// A difference of diff needs at least that share of pairs to
 				// differ: where the pilot's share is smaller, the target
 				// contradicts it, and the plan can only say how many pairs
@@ -317,7 +318,7 @@ var (
 	planHeadings = []string{"harness", "outcome", "pilot Δ", "b:c", "differ", "α", "MDD now", "pairs needed", "seeds at pilot tasks", "episodes", "CPU-h"}
 	// PlanCSVHeader is the plan's CSV header: one line per comparison.
 	PlanCSVHeader = []string{"model", "env", "harness", "outcome", "figure", "pilot_pairs", "pilot_diff", "discordant_b", "discordant_c", "discordance",
-		"family", "alpha", "mdd", "target_diff", "power", "planned_discordance", "floor", "pairs_needed", "seeds_at_pilot_tasks", "episodes", "cpu_seconds_per_episode", "cpu_hours"}
+		"family", "alpha", "mdd", "mdd_floor", "target_diff", "power", "planned_discordance", "floor", "pairs_needed", "seeds_at_pilot_tasks", "episodes", "cpu_seconds_per_episode", "cpu_hours"}
 )
 
 // Write prints the plan as text (the default), csv or json.
@@ -343,8 +344,11 @@ func (p Plan) writeText(w io.Writer) error {
 		rows := make([][]string, 0, len(g.Comparisons))
 		for _, c := range g.Comparisons {
 			mdd := pct(c.MDD) + " pp"
-			if math.IsNaN(c.MDD) {
-				mdd = "> " + pct(c.Discordance) + " pp"
+			switch {
+			case math.IsNaN(c.MDD):
+				mdd = "none"
+			case c.MDDFloor:
+				mdd = "≥ " + mdd
 			}
 			row := []string{string(c.Harness), c.Outcome, fmt.Sprintf("%+.1f pp", 100*c.PilotDiff), fmt.Sprintf("%d:%d", c.B, c.C), pct(c.Discordance) + "%",
 				strconv.FormatFloat(c.Alpha, 'g', 4, 64), mdd}
@@ -390,7 +394,7 @@ func (g PlanGroup) mostPairs() (most int, ok bool) {
 
 // planNotes say what the plan's columns mean.
 var planNotes = []string{
-	"pilot Δ: harness − verbatim over the pilot's pairs; b:c the pairs where the harness is above verbatim, and below; differ: (b + c) / pairs, the share of pairs that differ, which the plan holds fixed. α: 0.05 over the harnesses compared with verbatim (Holm's first step: the level a mark needs whatever the other comparisons show). MDD now: the pilot's own minimum detectable difference (> x: not even x, every differing pair one way, reaches the power).",
+	"pilot Δ: harness − verbatim over the pilot's pairs; b:c the pairs where the harness is above verbatim, and below; differ: (b + c) / pairs, the share of pairs that differ, which the plan holds fixed. α: 0.05 over the harnesses compared with verbatim (Holm's first step: the level a mark needs whatever the other comparisons show). MDD now: the pilot's own minimum detectable difference (≥ x: a floor, at the least discordance a difference of x allows, since the pilot's share of differing pairs is below it).",
 	"pairs needed: the fewest task × seed pairs at which the exact paired test (McNemar's, as Table 4 marks a difference) marks the target with the stated power, when each pair differs at the pilot's rate and the target is the share above less the share below. Where the target exceeds the pilot's share of differing pairs (the pilot saw too few to make it), it is planned at the least share the target allows, every differing pair one way: \"≥ n (at x%)\" is then a floor, and more pairs differing would need more. seeds at pilot tasks: those pairs over the pilot's tasks. episodes: the harness's and verbatim's; CPU-h: those episodes at the pilot's CPU seconds per episode (all harnesses pooled: the rollout records no time per episode or harness).",
 }
 
@@ -427,7 +431,7 @@ func (p Plan) writeCSV(w io.Writer) error {
 				needed, seeds, episodes = strconv.Itoa(c.Pairs), strconv.Itoa(c.Seeds), strconv.Itoa(c.Episodes)
 			}
 			rec := []string{c.Model, c.Env, string(c.Harness), c.Outcome, c.Figure, strconv.Itoa(c.PilotPairs), f(c.PilotDiff), strconv.Itoa(c.B), strconv.Itoa(c.C), f(c.Discordance),
-				strconv.Itoa(c.Family), f(c.Alpha), f(c.MDD), f(p.Diff), f(p.Power), f(c.PlannedAt), strconv.FormatBool(c.Floor), needed, seeds, episodes, f(g.Pace.CPUSeconds), f(c.CPUHours)}
+				strconv.Itoa(c.Family), f(c.Alpha), f(c.MDD), strconv.FormatBool(c.MDDFloor), f(p.Diff), f(p.Power), f(c.PlannedAt), strconv.FormatBool(c.Floor), needed, seeds, episodes, f(g.Pace.CPUSeconds), f(c.CPUHours)}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}

@@ -84,8 +84,8 @@ func TestPlan(t *testing.T) {
 	for (distuv.Binomial{N: float64(floor), P: 0.14}).Survival(6) < 0.8 {
 		floor++
 	}
-	if !a.Floor || a.PlannedAt != 0.14 || a.Pairs != floor || !math.IsNaN(a.MDD) {
-		t.Errorf("abstract %+v, want a floor of %d pairs at 14%% and no MDD", a, floor)
+	if !a.Floor || a.PlannedAt != 0.14 || a.Pairs != floor || !a.MDDFloor {
+		t.Errorf("abstract %+v, want a floor of %d pairs at 14%% and an MDD that is a floor", a, floor)
 	}
 	// Where nothing differs the target is planned at its own rate too.
 	if r := comparison(t, p, harness.Drop, "repeat"); !r.Floor || r.Pairs != floor || r.B+r.C != 0 {

@@ -34,13 +34,15 @@ const (
 // included, so that (discordant_b + discordant_c) / pairs is the
 // discordance rate; mdd is the smallest difference the test would have
 // marked with 80% power at mdd_alpha (0.05 over the tests of its Holm
-// family) and that discordance, empty where no difference up to the
-// discordance rate reaches that power, and mdd_scale says what it measures:
+// family) and that discordance (for a difference above it, at the
+// difference itself, and then mdd_floor is true: the MDD is a floor),
+// empty where the pairs are too few for any split to be marked, and
+// mdd_scale says what it measures:
 // "rate" (0/1 outcomes: a difference of rates, as the estimate) or "pairs"
 // (other values: the share of pairs above verbatim less the share below,
 // not the estimate's unit). These cells are empty on other figures.
 var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study",
-	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "pairs", "mdd", "mdd_alpha", "mdd_scale"}
+	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "pairs", "mdd", "mdd_floor", "mdd_alpha", "mdd_scale"}
 
 // What a test's MDD measures: the CSV's mdd_scale.
 const (
@@ -413,10 +415,10 @@ func (r Report) writeCSV(w io.Writer) error {
 					interval = IntervalNone
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", "", "", "", "", ""}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", "", "", "", "", "", ""}
 				if ts := f.Test; ts != nil {
 					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked()),
-						strconv.Itoa(ts.N), results.FormatFloat(ts.MDD), results.FormatFloat(ts.MDDAlpha()), mddScale(ts)})
+						strconv.Itoa(ts.N), results.FormatFloat(ts.MDD), strconv.FormatBool(ts.MDDFloor), results.FormatFloat(ts.MDDAlpha()), mddScale(ts)})
 				}
 				if err := cw.Write(rec); err != nil {
 					return err
@@ -439,12 +441,10 @@ func (c Column) format(f Figure, ok bool) string {
 	case !ok || f.Test == nil:
 	case f.Test.Marked():
 		s += " *"
-	case f.Test.B+f.Test.C == 0:
-		s += " (no pair differs)"
 	case math.IsNaN(f.Test.MDD):
-		// Even every differing pair one way, a difference as large as the
-		// discordance, is short of the power: the MDD lies above it.
-		s += " (MDD > " + f.Test.mddUnit(float64(f.Test.B+f.Test.C)/float64(f.Test.N)) + ")"
+		s += " (no MDD)"
+	case f.Test.MDDFloor:
+		s += " (MDD ≥ " + f.Test.mddUnit(f.Test.MDD) + ")"
 	default:
 		s += " (MDD " + f.Test.mddUnit(f.Test.MDD) + ")"
 	}

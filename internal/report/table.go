@@ -143,10 +143,14 @@ type Test struct {
 	// smallest |share of pairs above − share below| (on 0/1 outcomes, the
 	// difference of the rates) that the test marks with probability
 	// MDDPower at MarkLevel / Family, the level Holm's first step needs,
-	// given N pairs discordant at the observed rate (B + C) / N. NaN where
-	// no difference up to that rate reaches the power.
-	Family int
-	MDD    float64
+	// given N pairs discordant at the observed rate (B + C) / N, or, for
+	// a difference above that rate, at the difference itself (every
+	// differing pair one way, the least discordance it allows): then
+	// MDDFloor is true, since at any larger discordance the MDD would be
+	// larger. NaN where N pairs are too few for any split to be marked.
+	Family   int
+	MDD      float64
+	MDDFloor bool
 }
 
 // MDDAlpha is the p the MDD's test has to beat: the level of Holm's first

@@ -124,29 +124,36 @@ func (s *SignPower) Power(n int, discordance, diff float64) float64 {
 }
 
 // MinDetectable is the smallest |pAbove − pBelow| that the test marks with
-// probability at least power over n pairs at the given discordance rate,
-// to within 1e-9 (and never below it: the value returned has the power).
-// It is NaN where even a difference as large as the discordance (every
-// discordant pair one way) falls short, or where nothing is discordant.
-// Power grows with the difference (the marked region is symmetric and the
-// split's chance leans into its larger tail), so bisection finds it.
-func (s *SignPower) MinDetectable(n int, discordance, power float64) float64 {
-	if n <= 0 || discordance <= 0 || s.Power(n, discordance, discordance) < power {
-		return math.NaN()
+// probability at least power over n pairs, to within 1e-9 (and never
+// below it: the value returned has the power). Pairs differ at the given
+// discordance rate, or, for a difference larger than it, at the
+// difference itself: a difference needs at least that share of pairs to
+// differ, and the least it needs (every differing pair one way) is the
+// most favourable, so an MDD found there is a floor (floor true): at any
+// larger discordance the difference would need more pairs. The power
+// grows with the difference either way (the marked region is symmetric
+// and the split's chance leans into its larger tail; more pairs differ as
+// the floor rises), so bisection finds it. NaN where even every pair
+// differing one way is not marked often enough: n is too small for any
+// split to be marked at this level.
+func (s *SignPower) MinDetectable(n int, discordance, power float64) (mdd float64, floor bool) {
+	at := func(diff float64) float64 { return s.Power(n, max(discordance, diff), diff) }
+	if n <= 0 || at(1) < power {
+		return math.NaN(), false
 	}
-	lo, hi := 0.0, discordance
-	if s.Power(n, discordance, 0) >= power {
-		return 0
+	lo, hi := 0.0, 1.0
+	if at(0) >= power {
+		return 0, false
 	}
 	for hi-lo > 1e-9 {
 		mid := (lo + hi) / 2
-		if s.Power(n, discordance, mid) >= power {
+		if at(mid) >= power {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return hi
+	return hi, hi > discordance
 }
 
 // PairsNeeded is the smallest number of pairs, at most limit, at which the

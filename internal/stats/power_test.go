@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // bruteCritical is Critical by trying every split of m pairs with
@@ -112,30 +114,37 @@ func TestSignPowerAgainstEnumeration(t *testing.T) {
 
 // The MDD has the power and anything a hair smaller does not, both by
 // enumeration: a search that stopped a step early or late, or a marked
-// region off by one count, fails here.
+// region off by one count, fails here. Where fewer pairs differ than the
+// MDD, the enumeration is at the MDD's own discordance (every differing
+// pair one way), and the MDD is a floor.
 func TestMinDetectableAgainstEnumeration(t *testing.T) {
 	for _, tc := range []struct {
 		n           int
 		discordance float64
 		level       float64
 		family      int
+		floor       bool
 	}{
-		{7, 1, 0.05, 1},
-		{9, 0.9, 0.05, 1},
-		{10, 0.95, 0.05, 2},
-		{10, 1, 0.03125, 1},
-		{10, 0.9, 0.05, 3},
+		{7, 1, 0.05, 1, false},
+		{9, 0.9, 0.05, 1, false},
+		{10, 0.95, 0.05, 2, false},
+		{10, 1, 0.03125, 1, false},
+		{10, 0.9, 0.05, 3, false},
+		{10, 0.2, 0.05, 1, true},
+		{9, 0, 0.05, 2, true},
+		{10, 0.5, 0.03125, 1, true},
 	} {
 		s, _ := NewSignPower(tc.level, tc.family)
-		mdd := s.MinDetectable(tc.n, tc.discordance, 0.8)
-		if math.IsNaN(mdd) {
-			t.Errorf("%+v: no MDD, want one", tc)
+		mdd, floor := s.MinDetectable(tc.n, tc.discordance, 0.8)
+		if math.IsNaN(mdd) || floor != tc.floor {
+			t.Errorf("%+v: MDD %v, floor %t; want one, floor %t", tc, mdd, floor, tc.floor)
 			continue
 		}
-		if p := brutePower(tc.n, tc.discordance, mdd, tc.level, tc.family); p < 0.8 {
+		d := func(diff float64) float64 { return max(tc.discordance, diff) }
+		if p := brutePower(tc.n, d(mdd), mdd, tc.level, tc.family); p < 0.8 {
 			t.Errorf("%+v: MDD %v has power %v by enumeration, want ≥ 0.8", tc, mdd, p)
 		}
-		if p := brutePower(tc.n, tc.discordance, mdd-1e-6, tc.level, tc.family); p >= 0.8 {
+		if p := brutePower(tc.n, d(mdd-1e-6), mdd-1e-6, tc.level, tc.family); p >= 0.8 {
 			t.Errorf("%+v: MDD %v − 1e-6 already has power %v by enumeration", tc, mdd, p)
 		}
 	}
@@ -143,24 +152,31 @@ func TestMinDetectableAgainstEnumeration(t *testing.T) {
 	// (p = 2⁻⁶), so power is q⁷ + (1−q)⁷ with q = (1 + d)/2, and 80%
 	// needs q ≈ 0.8^(1/7).
 	s, _ := NewSignPower(0.05, 1)
-	if got, want := s.MinDetectable(7, 1, 0.8), 2*math.Pow(0.8, 1.0/7)-1; math.Abs(got-want) > 1e-6 {
-		t.Errorf("MinDetectable(7, 1) = %v, want %v", got, want)
+	if got, _ := s.MinDetectable(7, 1, 0.8); math.Abs(got-(2*math.Pow(0.8, 1.0/7)-1)) > 1e-6 {
+		t.Errorf("MinDetectable(7, 1) = %v, want %v", got, 2*math.Pow(0.8, 1.0/7)-1)
+	}
+	// With no pair differing, the floor is where 0:m, every differing
+	// pair one way, is marked often enough: 30 pairs at 0.05 / 8 need
+	// m ≥ 9 (2⁻⁸ < 0.00625 ≤ 2⁻⁷), so the MDD is the d at which
+	// P(Binomial(30, d) ≥ 9) = 0.8.
+	s, _ = NewSignPower(0.05, 8)
+	got, floor := s.MinDetectable(30, 0, 0.8)
+	if tail := (distuv.Binomial{N: 30, P: got}).Survival(8); !floor || math.Abs(tail-0.8) > 1e-6 {
+		t.Errorf("MinDetectable(30, 0) = %v (floor %t): P(≥ 9 differ) = %v, want 0.8 as a floor", got, floor, tail)
 	}
 }
 
-// Where even every discordant pair one way is not marked often enough
-// there is no MDD: 30 pairs at 10% discordance have 3 discordant on
-// average, and 3:0 has p = 0.25.
+// Where no split of n pairs is marked there is no MDD: 0:5 has p =
+// 0.0625, 0:6 has 0.03125.
 func TestMinDetectableNone(t *testing.T) {
-	s, _ := NewSignPower(0.05, 8)
-	for _, d := range []float64{0, 0.1} {
-		if got := s.MinDetectable(30, d, 0.8); !math.IsNaN(got) {
-			t.Errorf("MinDetectable(30, %v) = %v, want NaN", d, got)
+	s, _ := NewSignPower(0.05, 1)
+	for _, n := range []int{0, 3, 5} {
+		if got, _ := s.MinDetectable(n, 0.5, 0.8); !math.IsNaN(got) {
+			t.Errorf("MinDetectable(%d, 0.5) = %v, want NaN", n, got)
 		}
 	}
-	// At full discordance 30 pairs do mark a large difference.
-	if got := s.MinDetectable(30, 1, 0.8); math.IsNaN(got) || got <= 0 || got >= 1 {
-		t.Errorf("MinDetectable(30, 1) = %v, want a difference in (0, 1)", got)
+	if got, _ := s.MinDetectable(6, 0.5, 0.8); math.IsNaN(got) {
+		t.Error("MinDetectable(6, 0.5) = NaN, want the floor at which 6:0 is likely enough")
 	}
 }
 
@@ -184,7 +200,7 @@ func TestPairsNeeded(t *testing.T) {
 			t.Errorf("%+v: PairsNeeded = %d, walking n up from 1 gives %d", tc, got, want)
 		}
 		// And the MDD at that n is the target or below; one pair fewer, above it.
-		if mdd := s.MinDetectable(got, tc.discordance, 0.8); mdd > tc.diff+1e-9 {
+		if mdd, _ := s.MinDetectable(got, tc.discordance, 0.8); mdd > tc.diff+1e-9 {
 			t.Errorf("%+v: MDD at %d pairs is %v, above the target", tc, got, mdd)
 		}
 	}
