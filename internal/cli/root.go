@@ -124,6 +124,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newItemsCmd(f),
 		newProbeCmd(f),
 		newReportCmd(f),
+		newPlanCmd(f),
 		newShowCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),

@@ -101,13 +101,20 @@ func (f *figurer) tested(fig Figure, a, b []float64) Figure {
 		}
 		return fig
 	}
-	fig.Test = &Test{B: t.B, C: t.C, P: t.P, PHolm: math.NaN()}
+	binary := !slices.ContainsFunc(a, notBinary) && !slices.ContainsFunc(b, notBinary)
+	fig.Test = &Test{B: t.B, C: t.C, N: len(a), P: t.P, PHolm: math.NaN(), Binary: binary, MDD: math.NaN()}
 	return fig
 }
 
+func notBinary(v float64) bool { return v != 0 && v != 1 }
+
 // testNote says how differences are tested and marked, under every table
 // that has them.
-const testNote = "Differences from verbatim carry an exact paired test: b pairs where the harness is above verbatim, c below, ties left out; p is McNemar's exact p on 0/1 outcomes and the exact sign test on other values (P(repeat), G), which asks whether the typical pair moves rather than the mean, so that a few items with large changes cannot make it small alone. p is Holm-adjusted across the harnesses of each model × env and figure; * marks a difference whose adjusted p < 0.05, and only those are changes."
+const testNote = "Differences from verbatim carry an exact paired test: b pairs where the harness is above verbatim, c below, ties left out; p is McNemar's exact p on 0/1 outcomes and the exact sign test on other values (P(repeat), G), which asks whether the typical pair moves rather than the mean, so that a few items with large changes cannot make it small alone. p is Holm-adjusted across the harnesses of each model × env and figure; * marks a difference whose adjusted p < 0.05, and only those are changes. " + mddNote
+
+// mddNote says what an unmarked difference's MDD is, under every table
+// with paired tests.
+const mddNote = "An unmarked difference carries its MDD, the smallest difference its test would have marked with 80% power at 0.05 over the tests of its Holm family (the level Holm's first step needs, so the power holds whatever the other tests show), given its pairs and the share of them that differ: a change that large would have been marked at least 4 times in 5, so an unmarked difference reads \"no change as large as the MDD\", not \"no change\". On 0/1 outcomes the MDD is a difference of rates (pp); on other values (P(repeat), G, gains) the sign test sees only each pair's direction, so it is the share of pairs moved up less the share moved down (% of pairs), not a size in the figure's units. MDD ≥ x: fewer pairs differ than x, so a difference of x would need more of them to; x is the MDD were every differing pair to go one way, the least discordance such a difference allows, and so a floor. no MDD: too few pairs for any split to be marked."
 
 // adjustHolm sets, for every figure of t that has a test, its p adjusted
 // across the harnesses of its model × env: the family of comparisons a
@@ -128,6 +135,17 @@ func holmWithin(t *Table, families [][]Row) {
 			}
 			for i, p := range stats.Holm(ps) {
 				tests[i].PHolm = p
+			}
+			if len(tests) == 0 {
+				continue
+			}
+			power, err := stats.NewSignPower(MarkLevel, len(tests))
+			if err != nil {
+				panic(err) // MarkLevel is in (0, 1] and the family is not empty
+			}
+			for _, ts := range tests {
+				ts.Family = len(tests)
+				ts.MDD, ts.MDDFloor = power.MinDetectable(ts.N, float64(ts.B+ts.C)/float64(ts.N), MDDPower)
 			}
 		}
 	}

@@ -29,5 +29,6 @@
 // intervals; probetables.go makes Tables 1–3, rollouts.go Table 4 and
 // sweep.go Table 5, sizes.go Table 6; reference.go reads the study's figures; report.go runs
 // a report (Run), and render.go, html.go and plots.go print and draw it;
-// show.go, filter.go and transcripts.go serve feedrun show.
+// show.go, filter.go and transcripts.go serve feedrun show; plan.go sizes
+// a rollout run from a pilot (feedrun plan).
 package report

@@ -30,9 +30,33 @@ const (
 // difference from verbatim has its paired test: discordant_b and
 // discordant_c (pairs where the harness is above verbatim, and below),
 // p_exact, p_holm (adjusted across the harnesses of the model × env) and
-// marked (true when p_holm < 0.05); these cells are empty on other figures.
+// marked (true when p_holm < 0.05); pairs is the number of pairs, ties
+// included, so that (discordant_b + discordant_c) / pairs is the
+// discordance rate; mdd is the smallest difference the test would have
+// marked with 80% power at mdd_alpha (0.05 over the tests of its Holm
+// family) and that discordance (for a difference above it, at the
+// difference itself, and then mdd_floor is true: the MDD is a floor),
+// empty where the pairs are too few for any split to be marked, and
+// mdd_scale says what it measures:
+// "rate" (0/1 outcomes: a difference of rates, as the estimate) or "pairs"
+// (other values: the share of pairs above verbatim less the share below,
+// not the estimate's unit). These cells are empty on other figures.
 var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study",
-	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked"}
+	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "pairs", "mdd", "mdd_floor", "mdd_alpha", "mdd_scale"}
+
+// What a test's MDD measures: the CSV's mdd_scale.
+const (
+	MDDRate  = "rate"
+	MDDPairs = "pairs"
+)
+
+// mddScale is MDDRate or MDDPairs for a test.
+func mddScale(t *Test) string {
+	if t.Binary {
+		return MDDRate
+	}
+	return MDDPairs
+}
 
 // Report is everything the report prints.
 type Report struct {
@@ -332,14 +356,7 @@ func markdownEscape(s string) string {
 }
 
 func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(string) string) error {
-	tbl := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(r),
-		// Headings are the study's symbols (Δcopy, P(repeat)); the default
-		// upper-casing would change them.
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
-	)
+	tbl := newTextTable(w, r)
 	tbl.Header(escapeAll(t.headings(), escape))
 	for _, row := range rows {
 		if err := tbl.Append(escapeAll(t.cells(row), escape)); err != nil {
@@ -350,6 +367,19 @@ func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(st
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// newTextTable is a table as the report prints one: headings as written,
+// left-aligned; figures right-aligned after a left-aligned first column.
+func newTextTable(w io.Writer, r tw.Renderer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(r),
+		// Headings are the study's symbols (Δcopy, P(repeat)); the default
+		// upper-casing would change them.
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
+	)
 }
 
 func escapeAll(cells []string, escape func(string) string) []string {
@@ -385,9 +415,10 @@ func (r Report) writeCSV(w io.Writer) error {
 					interval = IntervalNone
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", ""}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", "", "", "", "", "", ""}
 				if ts := f.Test; ts != nil {
-					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked())})
+					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked()),
+						strconv.Itoa(ts.N), results.FormatFloat(ts.MDD), strconv.FormatBool(ts.MDDFloor), results.FormatFloat(ts.MDDAlpha()), mddScale(ts)})
 				}
 				if err := cw.Write(rec); err != nil {
 					return err
@@ -401,13 +432,33 @@ func (r Report) writeCSV(w io.Writer) error {
 
 // format prints one figure with its interval for text and Markdown; the
 // unit (%, pp) follows the estimate once, not each bound. A difference that
-// holds after Holm's adjustment ends in " *".
+// holds after Holm's adjustment ends in " *"; one that does not ends in
+// its MDD, so that it reads "no change as large as this" rather than "no
+// change".
 func (c Column) format(f Figure, ok bool) string {
 	s := c.formatFigure(f, ok)
-	if ok && f.Test.Marked() {
+	switch {
+	case !ok || f.Test == nil:
+	case f.Test.Marked():
 		s += " *"
+	case math.IsNaN(f.Test.MDD):
+		s += " (no MDD)"
+	case f.Test.MDDFloor:
+		s += " (MDD ≥ " + f.Test.mddUnit(f.Test.MDD) + ")"
+	default:
+		s += " (MDD " + f.Test.mddUnit(f.Test.MDD) + ")"
 	}
 	return s
+}
+
+// mddUnit prints a difference on the MDD's scale: pp of a rate on 0/1
+// outcomes, a share of pairs otherwise.
+func (t *Test) mddUnit(x float64) string {
+	s := strconv.FormatFloat(100*x, 'f', 1, 64)
+	if t.Binary {
+		return s + " pp"
+	}
+	return s + "% of pairs"
 }
 
 func (c Column) formatFigure(f Figure, ok bool) string {

@@ -125,22 +125,7 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 	if h == harness.Verbatim {
 		return figs
 	}
-	// An episode's seed fixes its faults and sampling, so the same task
-	// and seed under two harnesses differ by the harness alone.
-	type pair struct {
-		task string
-		seed uint64
-	}
-	partner := make(map[pair]Episode, len(verbatim))
-	for _, v := range verbatim {
-		partner[pair{v.Task, v.Seed}] = v
-	}
-	var hs, vs []Episode
-	for _, e := range episodes {
-		if v, ok := partner[pair{e.Task, e.Seed}]; ok {
-			hs, vs = append(hs, e), append(vs, v)
-		}
-	}
+	hs, vs := pairEpisodes(episodes, verbatim)
 	figs["paired_episodes"] = count(len(hs))
 	figs["unpaired_episodes"] = count(len(episodes) + len(verbatim) - 2*len(hs))
 	for _, r := range episodeRates {
@@ -162,6 +147,26 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 		figs["passed_failed_diff"] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
 	}
 	return figs
+}
+
+// pairEpisodes pairs a harness's episodes with verbatim's by task and
+// seed, in the harness's order: an episode's seed fixes its faults and
+// sampling, so the two of a pair differ by the harness alone.
+func pairEpisodes(episodes, verbatim []Episode) (hs, vs []Episode) {
+	type pair struct {
+		task string
+		seed uint64
+	}
+	partner := make(map[pair]Episode, len(verbatim))
+	for _, v := range verbatim {
+		partner[pair{v.Task, v.Seed}] = v
+	}
+	for _, e := range episodes {
+		if v, ok := partner[pair{e.Task, e.Seed}]; ok {
+			hs, vs = append(hs, e), append(vs, v)
+		}
+	}
+	return hs, vs
 }
 
 func withFailedStep(episodes []Episode) []Episode {

@@ -124,13 +124,38 @@ type Figure struct {
 // only a marked difference may be called a change in the write-up.
 const MarkLevel = 0.05
 
+// MDDPower is the chance of a mark at which a difference counts as one the
+// run could detect: a difference as large as a test's MDD would have been
+// marked at least this often.
+const MDDPower = 0.8
+
 // Test is an exact paired test of one difference (stats.SignTest: McNemar
 // on 0/1 outcomes, the sign test on other values).
 type Test struct {
 	B, C  int     // pairs where the harness is above verbatim, and below
+	N     int     // pairs, ties included
 	P     float64 // exact two-sided p
 	PHolm float64 // P adjusted by Holm across the harnesses of the model × env
+	// Binary is true when every value compared is 0 or 1, so that the MDD
+	// is a difference of rates; on other values it is a share of pairs.
+	Binary bool
+	// Family is the number of tests P was adjusted with, and MDD the
+	// smallest |share of pairs above − share below| (on 0/1 outcomes, the
+	// difference of the rates) that the test marks with probability
+	// MDDPower at MarkLevel / Family, the level Holm's first step needs,
+	// given N pairs discordant at the observed rate (B + C) / N, or, for
+	// a difference above that rate, at the difference itself (every
+	// differing pair one way, the least discordance it allows): then
+	// MDDFloor is true, since at any larger discordance the MDD would be
+	// larger. NaN where N pairs are too few for any split to be marked.
+	Family   int
+	MDD      float64
+	MDDFloor bool
 }
+
+// MDDAlpha is the p the MDD's test has to beat: the level of Holm's first
+// step in a family of Family tests.
+func (t *Test) MDDAlpha() float64 { return MarkLevel / float64(t.Family) }
 
 // Marked says whether the difference holds after Holm's adjustment.
 func (t *Test) Marked() bool { return t != nil && t.PHolm < MarkLevel }

@@ -2,7 +2,9 @@
 // decomposition of
 // an item's corrective gain into copy and semantic terms, the candidate-set
 // repeat probability, and seeded percentile bootstrap intervals with items
-// resampled (independently or jointly for paired figures). It knows nothing
+// resampled (independently or jointly for paired figures), the exact paired
+// tests, and their power: the smallest difference a test could mark, and
+// the pairs a target difference needs. It knows nothing
 // about models, harnesses or files: callers pass plain log-probabilities and
 // per-item figures.
 package stats

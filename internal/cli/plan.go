@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
+)
+
+// PlanOptions are the settings of `feedrun plan`.
+type PlanOptions struct {
+	IO     *iostreams.IOStreams
+	Dirs   []string
+	Diff   float64
+	Power  float64
+	Format string
+}
+
+func newPlanCmd(f *Factory) *cobra.Command {
+	opts := &PlanOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "plan --diff D PILOT_DIR...",
+		Short: "How many tasks × seeds, and CPU-hours, a rollout run needs to mark a difference, from a pilot run",
+		Long: `From a pilot rollout run (its folders, pooled as the report pools them) and
+a target difference (--diff 0.14: 14 percentage points), for each harness
+against verbatim and each outcome (success, repeat, loop): the task × seed
+pairs at which the exact paired test marks that difference as Table 4
+marks one (0.05 over the harnesses compared, at Holm's first step), with
+--power (80%) at the pilot's share of pairs that differ, and the CPU-hours
+those episodes take at the pilot's pace. The pace is the manifests' wall
+time × threads over the episodes (the rollout records no time per
+episode); a run made in lanes or shards whose folders it keeps adds up
+theirs. docs/methodology.md ("Power") defines every column.`,
+		Args: cobra.MinimumNArgs(1),
+		// plan's checks of its own: the target, the power and the format.
+		PreRunE: func(*cobra.Command, []string) error {
+			switch {
+			case !(opts.Diff > 0 && opts.Diff <= 1):
+				return Usagef("--diff: expected a difference of rates in (0, 1] (0.14 is 14 pp), got %v", opts.Diff)
+			case !(opts.Power > 0 && opts.Power < 1):
+				return Usagef("--power: expected a probability in (0, 1), got %v", opts.Power)
+			}
+			switch opts.Format {
+			case report.FormatText, report.FormatCSV, report.FormatJSON:
+				return nil
+			}
+			return Usagef("--format: expected text, csv or json, got %q", opts.Format)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dirs = args
+			return planRun(opts)
+		},
+	}
+	cmd.Flags().Float64Var(&opts.Diff, "diff", 0, "target difference from verbatim, as a difference of rates (0.14: 14 pp); required")
+	cmd.Flags().Float64Var(&opts.Power, "power", report.MDDPower, "chance of marking the target difference")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, csv or json")
+	return cmd
+}
+
+func planRun(opts *PlanOptions) error {
+	for _, dir := range opts.Dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return Usagef("plan: %s is not a run folder (it does not exist or is a file)", dir)
+		}
+	}
+	d, err := report.Load(opts.Dirs)
+	if err != nil {
+		return UsageError{err}
+	}
+	p, err := report.MakePlan(d, opts.Diff, opts.Power)
+	if err != nil {
+		return UsageError{err}
+	}
+	return p.Write(opts.IO.Out, opts.Format)
+}
