@@ -31,8 +31,14 @@ const (
 // discordant_c (pairs where the harness is above verbatim, and below),
 // p_exact, p_holm (adjusted across the harnesses of the model × env) and
 // marked (true when p_holm < 0.05); these cells are empty on other figures.
+// The scorecard's lines (table "scorecard", first) have the claim's id,
+// its verdict and what the verdict rests on (verdict_note) in the last three
+// columns, empty on other lines; their study cell is the claim's figure.
 var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study",
-	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked"}
+	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "claim", "verdict", "verdict_note"}
+
+// scorecardTitle heads the scorecard in every format.
+const scorecardTitle = "Scorecard. The study's claims, model by model"
 
 // Report is everything the report prints.
 type Report struct {
@@ -40,6 +46,9 @@ type Report struct {
 	Bootstrap Bootstrap
 	Reference string // the reference file's path, "" when none was read
 	Tables    []Table
+	// Scorecard, when set, is printed before the tables: which of the
+	// study's claims each model reproduces.
+	Scorecard *Scorecard
 	// Width is the widest line the text format may print (a terminal's
 	// columns); 0 is no limit. Markdown and CSV are for files and are not
 	// wrapped.
@@ -216,6 +225,16 @@ func (r Report) writeText(w io.Writer) error {
 	for _, line := range r.preamble() {
 		b.WriteString(wrap(line, r.Width, "") + "\n")
 	}
+	if sc := r.Scorecard; sc != nil {
+		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
+		headings, rows := sc.long()
+		if err := renderCells(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+			return err
+		}
+		for _, n := range sc.Notes {
+			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+		}
+	}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
 		compact := t
@@ -308,6 +327,16 @@ func (r Report) writeMarkdown(w io.Writer) error {
 	for _, line := range r.preamble() {
 		b.WriteString(markdownEscape(line) + "  \n")
 	}
+	if sc := r.Scorecard; sc != nil {
+		fmt.Fprintf(&b, "\n## %s\n\n", markdownEscape(scorecardTitle))
+		if err := renderCells(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		for _, n := range sc.Notes {
+			fmt.Fprintf(&b, "- %s\n", markdownEscape(n))
+		}
+	}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n## %s\n", markdownEscape(t.Title))
 		for _, rows := range groupRows(t.Rows) {
@@ -332,6 +361,19 @@ func markdownEscape(s string) string {
 }
 
 func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(string) string) error {
+	cells := make([][]string, len(rows))
+	for i, row := range rows {
+		cells[i] = t.cells(row)
+	}
+	if err := renderCells(w, r, t.headings(), cells, escape); err != nil {
+		return fmt.Errorf("%s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// renderCells prints one table of text cells: the first column left, the
+// rest right-aligned.
+func renderCells(w io.Writer, r tw.Renderer, headings []string, rows [][]string, escape func(string) string) error {
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(r),
 		// Headings are the study's symbols (Δcopy, P(repeat)); the default
@@ -340,16 +382,13 @@ func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(st
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
 	)
-	tbl.Header(escapeAll(t.headings(), escape))
+	tbl.Header(escapeAll(headings, escape))
 	for _, row := range rows {
-		if err := tbl.Append(escapeAll(t.cells(row), escape)); err != nil {
-			return fmt.Errorf("%s: %w", t.ID, err)
+		if err := tbl.Append(escapeAll(row, escape)); err != nil {
+			return err
 		}
 	}
-	if err := tbl.Render(); err != nil {
-		return fmt.Errorf("%s: %w", t.ID, err)
-	}
-	return nil
+	return tbl.Render()
 }
 
 func escapeAll(cells []string, escape func(string) string) []string {
@@ -369,6 +408,11 @@ func (r Report) writeCSV(w io.Writer) error {
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
+	if r.Scorecard != nil {
+		if err := cw.WriteAll(r.Scorecard.csvRecords()); err != nil {
+			return err
+		}
+	}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
 			for _, c := range t.Columns {
@@ -385,7 +429,7 @@ func (r Report) writeCSV(w io.Writer) error {
 					interval = IntervalNone
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", ""}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", "", "", "", ""}
 				if ts := f.Test; ts != nil {
 					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked())})
 				}

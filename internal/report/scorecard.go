@@ -1,0 +1,289 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
+// This file holds the scorecard, the report's first table: one row per
+// claim of the study, one column per model, each cell a verdict with the
+// figure behind it.
+
+// ScorecardID is the scorecard's id: the CSV output's table column.
+const ScorecardID = "scorecard"
+
+// Scorecard is the study's claims against the models reported.
+type Scorecard struct {
+	// Models are the column headings, as the tables print a model; the
+	// pooled column, when there is one, is last.
+	Models []string
+	Pooled string
+	Rows   []ScorecardRow
+	Notes  []string
+}
+
+// ScorecardRow is one claim with a cell per column.
+type ScorecardRow struct {
+	Claim Claim
+	Cells []Cell
+}
+
+// scoredModel is a model column: its name, whether it is a base
+// checkpoint, and its size.
+type scoredModel struct {
+	name string
+	base bool
+}
+
+// BuildScorecard judges every claim of ref on each model of tables (Tables
+// 1–4) and, for the claims on probe figures, on pooled, the same tables
+// over the probe items of every instruction-tuned model within the
+// study's sizes (see PooledItems; nil when there are fewer than two such
+// models). pooledModels names them.
+func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string) Scorecard {
+	var models []scoredModel
+	for _, t := range tables {
+		if _, ok := claimTables[t.ID]; !ok {
+			continue // Table 6's rows are pairs of models, Table 5's none
+		}
+		for _, r := range t.Rows {
+			m := scoredModel{r.Model, r.Base}
+			if !slices.Contains(models, m) {
+				models = append(models, m)
+			}
+		}
+	}
+	slices.SortStableFunc(models, func(a, b scoredModel) int { return compareSizes(a.name, b.name, ref.Sizes) })
+	var sc Scorecard
+	for _, m := range models {
+		sc.Models = append(sc.Models, Row{Model: m.name, Base: m.base}.ModelLabel())
+	}
+	if pooled != nil {
+		sc.Pooled = pooledLabel(pooledModels)
+	}
+	find, findPooled := finder(tables), finder(pooled)
+	for _, c := range ref.Claims {
+		row := ScorecardRow{Claim: c}
+		for _, m := range models {
+			row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
+		}
+		if pooled != nil {
+			cell := Cell{Verdict: NotTested, Why: "the study's rollouts are one size's agents, not a pool"}
+			if c.Table != RolloutTable {
+				cell = c.judge(sc.Pooled, findPooled)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		sc.Rows = append(sc.Rows, row)
+	}
+	sc.Notes = []string{
+		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
+		"cannot tell: a paired difference that is not marked is set against the smallest one-way split (b:0) its Holm family could mark, over its pairs: a claimed change smaller than that is one the run could not have seen. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
+		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested.",
+	}
+	if pooled != nil {
+		sc.Notes = append(sc.Notes, fmt.Sprintf("Claims whose study figure pools its six models (marked \"pooled\") are judged in the last column, our probe items of %s pooled (items weigh alike, so a model with fewer items weighs less); per model they are not tested, and each model's own figure is shown for reference.", strings.Join(pooledModels, ", ")))
+	} else {
+		sc.Notes = append(sc.Notes, "Claims whose study figure pools its six models (marked \"pooled\") are compared only with a pool of ours, which needs probe runs of two instruction-tuned models or more within the study's sizes: with fewer they are not tested, and each model's own figure is shown for reference.")
+	}
+	return sc
+}
+
+// judgeModel is one model's cell: a model outside the claim's scope is
+// not tested, whatever its figure.
+func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
+	inScope := func() (bool, string) {
+		if m.base {
+			return false, "base checkpoint; the study's models are instruction-tuned"
+		}
+		n, ok := parameterCount(size)
+		if !ok {
+			return false, "size not in the model registry"
+		}
+		lo, _ := parameterCount(c.Sizes[0])
+		hi, _ := parameterCount(c.Sizes[1])
+		if n < lo || n > hi {
+			if lo == hi {
+				return false, "the study measured this at " + c.Sizes[0]
+			}
+			return false, fmt.Sprintf("the study's models are %s–%s", c.Sizes[0], c.Sizes[1])
+		}
+		return true, ""
+	}
+	if ok, why := inScope(); !ok {
+		return Cell{Verdict: NotTested, Why: why}
+	}
+	cell := c.judge(m.name, find)
+	if c.Pooled && cell.Verdict != NotTested {
+		return Cell{Verdict: NotTested, Why: "the study's figure pools six models; this model's own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
+	}
+	return cell
+}
+
+// finder looks rows up in tables by table id, model, env and harness,
+// with the rows of the model × env (the figure's Holm family).
+func finder(tables []Table) rowFinder {
+	return func(table, model, env string, h harness.Name) (Row, []Row, bool) {
+		for _, t := range tables {
+			if t.ID != table {
+				continue
+			}
+			var family []Row
+			for _, r := range t.Rows {
+				if r.Model == model && r.Env == env {
+					family = append(family, r)
+				}
+			}
+			for _, r := range family {
+				if r.Harness == h {
+					return r, family, true
+				}
+			}
+		}
+		return Row{}, nil, false
+	}
+}
+
+func pooledLabel(models []string) string {
+	return fmt.Sprintf("pooled (%d models)", len(models))
+}
+
+// PooledItems are the probe items that the pooled column reads: those of
+// instruction-tuned models whose size is within the study's probe sizes,
+// from plain probe runs (env labels without a condition: not on-policy,
+// not tool observations), relabelled as one model, with each item id
+// prefixed by its model's so that items of two models never pair. It
+// returns nil when fewer than two models qualify: one model is no pool.
+func PooledItems(items []Item, sizes map[string]string, from, to string) ([]Item, []string) {
+	lo, okLo := parameterCount(from)
+	hi, okHi := parameterCount(to)
+	if !okLo || !okHi {
+		return nil, nil
+	}
+	var models []string
+	var out []Item
+	for _, it := range items {
+		n, ok := parameterCount(sizes[it.Model])
+		if !it.InstructionTuned || !ok || n < lo || n > hi || strings.Contains(it.Env, " ") {
+			continue
+		}
+		if !slices.Contains(models, it.Model) {
+			models = append(models, it.Model)
+		}
+		it.ItemID = it.Model + "/" + it.ItemID
+		out = append(out, it)
+	}
+	if len(models) < 2 {
+		return nil, nil
+	}
+	slices.SortFunc(models, func(a, b string) int { return compareSizes(a, b, sizes) })
+	label := pooledLabel(models)
+	for i := range out {
+		out[i].Model = label
+	}
+	return out, models
+}
+
+// probeSizes is the widest size range the reference's probe claims
+// cover: the pool takes models within it.
+func (r Reference) probeSizes() (from, to string, ok bool) {
+	var lo, hi float64
+	for _, c := range r.Claims {
+		if c.Table == RolloutTable {
+			continue
+		}
+		a, _ := parameterCount(c.Sizes[0])
+		b, _ := parameterCount(c.Sizes[1])
+		if !ok || a < lo {
+			lo, from = a, c.Sizes[0]
+		}
+		if !ok || b > hi {
+			hi, to = b, c.Sizes[1]
+		}
+		ok = true
+	}
+	return from, to, ok
+}
+
+// headings are the scorecard's column headings in the wide tables.
+func (s Scorecard) headings() []string {
+	h := append([]string{"claim", "study", "reproduces if"}, s.Models...)
+	if s.Pooled != "" {
+		h = append(h, s.Pooled)
+	}
+	return h
+}
+
+// columns are the model columns, the pooled one last.
+func (s Scorecard) columns() []string { return s.headings()[3:] }
+
+// label is a claim's first cell: the claim and its environment.
+func (r ScorecardRow) label() string {
+	return r.Claim.Claim + " (" + r.Claim.Env + ")"
+}
+
+func (r ScorecardRow) study() string {
+	if r.Claim.Pooled {
+		return r.Claim.Study + " (pooled)"
+	}
+	return r.Claim.Study
+}
+
+// wide is the scorecard as the Markdown and HTML tables print it.
+func (s Scorecard) wide() [][]string {
+	var out [][]string
+	for _, r := range s.Rows {
+		cells := []string{r.label(), r.study(), r.Claim.Means()}
+		for _, c := range r.Cells {
+			cells = append(cells, c.Text())
+		}
+		out = append(out, cells)
+	}
+	return out
+}
+
+// long is the scorecard as the text format prints it, a line per claim ×
+// model so that it fits a terminal.
+func (s Scorecard) long() (headings []string, rows [][]string) {
+	for _, r := range s.Rows {
+		for i, c := range r.Cells {
+			rows = append(rows, []string{r.label(), r.study(), s.columns()[i], c.Text()})
+		}
+	}
+	return []string{"claim", "study", "model", "verdict"}, rows
+}
+
+// csvRecords are the scorecard's lines of the long CSV output, one per
+// claim × model: CSVHeader's columns, the claim's id, verdict and why.
+func (s Scorecard) csvRecords() [][]string {
+	var out [][]string
+	for _, r := range s.Rows {
+		for i, c := range r.Cells {
+			rec := make([]string, len(CSVHeader))
+			copy(rec, []string{ScorecardID, s.columns()[i], r.Claim.Env, string(c.Harness), r.Claim.Figure})
+			if c.Shown {
+				f := c.Figure
+				interval := f.Interval
+				if f.ByConstruction {
+					interval = IntervalNone
+				}
+				copy(rec[5:], []string{results.FormatFloat(f.Estimate), results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval})
+				if t := f.Test; t != nil {
+					copy(rec[10:], []string{fmt.Sprint(t.B), fmt.Sprint(t.C), results.FormatFloat(t.P), results.FormatFloat(t.PHolm), fmt.Sprint(t.Marked())})
+				}
+			}
+			// As the tables do, a study figure stands only beside a cell of
+			// its own scope: a cell that is not tested has none.
+			if c.Verdict != NotTested {
+				rec[9] = r.Claim.Study
+			}
+			copy(rec[15:], []string{r.Claim.ID, string(c.Verdict), c.Why})
+			out = append(out, rec)
+		}
+	}
+	return out
+}
