@@ -460,6 +460,8 @@ func (c Column) formatFigure(f Figure, ok bool) string {
 		return ""
 	case f.Banned:
 		return "banned"
+	case c.Kind == CPUs:
+		return cpuText(f.Estimate)
 	case math.IsNaN(f.Estimate):
 		return "n/a"
 	case c.Kind == Count:
@@ -473,6 +475,17 @@ func (c Column) formatFigure(f Figure, ok bool) string {
 		s += " [" + c.Kind.number(f.Lo) + ", " + c.Kind.number(f.Hi) + "]"
 	}
 	return s
+}
+
+// cpuText prints a CPUs figure.
+func cpuText(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "not recorded"
+	case x != 0:
+		return "different"
+	}
+	return "same"
 }
 
 // number prints a value of this kind without its unit: shares in percent,
