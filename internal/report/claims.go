@@ -130,13 +130,15 @@ func (c Claim) check() error {
 }
 
 // column is the claim's figure's column, for its kind and label.
-func (c Claim) column() Column {
-	for _, col := range claimTables[c.Table] {
-		if col.Figure == c.Figure {
+func (c Claim) column() Column { return claimColumn(c.Table, c.Figure) }
+
+func claimColumn(table, figure string) Column {
+	for _, col := range claimTables[table] {
+		if col.Figure == figure {
 			return col
 		}
 	}
-	return Column{Figure: c.Figure}
+	return Column{Figure: figure}
 }
 
 // Means says what "reproduces" means for the claim, in words.
@@ -155,7 +157,7 @@ func (c Claim) Means() string {
 	case r.NoRise != nil:
 		return fmt.Sprintf("no harness marked above verbatim, and a rise of %s could have been marked", k.magnitude(*r.NoRise))
 	}
-	return fmt.Sprintf("%s above %s on the same episodes, McNemar exact p < %v", c.Figure, r.Exceeds, MarkLevel)
+	return fmt.Sprintf("%s above %s on the same episodes, McNemar exact p < %v", c.column().Label, claimColumn(c.Table, r.Exceeds).Label, MarkLevel)
 }
 
 // magnitude prints a size of this kind without a sign, with its unit: a
@@ -234,7 +236,7 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 	case !ok || math.IsNaN(f.Estimate) || f.Banned:
 		return Cell{Verdict: NotTested, Why: "the figure is not defined here", Harness: h}
 	case f.ByConstruction:
-		return Cell{Verdict: NotTested, Why: "fixed by the harness's construction here, not measured", Harness: h, Figure: f, Kind: kind, Shown: true}
+		return Cell{Verdict: NotTested, Why: "fixed by construction here, not measured", Harness: h, Figure: f, Kind: kind, Shown: true}
 	}
 	cell := Cell{Harness: h, Figure: f, Kind: kind, Shown: true}
 	r := c.Reproduces
@@ -357,13 +359,13 @@ func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
 	need := stats.SmallestMarkedSplit(1, MarkLevel)
 	p := stats.McNemarExact(max(b, 0), 0)
 	cell.Figure.Test = &Test{B: max(b, 0), C: 0, P: p, PHolm: p}
-	counts := fmt.Sprintf("%s %d and %s %d of %d episodes", c.Figure, hi, c.Reproduces.Exceeds, lo, episodes)
+	counts := fmt.Sprintf("%d of %d episodes %s, %d %s", hi, episodes, c.column().Label, lo, claimColumn(c.Table, c.Reproduces.Exceeds).Label)
 	switch {
 	case b > 0 && p < MarkLevel:
 		cell.Verdict = Reproduces
 	case hi < need:
 		cell.Verdict = CannotTell
-		cell.Why = fmt.Sprintf("%s: fewer than the %d a %d:0 split needs", counts, need, need)
+		cell.Why = fmt.Sprintf("%s; a mark needs %d:0", counts, need)
 	default:
 		cell.Verdict, cell.Why = DoesNot, counts
 	}

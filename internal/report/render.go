@@ -227,8 +227,8 @@ func (r Report) writeText(w io.Writer) error {
 	}
 	if sc := r.Scorecard; sc != nil {
 		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
-		headings, rows := sc.long()
-		if err := renderCells(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+		headings, rows := sc.long(r.Width)
+		if err := renderCells(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }, tw.AlignLeft); err != nil {
 			return err
 		}
 		for _, n := range sc.Notes {
@@ -329,7 +329,7 @@ func (r Report) writeMarkdown(w io.Writer) error {
 	}
 	if sc := r.Scorecard; sc != nil {
 		fmt.Fprintf(&b, "\n## %s\n\n", markdownEscape(scorecardTitle))
-		if err := renderCells(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape); err != nil {
+		if err := renderCells(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape, tw.AlignLeft); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -365,22 +365,22 @@ func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(st
 	for i, row := range rows {
 		cells[i] = t.cells(row)
 	}
-	if err := renderCells(w, r, t.headings(), cells, escape); err != nil {
+	if err := renderCells(w, r, t.headings(), cells, escape, tw.AlignRight); err != nil {
 		return fmt.Errorf("%s: %w", t.ID, err)
 	}
 	return nil
 }
 
 // renderCells prints one table of text cells: the first column left, the
-// rest right-aligned.
-func renderCells(w io.Writer, r tw.Renderer, headings []string, rows [][]string, escape func(string) string) error {
+// rest aligned by align (figures right, the scorecard's verdicts left).
+func renderCells(w io.Writer, r tw.Renderer, headings []string, rows [][]string, escape func(string) string, align tw.Align) error {
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(r),
 		// Headings are the study's symbols (Δcopy, P(repeat)); the default
 		// upper-casing would change them.
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: align, PerColumn: []tw.Align{tw.AlignLeft}}),
 	)
 	tbl.Header(escapeAll(headings, escape))
 	for _, row := range rows {

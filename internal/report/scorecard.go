@@ -72,7 +72,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 			row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
 		}
 		if pooled != nil {
-			cell := Cell{Verdict: NotTested, Why: "the study's rollouts are one size's agents, not a pool"}
+			cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
 			if c.Table != RolloutTable {
 				cell = c.judge(sc.Pooled, findPooled)
 			}
@@ -81,7 +81,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		sc.Rows = append(sc.Rows, row)
 	}
 	sc.Notes = []string{
-		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
+		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
 		"cannot tell: a paired difference that is not marked is set against the smallest one-way split (b:0) its Holm family could mark, over its pairs: a claimed change smaller than that is one the run could not have seen. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
 		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested.",
 	}
@@ -98,19 +98,19 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
 	inScope := func() (bool, string) {
 		if m.base {
-			return false, "base checkpoint; the study's models are instruction-tuned"
+			return false, "base checkpoint"
 		}
 		n, ok := parameterCount(size)
 		if !ok {
-			return false, "size not in the model registry"
+			return false, "size unknown"
 		}
 		lo, _ := parameterCount(c.Sizes[0])
 		hi, _ := parameterCount(c.Sizes[1])
 		if n < lo || n > hi {
 			if lo == hi {
-				return false, "the study measured this at " + c.Sizes[0]
+				return false, "study: " + c.Sizes[0] + " only"
 			}
-			return false, fmt.Sprintf("the study's models are %s–%s", c.Sizes[0], c.Sizes[1])
+			return false, fmt.Sprintf("study: %s–%s only", c.Sizes[0], c.Sizes[1])
 		}
 		return true, ""
 	}
@@ -119,7 +119,7 @@ func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
 	}
 	cell := c.judge(m.name, find)
 	if c.Pooled && cell.Verdict != NotTested {
-		return Cell{Verdict: NotTested, Why: "the study's figure pools six models; this model's own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
+		return Cell{Verdict: NotTested, Why: "pooled claim; own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
 	}
 	return cell
 }
@@ -247,14 +247,27 @@ func (s Scorecard) wide() [][]string {
 }
 
 // long is the scorecard as the text format prints it, a line per claim ×
-// model so that it fits a terminal.
-func (s Scorecard) long() (headings []string, rows [][]string) {
+// model so that it fits a terminal of width columns (0: no limit): the
+// claim, with its study figure, is named on its first line only and
+// wrapped, as is the verdict.
+func (s Scorecard) long(width int) (headings []string, rows [][]string) {
+	const claimWidth, modelWidth = 36, 20
+	verdictWidth := 0
+	if width > 0 {
+		// An ASCII table line of three cells takes 10 columns of rules
+		// and padding.
+		verdictWidth = max(width-claimWidth-modelWidth-10, 30)
+	}
 	for _, r := range s.Rows {
 		for i, c := range r.Cells {
-			rows = append(rows, []string{r.label(), r.study(), s.columns()[i], c.Text()})
+			claim := ""
+			if i == 0 {
+				claim = wrap(r.label()+"; study "+r.study()+"; reproduces if "+r.Claim.Means(), claimWidth, "")
+			}
+			rows = append(rows, []string{claim, s.columns()[i], wrap(c.Text(), verdictWidth, "")})
 		}
 	}
-	return []string{"claim", "study", "model", "verdict"}, rows
+	return []string{"claim", "model", "verdict"}, rows
 }
 
 // csvRecords are the scorecard's lines of the long CSV output, one per

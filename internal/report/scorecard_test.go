@@ -112,22 +112,22 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"inverted", "gemma (base)", NotTested, "base checkpoint"},
 		{"inverted", pool, CannotTell, "resolves only ±"}, // 69 of 80: [76.9, 92.3]
 		// The pool's claim is judged on the pool only.
-		{"inverted_pooled", "small", NotTested, "pools six models"},
+		{"inverted_pooled", "small", NotTested, "pooled claim"},
 		{"inverted_pooled", pool, Reproduces, ""},
-		{"inverted_at_half", "small", NotTested, "measured this at 0.5B"},
-		{"inverted_at_half", "big", NotTested, "measured this at 0.5B"},
+		{"inverted_at_half", "small", NotTested, "study: 0.5B only"},
+		{"inverted_at_half", "big", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "mid", DoesNot, ""},
 		// 3:0 among instruction and abstract: 7:0 of 10 is the least marked.
 		{"success", "mid", CannotTell, "±70.0 pp (7:0 of 10 pairs, among 2 comparisons)"},
-		{"success", "small", NotTested, "measured this at 0.5B"},
-		{"success", pool, NotTested, "not a pool"},
+		{"success", "small", NotTested, "study: 0.5B only"},
+		{"success", pool, NotTested, "no pool"},
 		{"fewer_repeats", "mid", Reproduces, ""},
 		{"more_repeats", "mid", DoesNot, ""},
 		{"no_rise_small", "mid", CannotTell, "rises of 70.0 pp"},
 		{"no_rise_large", "mid", Reproduces, "largest: abstract"},
 		// 10 finished, none passed: 10:0, p = 2⁻⁹.
 		{"finished", "mid", Reproduces, ""},
-		{"finished", "big", NotTested, "measured this at 0.5B"},
+		{"finished", "big", NotTested, "study: 0.5B only"},
 	} {
 		c, ok := got[[2]string{tt.claim, tt.model}]
 		if !ok {
