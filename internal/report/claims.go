@@ -262,8 +262,11 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		if r.Direction == "down" || (r.Value != nil && *r.Value < 0) {
 			want = -1
 		}
+		// The way a marked test moved is the way its split points: on
+		// 0/1 outcomes that is the mean difference's sign, under a sign
+		// test the typical pair's, which a few large pairs can oppose.
 		marked := f.Test.Marked()
-		sameWay := math.Copysign(1, f.Estimate) == want && f.Estimate != 0
+		sameWay := (f.Test.B > f.Test.C) == (want > 0) && f.Test.B != f.Test.C
 		switch {
 		case marked && !sameWay:
 			cell.Verdict = DoesNot

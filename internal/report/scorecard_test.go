@@ -199,3 +199,36 @@ func TestStudyReferenceClaims(t *testing.T) {
 		t.Fatal("no claims in the study reference")
 	}
 }
+
+// A direction is judged by the way a marked test's split points: here
+// abstract leaves 10 of 11 items a little less inverted (b:c 10:1,
+// p = 2 · 12 / 2¹¹ ≈ 0.012, alone in its family) and one far more, so the
+// mean inversion removed is negative (1 − 15/11) while the typical item's
+// moves up.
+func TestScorecardDirectionFollowsTheTest(t *testing.T) {
+	var rows []probe
+	for i := range 11 {
+		v := inverted0("m", i) // G = −1
+		a := inverted0("m", i).with(func(p *probe) { p.harness, p.dCopy = "abstract", 0.8 })
+		if i == 10 {
+			a.dCopy = 5.9 // G = −6
+		}
+		rows = append(rows, v, a)
+	}
+	tables := tablesOf(t, Reference{}, runDir(t, rows...))
+	ref, err := ParseReference("test", []byte(`claims:
+  - {id: up, claim: "abstract removes inversion", study: "+", table: harnesses, figure: share_removed, env: toolshed, harness: [abstract], sizes: [135M, 1.7B], reproduces: {direction: up}}
+  - {id: down, claim: "abstract adds inversion", study: "−", table: harnesses, figure: share_removed, env: toolshed, harness: [abstract], sizes: [135M, 1.7B], reproduces: {direction: down}}
+`))
+	ok(t, err)
+	ref.Sizes = map[string]string{"m": "0.5B"}
+	sc := BuildScorecard(ref, tables, nil, nil)
+	if f := sc.Rows[0].Cells[0].Figure; !near(f.Estimate, 1-15.0/11) || f.Test == nil || f.Test.B != 10 || f.Test.C != 1 || !f.Test.Marked() {
+		t.Fatalf("fixture: share removed %v, test %+v", f.Estimate, f.Test)
+	}
+	for i, want := range []Verdict{Reproduces, DoesNot} {
+		if got := sc.Rows[i].Cells[0].Verdict; got != want {
+			t.Errorf("%s: %s, want %s", sc.Rows[i].Claim.ID, got, want)
+		}
+	}
+}
