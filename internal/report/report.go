@@ -150,7 +150,10 @@ func scorecard(ctx context.Context, ref Reference, items []Item, tables []Table,
 			}
 		}
 	}
-	sc := BuildScorecard(ref, tables, pooled, models)
+	sc, ok := BuildScorecard(ref, tables, pooled, models)
+	if !ok {
+		return nil, nil
+	}
 	return &sc, nil
 }
 

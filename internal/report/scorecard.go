@@ -43,8 +43,10 @@ type scoredModel struct {
 // 1–4) and, for the claims on probe figures, on pooled, the same tables
 // over the probe items of every instruction-tuned model within the
 // study's sizes (see PooledItems; nil when there are fewer than two such
-// models). pooledModels names them.
-func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string) Scorecard {
+// models). pooledModels names them. ok is false when the tables have no
+// model to judge (a report of sweeps alone): a scorecard of claims with no
+// column would say nothing.
+func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string) (sc Scorecard, ok bool) {
 	var models []scoredModel
 	for _, t := range tables {
 		if _, ok := claimTables[t.ID]; !ok {
@@ -57,8 +59,10 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 			}
 		}
 	}
+	if len(models) == 0 {
+		return Scorecard{}, false
+	}
 	slices.SortStableFunc(models, func(a, b scoredModel) int { return compareSizes(a.name, b.name, ref.Sizes) })
-	var sc Scorecard
 	for _, m := range models {
 		sc.Models = append(sc.Models, Row{Model: m.name, Base: m.base}.ModelLabel())
 	}
@@ -90,7 +94,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 	} else {
 		sc.Notes = append(sc.Notes, "Claims whose study figure pools its six models (marked \"pooled\") are compared only with a pool of ours, which needs probe runs of two instruction-tuned models or more within the study's sizes: with fewer they are not tested, and each model's own figure is shown for reference.")
 	}
-	return sc
+	return sc, true
 }
 
 // judgeModel is one model's cell: a model outside the claim's scope is

@@ -141,7 +141,7 @@ func TestScorecardVerdicts(t *testing.T) {
 }
 
 // The scorecard comes first in the text, Markdown and HTML formats, and
-// not at all without claims.
+// not at all without claims or without a model.
 func TestScorecardFirst(t *testing.T) {
 	dirs := scorecardRuns(t)
 	opts := Options{Dirs: dirs, Reps: 50, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
@@ -163,6 +163,12 @@ func TestScorecardFirst(t *testing.T) {
 	opts.Format, opts.ReferenceData = FormatMarkdown, []byte("figures: []\n")
 	if out := report(t, opts); strings.Contains(out, scorecardTitle) {
 		t.Error("a scorecard without claims")
+	}
+	// Nor without a model to judge: sweeps alone.
+	sweep, _ := sweepDir(t, 10)
+	opts.Dirs, opts.ReferenceData = []string{sweep}, []byte(scorecardReference)
+	if out := report(t, opts); strings.Contains(out, scorecardTitle) {
+		t.Error("a scorecard of sweeps alone")
 	}
 }
 
@@ -222,7 +228,10 @@ func TestScorecardDirectionFollowsTheTest(t *testing.T) {
 `))
 	ok(t, err)
 	ref.Sizes = map[string]string{"m": "0.5B"}
-	sc := BuildScorecard(ref, tables, nil, nil)
+	sc, has := BuildScorecard(ref, tables, nil, nil)
+	if !has {
+		t.Fatal("no scorecard")
+	}
 	if f := sc.Rows[0].Cells[0].Figure; !near(f.Estimate, 1-15.0/11) || f.Test == nil || f.Test.B != 10 || f.Test.C != 1 || !f.Test.Marked() {
 		t.Fatalf("fixture: share removed %v, test %+v", f.Estimate, f.Test)
 	}
