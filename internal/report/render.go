@@ -228,7 +228,7 @@ func (r Report) writeText(w io.Writer) error {
 	if sc := r.Scorecard; sc != nil {
 		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
 		headings, rows := sc.long(r.Width)
-		if err := renderCells(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }, tw.AlignLeft); err != nil {
+		if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
 			return err
 		}
 		for _, n := range sc.Notes {
@@ -329,7 +329,7 @@ func (r Report) writeMarkdown(w io.Writer) error {
 	}
 	if sc := r.Scorecard; sc != nil {
 		fmt.Fprintf(&b, "\n## %s\n\n", markdownEscape(scorecardTitle))
-		if err := renderCells(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape, tw.AlignLeft); err != nil {
+		if err := renderScorecard(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape); err != nil {
 			return err
 		}
 		b.WriteString("\n")
@@ -361,34 +361,24 @@ func markdownEscape(s string) string {
 }
 
 func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(string) string) error {
-	cells := make([][]string, len(rows))
-	for i, row := range rows {
-		cells[i] = t.cells(row)
-	}
-	if err := renderCells(w, r, t.headings(), cells, escape, tw.AlignRight); err != nil {
-		return fmt.Errorf("%s: %w", t.ID, err)
-	}
-	return nil
-}
-
-// renderCells prints one table of text cells: the first column left, the
-// rest aligned by align (figures right, the scorecard's verdicts left).
-func renderCells(w io.Writer, r tw.Renderer, headings []string, rows [][]string, escape func(string) string, align tw.Align) error {
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(r),
 		// Headings are the study's symbols (Δcopy, P(repeat)); the default
 		// upper-casing would change them.
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: align, PerColumn: []tw.Align{tw.AlignLeft}}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
 	)
-	tbl.Header(escapeAll(headings, escape))
+	tbl.Header(escapeAll(t.headings(), escape))
 	for _, row := range rows {
-		if err := tbl.Append(escapeAll(row, escape)); err != nil {
-			return err
+		if err := tbl.Append(escapeAll(t.cells(row), escape)); err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
 		}
 	}
-	return tbl.Render()
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("%s: %w", t.ID, err)
+	}
+	return nil
 }
 
 func escapeAll(cells []string, escape func(string) string) []string {
@@ -429,7 +419,9 @@ func (r Report) writeCSV(w io.Writer) error {
 					interval = IntervalNone
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
-					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", "", "", "", ""}
+					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", ""}
+				// The scorecard's columns are empty on a table's lines.
+				rec = append(rec, make([]string, len(CSVHeader)-len(rec))...)
 				if ts := f.Test; ts != nil {
 					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked())})
 				}

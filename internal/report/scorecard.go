@@ -2,8 +2,13 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
@@ -274,6 +279,29 @@ func (s Scorecard) long(width int) (headings []string, rows [][]string) {
 	return []string{"claim", "model", "verdict"}, rows
 }
 
+// renderScorecard prints the scorecard's cells as one table, every column
+// left-aligned: its cells are verdicts in words, not figures to line up.
+func renderScorecard(w io.Writer, r tw.Renderer, headings []string, rows [][]string, escape func(string) string) error {
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(r),
+		// Headings and cells hold the study's symbols (Δsem, |Δcopy|); the
+		// default upper-casing would change them.
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft}),
+	)
+	tbl.Header(escapeAll(headings, escape))
+	for _, row := range rows {
+		if err := tbl.Append(escapeAll(row, escape)); err != nil {
+			return fmt.Errorf("%s: %w", ScorecardID, err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("%s: %w", ScorecardID, err)
+	}
+	return nil
+}
+
 // csvRecords are the scorecard's lines of the long CSV output, one per
 // claim × model: CSVHeader's columns, the claim's id, verdict and why.
 func (s Scorecard) csvRecords() [][]string {
@@ -281,24 +309,38 @@ func (s Scorecard) csvRecords() [][]string {
 	for _, r := range s.Rows {
 		for i, c := range r.Cells {
 			rec := make([]string, len(CSVHeader))
-			copy(rec, []string{ScorecardID, s.columns()[i], r.Claim.Env, string(c.Harness), r.Claim.Figure})
+			set := func(column, value string) { rec[slices.Index(CSVHeader, column)] = value }
+			set("table", ScorecardID)
+			set("model", s.columns()[i])
+			set("env", r.Claim.Env)
+			set("harness", string(c.Harness))
+			set("figure", r.Claim.Figure)
 			if c.Shown {
 				f := c.Figure
 				interval := f.Interval
 				if f.ByConstruction {
 					interval = IntervalNone
 				}
-				copy(rec[5:], []string{results.FormatFloat(f.Estimate), results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval})
+				set("estimate", results.FormatFloat(f.Estimate))
+				set("lo", results.FormatFloat(f.Lo))
+				set("hi", results.FormatFloat(f.Hi))
+				set("interval", interval)
 				if t := f.Test; t != nil {
-					copy(rec[10:], []string{fmt.Sprint(t.B), fmt.Sprint(t.C), results.FormatFloat(t.P), results.FormatFloat(t.PHolm), fmt.Sprint(t.Marked())})
+					set("discordant_b", strconv.Itoa(t.B))
+					set("discordant_c", strconv.Itoa(t.C))
+					set("p_exact", results.FormatFloat(t.P))
+					set("p_holm", results.FormatFloat(t.PHolm))
+					set("marked", strconv.FormatBool(t.Marked()))
 				}
 			}
 			// As the tables do, a study figure stands only beside a cell of
 			// its own scope: a cell that is not tested has none.
 			if c.Verdict != NotTested {
-				rec[9] = r.Claim.Study
+				set("study", r.Claim.Study)
 			}
-			copy(rec[15:], []string{r.Claim.ID, string(c.Verdict), c.Why})
+			set("claim", r.Claim.ID)
+			set("verdict", string(c.Verdict))
+			set("verdict_note", c.Why)
 			out = append(out, rec)
 		}
 	}
