@@ -420,11 +420,11 @@ func (r Report) writeCSV(w io.Writer) error {
 				}
 				rec := []string{t.ID, row.ModelLabel(), row.Env, row.label(), c.Figure,
 					estimate, results.FormatFloat(f.Lo), results.FormatFloat(f.Hi), interval, f.Study, "", "", "", "", ""}
-				// The scorecard's columns are empty on a table's lines.
-				rec = append(rec, make([]string, len(CSVHeader)-len(rec))...)
 				if ts := f.Test; ts != nil {
 					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked())})
 				}
+				// The scorecard's columns are empty on a table's lines.
+				rec = append(rec, make([]string, len(CSVHeader)-len(rec))...)
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
