@@ -14,6 +14,11 @@
 // for differences); a figure a harness fixes by its definition has none
 // and is labelled "by construction". Beside the probe's figures stands the figure the study
 // publishes for that scope (configs/study_reference.yaml), and only there.
+// Before the tables comes the scorecard: each of the study's claims (the
+// reference file's claims) judged on each model as reproduces, does not,
+// cannot tell (with what the run resolves) or not tested (with why), and
+// the claims on figures the study pools over its six models judged on our
+// instruction-tuned models' probe items pooled.
 //
 // Every number of ours is computed from probe_items.csv,
 // rollout_episodes.csv and sweep_episodes.csv; the reference file holds
@@ -27,7 +32,8 @@
 // sweep.go parse each table's rows; table.go is the table model, group.go
 // groups rows into a table's rows and bootstrap.go gives figures their
 // intervals; probetables.go makes Tables 1–3, rollouts.go Table 4 and
-// sweep.go Table 5, sizes.go Table 6; reference.go reads the study's figures; report.go runs
+// sweep.go Table 5, sizes.go Table 6; reference.go reads the study's figures,
+// claims.go judges its claims and scorecard.go lays them out; report.go runs
 // a report (Run), and render.go, html.go and plots.go print and draw it;
 // show.go, filter.go and transcripts.go serve feedrun show; plan.go sizes
 // a rollout run from a pilot (feedrun plan).

@@ -173,6 +173,19 @@ func (r Report) writeHTML(w io.Writer, d Data, contexts Contexts, plots []drawnP
 		return err
 	}
 	page.CSS, page.JS = template.CSS(css), template.JS(js)
+	if sc := r.Scorecard; sc != nil {
+		// First, as in every format; its cells are verdicts, not figures
+		// to list episodes by.
+		g := htmlGroup{Caption: "claims × models", Headings: sc.headings()}
+		for _, cells := range sc.wide() {
+			hr := htmlRow{}
+			for _, text := range cells {
+				hr.Cells = append(hr.Cells, htmlCell{Text: text})
+			}
+			g.Rows = append(g.Rows, hr)
+		}
+		page.Tables = append(page.Tables, htmlTable{ID: ScorecardID, Title: scorecardTitle, Notes: sc.Notes, Groups: []htmlGroup{g}})
+	}
 	for _, t := range r.Tables {
 		ht := htmlTable{ID: t.ID, Title: t.Title, Notes: t.Notes, Target: cellTargets[t.ID]}
 		for _, p := range plots {

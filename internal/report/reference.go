@@ -18,6 +18,8 @@ import (
 // of ours is computed from the probe items.
 type Reference struct {
 	Figures []StudyFigure `yaml:"figures"`
+	// Claims are the study's claims as the scorecard checks them.
+	Claims []Claim `yaml:"claims"`
 	// Sizes is each model's parameters as models.yaml gives them ("135M",
 	// "0.5B"), by model name. It is not part of the file: the caller sets
 	// it from the model registry, so that a figure scoped to a size stands
@@ -97,6 +99,16 @@ func (r Reference) check() error {
 			return fmt.Errorf("%s: same figure and scope as figures[%d]", at, j)
 		}
 		seen[key] = i
+	}
+	ids := map[string]int{}
+	for i, c := range r.Claims {
+		if err := c.check(); err != nil {
+			return fmt.Errorf("claims[%d] (%s): %w", i, c.ID, err)
+		}
+		if j, ok := ids[c.ID]; ok {
+			return fmt.Errorf("claims[%d]: id %q is also claims[%d]'s", i, c.ID, j)
+		}
+		ids[c.ID] = i
 	}
 	return nil
 }

@@ -41,8 +41,15 @@ const (
 // "rate" (0/1 outcomes: a difference of rates, as the estimate) or "pairs"
 // (other values: the share of pairs above verbatim less the share below,
 // not the estimate's unit). These cells are empty on other figures.
+// The scorecard's lines (table "scorecard", first) have the claim's id,
+// its verdict and what the verdict rests on (verdict_note) in the last three
+// columns, empty on other lines; their study cell is the claim's figure.
 var CSVHeader = []string{"table", "model", "env", "harness", "figure", "estimate", "lo", "hi", "interval", "study",
-	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "pairs", "mdd", "mdd_floor", "mdd_alpha", "mdd_scale"}
+	"discordant_b", "discordant_c", "p_exact", "p_holm", "marked", "pairs", "mdd", "mdd_floor", "mdd_alpha", "mdd_scale",
+	"claim", "verdict", "verdict_note"}
+
+// scorecardTitle heads the scorecard in every format.
+const scorecardTitle = "Scorecard. The study's claims, model by model"
 
 // What a test's MDD measures: the CSV's mdd_scale.
 const (
@@ -64,6 +71,9 @@ type Report struct {
 	Bootstrap Bootstrap
 	Reference string // the reference file's path, "" when none was read
 	Tables    []Table
+	// Scorecard, when set, is printed before the tables: which of the
+	// study's claims each model reproduces.
+	Scorecard *Scorecard
 	// Width is the widest line the text format may print (a terminal's
 	// columns); 0 is no limit. Markdown and CSV are for files and are not
 	// wrapped.
@@ -240,6 +250,16 @@ func (r Report) writeText(w io.Writer) error {
 	for _, line := range r.preamble() {
 		b.WriteString(wrap(line, r.Width, "") + "\n")
 	}
+	if sc := r.Scorecard; sc != nil {
+		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
+		headings, rows := sc.long(r.Width)
+		if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+			return err
+		}
+		for _, n := range sc.Notes {
+			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+		}
+	}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
 		compact := t
@@ -332,6 +352,16 @@ func (r Report) writeMarkdown(w io.Writer) error {
 	for _, line := range r.preamble() {
 		b.WriteString(markdownEscape(line) + "  \n")
 	}
+	if sc := r.Scorecard; sc != nil {
+		fmt.Fprintf(&b, "\n## %s\n\n", markdownEscape(scorecardTitle))
+		if err := renderScorecard(&b, renderer.NewMarkdown(), sc.headings(), sc.wide(), markdownEscape); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		for _, n := range sc.Notes {
+			fmt.Fprintf(&b, "- %s\n", markdownEscape(n))
+		}
+	}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n## %s\n", markdownEscape(t.Title))
 		for _, rows := range groupRows(t.Rows) {
@@ -399,6 +429,11 @@ func (r Report) writeCSV(w io.Writer) error {
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
+	if r.Scorecard != nil {
+		if err := cw.WriteAll(r.Scorecard.csvRecords()); err != nil {
+			return err
+		}
+	}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
 			for _, c := range t.Columns {
@@ -420,6 +455,8 @@ func (r Report) writeCSV(w io.Writer) error {
 					copy(rec[10:], []string{strconv.Itoa(ts.B), strconv.Itoa(ts.C), results.FormatFloat(ts.P), results.FormatFloat(ts.PHolm), strconv.FormatBool(ts.Marked()),
 						strconv.Itoa(ts.N), results.FormatFloat(ts.MDD), strconv.FormatBool(ts.MDDFloor), results.FormatFloat(ts.MDDAlpha()), mddScale(ts)})
 				}
+				// The scorecard's columns are empty on a table's lines.
+				rec = append(rec, make([]string, len(CSVHeader)-len(rec))...)
 				if err := cw.Write(rec); err != nil {
 					return err
 				}
@@ -467,6 +504,8 @@ func (c Column) formatFigure(f Figure, ok bool) string {
 		return ""
 	case f.Banned:
 		return "banned"
+	case c.Kind == CPUs:
+		return cpuText(f.Estimate)
 	case math.IsNaN(f.Estimate):
 		return "n/a"
 	case c.Kind == Count:
@@ -480,6 +519,17 @@ func (c Column) formatFigure(f Figure, ok bool) string {
 		s += " [" + c.Kind.number(f.Lo) + ", " + c.Kind.number(f.Hi) + "]"
 	}
 	return s
+}
+
+// cpuText prints a CPUs figure.
+func cpuText(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "not recorded"
+	case x != 0:
+		return "different"
+	}
+	return "same"
 }
 
 // number prints a value of this kind without its unit: shares in percent,

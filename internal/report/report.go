@@ -108,6 +108,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 	}
 	rep := Report{Runs: data.Runs, Bootstrap: b, Reference: opts.Reference, Tables: tables, Width: opts.Width, OmitRuns: opts.OmitRuns}
+	if len(ref.Claims) > 0 {
+		if rep.Scorecard, err = scorecard(ctx, ref, data.Items, tables, b); err != nil {
+			return err
+		}
+	}
 	var buf bytes.Buffer
 	if opts.Format == FormatHTML {
 		// The page carries every episode's transcript and its plots.
@@ -128,6 +133,28 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	_, err = out.Write(buf.Bytes())
 	return err
+}
+
+// scorecard judges the reference's claims on the tables, and the claims on
+// pooled figures on the probe items of the models within the study's
+// sizes, pooled (PooledItems).
+func scorecard(ctx context.Context, ref Reference, items []Item, tables []Table, b Bootstrap) (*Scorecard, error) {
+	var pooled []Table
+	var models []string
+	if from, to, ok := ref.probeSizes(); ok {
+		var pool []Item
+		if pool, models = PooledItems(items, ref.Sizes, from, to); pool != nil {
+			var err error
+			if pooled, err = Tables(ctx, pool, Reference{}, b); err != nil {
+				return nil, fmt.Errorf("pooled models: %w", err)
+			}
+		}
+	}
+	sc, ok := BuildScorecard(ref, tables, pooled, models)
+	if !ok {
+		return nil, nil
+	}
+	return &sc, nil
 }
 
 // RunFolders lists the run folders directly under root, sorted: the folders

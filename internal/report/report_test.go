@@ -156,10 +156,10 @@ func TestRunMarkdownParses(t *testing.T) {
 		}
 		prev = line
 	}
-	// Four tables × four model × env groups, and Table 6's two
-	// environments, each with its one pair of models.
-	if tables != 18 {
-		t.Errorf("%d Markdown tables, want 18", tables)
+	// The scorecard, four tables × four model × env groups, and Table 6's
+	// two environments, each with its one pair of models.
+	if tables != 19 {
+		t.Errorf("%d Markdown tables, want 19", tables)
 	}
 	if !strings.Contains(out, "### gemma (base), coderepair") {
 		t.Error("no heading for the base model")
@@ -178,6 +178,14 @@ func TestRunCSVParses(t *testing.T) {
 	var banned, study, base, sizes int
 	for i, r := range recs[1:] {
 		table, model, estimate, lo, hi := r[0], r[1], r[5], r[6], r[7]
+		if table == ScorecardID {
+			// Its verdicts are checked on fixtures with known answers
+			// (TestScorecardVerdicts); here, that each line has one.
+			if v := r[len(CSVHeader)-2]; !slices.Contains([]Verdict{Reproduces, DoesNot, CannotTell, NotTested}, Verdict(v)) {
+				t.Errorf("row %d: scorecard verdict %q", i+1, v)
+			}
+			continue
+		}
 		if !slices.Contains([]string{InversionTable, DecompositionTable, HarnessTable, SizeTable}, table) {
 			t.Errorf("row %d: table %q", i+1, table)
 		}

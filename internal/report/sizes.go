@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -25,12 +26,14 @@ var sizeColumns = []Column{
 	{Figure: "share_inverted_diff", Label: "Δ G < 0", Kind: ShareDiff},
 	{Figure: "share_pairs", Label: "pairs with |G| ≥ 0.5", Kind: Count, Detail: true},
 	{Figure: "copy_share_per_item_diff", Label: "Δ copy share (per item)", Kind: ShareDiff},
+	{Figure: "cpus", Label: "runs' CPUs", Kind: CPUs},
 }
 
 // sizeNotes say what Table 6 compares and how it is tested.
 var sizeNotes = []string{
 	"Each row is one harness of one environment under two models, larger − smaller (by models.yaml's parameters; models without a size are ordered by name), over the items both were probed on: the same item id from runs of the same dataset and item seed, in the same environment label (so never across observation settings). Figures a harness fixes (drop's G = 0) and banned actions have no row; on-policy runs have none either, since each model's failed actions are its own.",
 	"Δ gain/token is the mean over items of the larger model's G / n_tokens minus the smaller's (each model's own tokens: the models' tokenizers differ, so an action has another number of tokens under each); Δ Δcopy/token and Δ Δsem/token are the same for the two terms of −G (Δcopy / n_tokens, Δsem / n_tokens), given under every harness, so that which term moved has a paired answer even where no copy share is defined; Δ G < 0 is the difference in the share of items inverted; Δ copy share (per item) is the mean difference of Δcopy / −G over the items where |G| ≥ 0.5 under both models, given only where under both models mean Δcopy and mean Δsem are ≥ 0 (elsewhere −G is a difference of two terms, not a sum, and no share of it; blank). Intervals: items resampled in pairs.",
+	"runs' CPUs: whether the two models' runs were played on CPUs with the same vector extensions (the manifests' cpu line): \"different\" rows compare models across machines too, since one build scores the same item differently on another kind of CPU (by 0.4–0.5 nats on the items measured, docs/runtime.md), which no test here separates from the models' difference; \"not recorded\" where a run's manifest predates the cpu line, so that the machine is unknown. In the CSV: 1 different, 0 same, empty not recorded.",
 	"Every difference carries an exact paired test: b items where the larger model's value is above the smaller's, c below, ties left out (McNemar's exact p for G < 0, the exact sign test otherwise). p is Holm-adjusted across every row of the environment (all model pairs and harnesses) and figure: * marks an adjusted p < 0.05, and only those are differences between the models.",
 	mddNote,
 }
@@ -58,8 +61,10 @@ type runSetting struct {
 // false when it has none.
 func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]string, b Bootstrap) (t Table, ok bool, err error) {
 	settings := make(map[string]runSetting, len(runs))
+	cpus := make(map[string][]string, len(runs))
 	for _, r := range runs {
 		settings[r.Dir] = runSetting{dataset: r.Manifest.DatasetSHA256, seed: r.Manifest.Seeds["items"]}
+		cpus[r.Dir] = runCPUs(r.Manifest)
 	}
 	items = slices.Clone(items)
 	slices.SortStableFunc(items, compareItems)
@@ -124,6 +129,9 @@ func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]s
 		j := jobs[i]
 		f := &figurer{b: b}
 		figs, any := sizeComparison(f, j.smaller.byKey[j.h], j.larger.byKey[j.h])
+		if any {
+			figs["cpus"] = cpuFigure(j.smaller.byKey[j.h], j.larger.byKey[j.h], cpus)
+		}
 		if f.err != nil {
 			return fmt.Errorf("%s, %s against %s, %s: %w", j.env, j.larger.model, j.smaller.model, j.h, f.err)
 		}
@@ -192,6 +200,51 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 		figs["copy_share_per_item_diff"] = f.tested(f.paired(shL, shS, false, stats.MeanDifference), shL, shS)
 	}
 	return figs, true
+}
+
+// runCPUs are the CPUs a run was played on: its manifest's cpu line and
+// every resumption's, with "" for one that did not record it.
+func runCPUs(m results.Manifest) []string {
+	out := []string{m.CPU}
+	for _, r := range m.Resumed {
+		if !slices.Contains(out, r.CPU) {
+			out = append(out, r.CPU)
+		}
+	}
+	return out
+}
+
+// cpuFigure says whether the items a Table 6 row pairs come from runs
+// played on one kind of CPU: 0 when every run of both models recorded
+// the same cpu line, 1 when they recorded two or more, NaN (not recorded)
+// when a run recorded none and no two recorded lines differ.
+func cpuFigure(smaller, larger map[sizeKey]Item, cpus map[string][]string) Figure {
+	seen := map[string]bool{}
+	for k, s := range smaller {
+		if l, ok := larger[k]; ok && !s.Banned && !l.Banned {
+			for _, run := range []string{s.Run, l.Run} {
+				for _, c := range cpus[run] {
+					seen[c] = true
+				}
+			}
+		}
+	}
+	known := 0
+	for c := range seen {
+		if c != "" {
+			known++
+		}
+	}
+	f := Figure{Lo: math.NaN(), Hi: math.NaN()}
+	switch {
+	case known > 1:
+		f.Estimate = 1
+	case seen[""]:
+		f.Estimate = math.NaN()
+	default:
+		f.Estimate = 0
+	}
+	return f
 }
 
 // perToken puts one of an item's terms on its model's own token count, as

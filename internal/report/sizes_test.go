@@ -275,3 +275,59 @@ func TestReportPrintsTable6OnlyWithTwoModels(t *testing.T) {
 		t.Errorf("no Table 6 row in the CSV:\n%s", two)
 	}
 }
+
+// withCPU rewrites a run's manifest as played on cpu, and resumed on each
+// of resumedOn.
+func withCPU(t *testing.T, dir, cpu string, resumedOn ...string) string {
+	t.Helper()
+	m, err := results.ReadManifest(dir)
+	ok(t, err)
+	m.CPU = cpu
+	for _, c := range resumedOn {
+		m.Resumed = append(m.Resumed, results.Resumption{CPU: c})
+	}
+	ok(t, results.WriteManifest(dir, m))
+	return dir
+}
+
+// Table 6 says whether a row's two runs were played on one kind of CPU:
+// a model difference across machines carries the machines' difference.
+func TestSizesMarkRunsOnDifferentCPUs(t *testing.T) {
+	const avx2, avx512 = "CPU : AVX2 = 1 |", "CPU : AVX2 = 1 | AVX512 = 1 |"
+	for _, tt := range []struct {
+		name                    string
+		small, big              string
+		smallResumed, bigResume []string
+		want                    string
+	}{
+		{"same", avx2, avx2, nil, nil, "same"},
+		{"different", avx2, avx512, nil, nil, "different"},
+		{"one run resumed on another", avx2, avx2, nil, []string{avx512}, "different"},
+		{"one not recorded", avx2, "", nil, nil, "not recorded"},
+		{"neither recorded", "", "", nil, nil, "not recorded"},
+		// Two recorded lines that differ settle it whatever the third.
+		{"differ and one unknown", avx2, "", []string{avx512}, nil, "different"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			small := withCPU(t, sizedRun(t, "d", 1, results.Config{}, of(smallModel, "verbatim", smallItems()...)...), tt.small, tt.smallResumed...)
+			big := withCPU(t, sizedRun(t, "d", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...), tt.big, tt.bigResume...)
+			data, err := Load([]string{small, big})
+			ok(t, err)
+			table, has, err := Sizes(context.Background(), data.Items, data.Runs, fixtureSizes, Bootstrap{Reps: 50, Seed: 1, Level: 0.95})
+			ok(t, err)
+			if !has || len(table.Rows) != 1 {
+				t.Fatalf("Table 6 has %d rows, want 1", len(table.Rows))
+			}
+			f, has := table.Rows[0].Figures["cpus"]
+			if !has {
+				t.Fatal("no cpus figure")
+			}
+			if got := cpuText(f.Estimate); got != tt.want {
+				t.Errorf("runs' CPUs %q, want %q", got, tt.want)
+			}
+			if got := (Column{Kind: CPUs}).format(f, true); got != tt.want {
+				t.Errorf("printed %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

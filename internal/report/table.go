@@ -55,6 +55,9 @@ const (
 	ProbDiff              // difference of probabilities
 	Ratio                 // ratio of magnitudes
 	Mean                  // mean count per episode
+	// CPUs says whether two runs were played on the same kind of CPU:
+	// 1 different, 0 same, NaN not recorded.
+	CPUs
 )
 
 // Row is one model × env × harness.

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"encoding/csv"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// scorecardReference holds test claims with known answers on
+// scorecardRuns (the study's own claims are in the real reference file,
+// which TestStudyReferenceClaims reads).
+const scorecardReference = `
+figures: []
+claims:
+  - {id: inverted, claim: "inverted on 90–100%", study: "90–100%", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [135M, 1.7B], reproduces: {within: [0.90, 1.00]}}
+  - {id: inverted_pooled, claim: "inverted on half or more", study: "≥50%", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [135M, 1.7B], pooled: true, reproduces: {within: [0.50, 1.00]}}
+  - {id: inverted_at_half, claim: "inverted at 0.5B", study: "90–100%", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {within: [0.90, 1.00]}}
+  - {id: success, claim: "instruction +17 pp success", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [0.5B, 0.5B], reproduces: {value: 0.17, null: 0}}
+  - {id: fewer_repeats, claim: "abstract repeats less", study: "fewer", table: rollouts, figure: exact_repeat_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {direction: down}}
+  - {id: more_repeats, claim: "abstract repeats more", study: "more", table: rollouts, figure: exact_repeat_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {direction: up}}
+  - {id: no_rise_small, claim: "abstract does not raise success (17 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.17}}
+  - {id: no_rise_large, claim: "abstract does not raise success (90 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.90}}
+  - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
+`
+
+var scorecardSizes = map[string]string{"small": "135M", "mid": "0.5B", "big": "1.5B", "gemma": "270M"}
+
+// scorecardRuns are probe runs of four models and a rollout of "mid".
+// Of their ToolShed items small inverts 40 of 40 (Wilson [91.2, 100]:
+// inside 90–100%), mid 10 of 20 ([29.9, 70.1]: wholly below), big 19 of
+// 20 ([76.4, 99.1]: straddling 90%); gemma is a base checkpoint. In the
+// rollout, on 10 tasks, verbatim finishes every episode, repeats in every
+// one and never passes; instruction passes 3 (3:0); abstract never
+// repeats (0:10) and never passes.
+func scorecardRuns(t *testing.T) []string {
+	t.Helper()
+	var probes []probe
+	add := func(model string, base bool, n, inverted int) {
+		for i := range n {
+			p := inverted0(model, i)
+			if i >= inverted {
+				p.dCopy, p.dSem = -0.9, -0.1 // G = +1
+			}
+			p.base = base
+			probes = append(probes, p)
+		}
+	}
+	add("small", false, 40, 40)
+	add("mid", false, 20, 10)
+	add("big", false, 20, 19)
+	add("gemma", true, 20, 20)
+	var eps []episode
+	for i := range 10 {
+		task := "t" + strconv.Itoa(i)
+		mid := func(e *episode) { e.model = "mid" }
+		eps = append(eps,
+			ep("verbatim", task, 1).with(mid).with(outcome("f", 4, 2)),
+			ep("instruction", task, 1).with(mid).with(outcome(map[bool]string{true: "p", false: "f"}[i < 3], 4, 2)),
+			ep("abstract", task, 1).with(mid).with(outcome("f", 4, 0)),
+		)
+	}
+	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...)}
+}
+
+func inverted0(model string, i int) probe {
+	p := inverted("i"+strconv.Itoa(i), 0.9, 0.1)
+	p.model = model
+	return p
+}
+
+func TestScorecardVerdicts(t *testing.T) {
+	out := report(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	ok(t, err)
+	col := func(name string) int {
+		for i, h := range recs[0] {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s in %q", name, recs[0])
+		return -1
+	}
+	claim, verdict, note := col("claim"), col("verdict"), col("verdict_note")
+	type cell struct{ verdict, note string }
+	got := map[[2]string]cell{}
+	first := true
+	for _, r := range recs[1:] {
+		if r[0] != ScorecardID {
+			first = false
+			continue
+		}
+		if !first {
+			t.Errorf("a scorecard line after another table's: %q", r)
+		}
+		got[[2]string{r[claim], r[1]}] = cell{r[verdict], r[note]}
+	}
+	// Nine claims × four models and the pool.
+	if len(got) != 9*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 9*5)
+	}
+	pool := "pooled (3 models)"
+	for _, tt := range []struct {
+		claim, model string
+		verdict      Verdict
+		note         string // a part of the verdict's note; "" for none
+	}{
+		{"inverted", "small", Reproduces, ""},
+		{"inverted", "mid", DoesNot, ""},
+		{"inverted", "big", CannotTell, "resolves only ±"},
+		{"inverted", "gemma (base)", NotTested, "base checkpoint"},
+		{"inverted", pool, CannotTell, "resolves only ±"}, // 69 of 80: [76.9, 92.3]
+		// The pool's claim is judged on the pool only.
+		{"inverted_pooled", "small", NotTested, "pooled claim"},
+		{"inverted_pooled", pool, Reproduces, ""},
+		{"inverted_at_half", "small", NotTested, "study: 0.5B only"},
+		{"inverted_at_half", "big", NotTested, "study: 0.5B only"},
+		{"inverted_at_half", "mid", DoesNot, ""},
+		// 3:0 among instruction and abstract: 7:0 of 10 is the least marked.
+		{"success", "mid", CannotTell, "±70.0 pp (7:0 of 10 pairs, among 2 comparisons)"},
+		{"success", "small", NotTested, "study: 0.5B only"},
+		{"success", pool, NotTested, "no pool"},
+		{"fewer_repeats", "mid", Reproduces, ""},
+		{"more_repeats", "mid", DoesNot, ""},
+		{"no_rise_small", "mid", CannotTell, "rises of 70.0 pp"},
+		{"no_rise_large", "mid", Reproduces, "largest: abstract"},
+		// 10 finished, none passed: 10:0, p = 2⁻⁹.
+		{"finished", "mid", Reproduces, ""},
+		{"finished", "big", NotTested, "study: 0.5B only"},
+	} {
+		c, ok := got[[2]string{tt.claim, tt.model}]
+		if !ok {
+			t.Errorf("no scorecard line for %s × %s", tt.claim, tt.model)
+			continue
+		}
+		if c.verdict != string(tt.verdict) || (tt.note == "") != (c.note == "") || !strings.Contains(c.note, tt.note) {
+			t.Errorf("%s × %s: %s (%s), want %s (%s)", tt.claim, tt.model, c.verdict, c.note, tt.verdict, tt.note)
+		}
+	}
+}
+
+// The scorecard comes first in the text, Markdown and HTML formats, and
+// not at all without claims or without a model.
+func TestScorecardFirst(t *testing.T) {
+	dirs := scorecardRuns(t)
+	opts := Options{Dirs: dirs, Reps: 50, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	for _, format := range []string{FormatText, FormatMarkdown, FormatHTML} {
+		opts.Format = format
+		out := report(t, opts)
+		title := scorecardTitle
+		if format == FormatHTML {
+			title = "Scorecard. The study&#39;s claims"
+		}
+		sc, t1 := strings.Index(out, title), strings.Index(out, "Table 1.")
+		if sc < 0 || t1 < 0 || sc > t1 {
+			t.Errorf("%s: scorecard at %d, Table 1 at %d", format, sc, t1)
+		}
+		if !strings.Contains(out, "cannot tell (the run resolves only ±70.0 pp") {
+			t.Errorf("%s: no cannot-tell cell with its resolution", format)
+		}
+	}
+	opts.Format, opts.ReferenceData = FormatMarkdown, []byte("figures: []\n")
+	if out := report(t, opts); strings.Contains(out, scorecardTitle) {
+		t.Error("a scorecard without claims")
+	}
+	// Nor without a model to judge: sweeps alone.
+	sweep, _ := sweepDir(t, 10)
+	opts.Dirs, opts.ReferenceData = []string{sweep}, []byte(scorecardReference)
+	if out := report(t, opts); strings.Contains(out, scorecardTitle) {
+		t.Error("a scorecard of sweeps alone")
+	}
+}
+
+func TestClaimCheck(t *testing.T) {
+	base := `{id: c, claim: "c", study: "s", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [135M, 1.7B], reproduces: {within: [0.9, 1]}}`
+	if _, err := ParseReference("ok", []byte("claims:\n  - "+base+"\n")); err != nil {
+		t.Fatalf("a good claim: %v", err)
+	}
+	for _, tt := range []struct{ from, to, want string }{
+		{"figure: share_inverted", "figure: passed_rate", `figure "passed_rate": expected a figure of table inversion`},
+		{"{within: [0.9, 1]}", "{within: [0.9, 1], direction: up}", "exactly one of"},
+		{"{within: [0.9, 1]}", "{within: [1, 0.9]}", "lo ≤ hi"},
+		{"{within: [0.9, 1]}", "{direction: sideways}", `expected up or down, got "sideways"`},
+		{"harness: [verbatim]", "harness: [verbatim, drop]", "only a no_rise claim"},
+		{"sizes: [135M, 1.7B]", "sizes: [1.7B, 135M]", "expected [smallest, largest]"},
+		{"env: toolshed", `env: "toolshed (grammar)"`, "plain env name"},
+		{"table: inversion", "table: sizes", `table "sizes"`},
+	} {
+		bad := strings.Replace(base, tt.from, tt.to, 1)
+		_, err := ParseReference("ref.yaml", []byte("claims:\n  - "+bad+"\n"))
+		errContains(t, err, tt.want)
+		errContains(t, err, "ref.yaml: claims[0] (c)")
+	}
+	_, err := ParseReference("ref.yaml", []byte("claims:\n  - "+base+"\n  - "+base+"\n"))
+	errContains(t, err, `claims[1]: id "c" is also claims[0]'s`)
+}
+
+// The study's claims as committed parse, and each reads a figure the
+// report computes.
+func TestStudyReferenceClaims(t *testing.T) {
+	ref, err := ReadReference(referencePath)
+	ok(t, err)
+	if len(ref.Claims) == 0 {
+		t.Fatal("no claims in the study reference")
+	}
+}
+
+// A direction is judged by the way a marked test's split points: here
+// abstract leaves 10 of 11 items a little less inverted (b:c 10:1,
+// p = 2 · 12 / 2¹¹ ≈ 0.012, alone in its family) and one far more, so the
+// mean inversion removed is negative (1 − 15/11) while the typical item's
+// moves up.
+func TestScorecardDirectionFollowsTheTest(t *testing.T) {
+	var rows []probe
+	for i := range 11 {
+		v := inverted0("m", i) // G = −1
+		a := inverted0("m", i).with(func(p *probe) { p.harness, p.dCopy = "abstract", 0.8 })
+		if i == 10 {
+			a.dCopy = 5.9 // G = −6
+		}
+		rows = append(rows, v, a)
+	}
+	tables := tablesOf(t, Reference{}, runDir(t, rows...))
+	ref, err := ParseReference("test", []byte(`claims:
+  - {id: up, claim: "abstract removes inversion", study: "+", table: harnesses, figure: share_removed, env: toolshed, harness: [abstract], sizes: [135M, 1.7B], reproduces: {direction: up}}
+  - {id: down, claim: "abstract adds inversion", study: "−", table: harnesses, figure: share_removed, env: toolshed, harness: [abstract], sizes: [135M, 1.7B], reproduces: {direction: down}}
+`))
+	ok(t, err)
+	ref.Sizes = map[string]string{"m": "0.5B"}
+	sc, has := BuildScorecard(ref, tables, nil, nil)
+	if !has {
+		t.Fatal("no scorecard")
+	}
+	if f := sc.Rows[0].Cells[0].Figure; !near(f.Estimate, 1-15.0/11) || f.Test == nil || f.Test.B != 10 || f.Test.C != 1 || !f.Test.Marked() {
+		t.Fatalf("fixture: share removed %v, test %+v", f.Estimate, f.Test)
+	}
+	for i, want := range []Verdict{Reproduces, DoesNot} {
+		if got := sc.Rows[i].Cells[0].Verdict; got != want {
+			t.Errorf("%s: %s, want %s", sc.Rows[i].Claim.ID, got, want)
+		}
+	}
+}
