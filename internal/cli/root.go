@@ -125,6 +125,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newProbeCmd(f),
 		newReportCmd(f),
 		newShowCmd(f),
+		newExportCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),
