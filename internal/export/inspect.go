@@ -353,7 +353,9 @@ func folders[T any](rows []T, run func(T) string) []string {
 // feedrun's model name, its times those of the runs behind it.
 func newLog(kind, model, env string, h harness.Name, dirs []string, runs map[string]report.RunInfo) Log {
 	task := kind + "-" + slug(env) + "-" + slug(string(h))
-	sum := sha256.Sum256([]byte(kind + "\x00" + model + "\x00" + env + "\x00" + string(h)))
+	// The id names the log's rows: the same folders give the same id (and
+	// file name), other folders another.
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{kind, model, env, string(h)}, dirs...), "\x00")))
 	id := hex.EncodeToString(sum[:11])
 	var started, finished time.Time
 	var builds []string
@@ -410,12 +412,27 @@ func finish(l *Log) {
 			counts[name]++
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(sums)) {
+	// The viewer heads a log with its first score: the study's figure
+	// first (success and repeats for rollouts, the gain for items).
+	names := slices.SortedFunc(maps.Keys(sums), func(a, b string) int {
+		return cmp.Or(cmp.Compare(scoreRank(a), scoreRank(b)), cmp.Compare(a, b))
+	})
+	for _, name := range names {
 		l.Results.Scores = append(l.Results.Scores, EvalScore{
 			Name: name, Scorer: name, ScoredSamples: counts[name],
 			Metrics: map[string]Metric{"mean": {Name: "mean", Value: sums[name] / float64(counts[name])}},
 		})
 	}
+}
+
+// scoreOrder is the order of a log's scores in its results.
+var scoreOrder = []string{ScorePassed, ScoreRepeated, ScoreLooped, ScoreFinished, ScoreRecovered, ScoreGainPerToken, ScoreGain, ScorePRepeat}
+
+func scoreRank(name string) int {
+	if i := slices.Index(scoreOrder, name); i >= 0 {
+		return i
+	}
+	return len(scoreOrder)
 }
 
 // inspectTime is a time as Inspect writes one (ISO 8601 with its offset).

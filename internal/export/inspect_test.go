@@ -131,6 +131,9 @@ func TestRolloutLogsFollowTheRunFolder(t *testing.T) {
 		}
 	}
 	for _, l := range logs {
+		if first := l.Results.Scores[0].Name; first != ScorePassed {
+			t.Errorf("%s: the viewer's headline score is %s, want %s", l.Eval.Task, first, ScorePassed)
+		}
 		if l.Results.TotalSamples != 6 || len(l.Samples) != 6 {
 			t.Errorf("%s: %d samples (results say %d), want 2 tasks × 3 seeds", l.Eval.Task, len(l.Samples), l.Results.TotalSamples)
 		}
@@ -187,6 +190,11 @@ func TestProbeLogsScoreEveryItem(t *testing.T) {
 	logs := Inspect(d, Sources{Items: report.Contexts{report.ContextKey(probeFixture, id): item}})
 	if len(logs) != 3 {
 		t.Fatalf("%d logs, want one per harness", len(logs))
+	}
+	for _, l := range logs {
+		if first := l.Results.Scores[0].Name; first != ScoreGainPerToken && l.Eval.TaskArgs["harness"] != "ban" {
+			t.Errorf("%s: the viewer's headline score is %s, want %s", l.Eval.Task, first, ScoreGainPerToken)
+		}
 	}
 	for _, row := range csvRows(t, filepath.Join(probeFixture, report.ItemsFile)) {
 		l := logOf(t, logs, "probe-toolshed-"+row["harness"])
