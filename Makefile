@@ -36,7 +36,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
+.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -99,6 +99,13 @@ test-slurm: build
 # shown as text (scripts/test-browser.sh, docs/viewer.md).
 test-browser: deps
 	GO='$(GO)' bash scripts/test-browser.sh
+
+# feedrun export's Inspect logs read by Inspect's own Python reader
+# (inspect-ai, pinned, installed from PyPI into .venv-inspect on first
+# use): samples, scores and message roles checked against the run folders
+# (scripts/test-inspect.sh, docs/viewer.md).
+test-inspect: build
+	bash scripts/test-inspect.sh
 
 bench: models
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/llama/ ./internal/probe/

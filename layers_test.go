@@ -10,9 +10,10 @@ import (
 // indirectly: lower layers (records, results, statistics) know nothing of
 // the code that produces or analyses them; the report, which analyses
 // results, never depends on what produces them (the runners, the
-// environments, the llama.cpp binding, the commands); runners never see
-// the binding or the commands; only the commands import the binding, and
-// only main imports the commands; the KV cache's bookkeeping sits below
+// environments, the llama.cpp binding, the commands), nor does the
+// exporter, which writes results in other tools' formats; runners never
+// see the binding or the commands; only the commands import the binding,
+// and only main imports the commands; the KV cache's bookkeeping sits below
 // the binding that carries it out. go list -deps is the import graph the
 // compiler sees, so a test file's imports do not count.
 var forbidden = map[string][]string{
@@ -26,6 +27,7 @@ var forbidden = map[string][]string{
 	"internal/kvcache":    {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/env", "envs/"},
 	"internal/harness":    {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"internal/report":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
+	"internal/export":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},

@@ -25,21 +25,33 @@ import (
 // sandbox again (minutes for a committed run), so it is done only when slow
 // is set (--contexts).
 func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, note func(format string, args ...any)) report.Contexts {
-	out := report.Contexts{}
+	out, missing := runContexts(ctx, d, mbpp, slow)
+	for _, run := range d.Runs {
+		if err, ok := missing[run.Dir]; ok {
+			note("%s: items not shown with their context: %v", run.Dir, err)
+		}
+	}
+	return out
+}
+
+// runContexts is itemContexts with, instead of notes, why each probe run
+// whose items were not made has none, by run folder.
+func runContexts(ctx context.Context, d report.Data, mbpp string, slow bool) (report.Contexts, map[string]error) {
+	out, missing := report.Contexts{}, map[string]error{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
 			continue
 		}
 		items, err := runItems(ctx, run, mbpp, slow)
 		if err != nil {
-			note("%s: items not shown with their context: %v", run.Dir, err)
+			missing[run.Dir] = err
 			continue
 		}
 		for _, it := range items {
 			out[report.ContextKey(run.Dir, it.ID)] = it
 		}
 	}
-	return out
+	return out, missing
 }
 
 func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {

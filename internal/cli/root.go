@@ -116,6 +116,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no status or progress on stderr")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+	versionFlag(root)
 
 	root.AddCommand(
 		newVersionCmd(f),
@@ -126,6 +127,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newReportCmd(f),
 		newPlanCmd(f),
 		newShowCmd(f),
+		newExportCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),

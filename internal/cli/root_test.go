@@ -116,3 +116,18 @@ func TestVersionShowsBuild(t *testing.T) {
 		}
 	}
 }
+
+// `feedrun --version` is `feedrun version`, as a flag.
+func TestVersionFlag(t *testing.T) {
+	run := func(args ...string) string {
+		t.Helper()
+		io, out, errOut := iostreams.Test(false)
+		if code := Execute(context.Background(), io, args); code != 0 {
+			t.Fatalf("feedrun %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out.String()
+	}
+	if flag, cmd := run("--version"), run("version"); flag != cmd {
+		t.Errorf("feedrun --version printed\n%q\nfeedrun version\n%q", flag, cmd)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +27,8 @@ type ShowOptions struct {
 	// ToolShed's are always made).
 	Contexts bool
 	Filter   report.Filter
+	// List prints one line per episode and item instead of transcripts.
+	List bool
 	// Pager runs a pager over the output; nil is runPager. Tests give
 	// one that records what it was given.
 	Pager func(io *iostreams.IOStreams, text []byte) error
@@ -39,9 +43,11 @@ func newShowCmd(f *Factory) *cobra.Command {
 		Short: "Print the episodes and probe items of run folders as transcripts",
 		Long: `Print what the agents did: each rollout episode as a transcript (its task,
 then per step the reply, the action the environment ran where it differs
-from the reply, the observation, and the repeat, loop and ban marks), and
+from the reply (a program as a line diff against the reply), the
+observation, and the repeat, loop and ban marks), and
 each probe item with its context, its failed action, and the greedy replies
-before and after the failure under each harness with the item's figures.
+before and after the failure under each harness with the item's figures;
+a system prompt that items of a run share is printed once and referred to.
 
 Filters narrow what is shown; --passed, --failed, --loops, --seed and
 --step concern episodes, so they show no probe items. --repeats is exact
@@ -53,11 +59,16 @@ ToolShed items are shown with their context, made again from the run's
 settings; CodeRepair items only with --contexts, which runs their programs
 again (minutes for a committed run). On-policy items have none.
 
-Colour only on a terminal; lines fit COLUMNS (or the terminal); output
-longer than the screen goes through $PAGER (default less -FRX) when
-stdout is a terminal.`,
-		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness ban --loops
-  feedrun show results/probe-smollm2-135m-toolshed-seed1 --task 7 --repeats`,
+--list prints one line per episode and item instead, to find the tasks,
+seeds and item ids to show. Filters that match nothing exit 1, naming
+the values the folders hold.
+
+Colour only on a terminal; lines fit COLUMNS (or the terminal), cut
+between words; output longer than the screen goes through $PAGER
+(default less -FRX) when stdout is a terminal.`,
+		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness abstract+ban --loops
+  feedrun show results/probe-smollm2-135m-toolshed-seed1 --task toolshed/cancel_meeting-01/step1/wrong_format --repeats
+  feedrun show results/rollout-gemma3-270m-toolshed-grammar results/rollout-smollm2-135m-toolshed-grammar --model gemma3-270m --passed --list`,
 		Args: cobra.MinimumNArgs(1),
 		// show's flags are checked, and made its filter, before any
 		// folder is read.
@@ -87,6 +98,7 @@ stdout is a terminal.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Filter.Models, "model", nil, "only these models (repeatable, or comma-separated)")
 	fl.StringSliceVar(&harnesses, "harness", nil, "only these harnesses (repeatable, or comma-separated)")
 	fl.StringSliceVar(&tasks, "task", nil, "only these tasks, or probe item ids")
 	fl.UintSliceVar(&seeds, "seed", nil, "only these episode seeds")
@@ -99,6 +111,7 @@ stdout is a terminal.`,
 	bound(fl, "step", 0, unbounded)
 	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
+	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
 	return cmd
 }
 
@@ -116,12 +129,17 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return UsageError{err}
 	}
 	var contexts report.Contexts
-	if selectsItems(d, opts.Filter) {
+	if selectsItems(d, opts.Filter) && !opts.List {
 		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
 	}
 	style := report.TextStyle{Width: terminalWidth(opts.IO), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
 	var buf bytes.Buffer
-	episodes, items, err := report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
+	var episodes, items int
+	if opts.List {
+		episodes, items, err = report.WriteList(&buf, d, opts.Filter)
+	} else {
+		episodes, items, err = report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
+	}
 	if err != nil {
 		return err
 	}
@@ -130,8 +148,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
 		return nil
 	case episodes+items == 0:
-		opts.IO.Statusf("nothing in %s matches the filters", strings.Join(opts.Dirs, ", "))
-		return nil
+		return noMatch(opts.Dirs, d, opts.Filter)
 	}
 	if opts.IO.IsStdoutTTY() && bytes.Count(buf.Bytes(), []byte("\n")) > terminalHeight(opts.IO) {
 		pager := opts.Pager
@@ -142,6 +159,55 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	_, err = opts.IO.Out.Write(buf.Bytes())
 	return err
+}
+
+// noMatch is the error of filters that select nothing: for each value
+// filter set, the values the folders hold, so that a mistyped task or
+// seed is told what it could have been.
+func noMatch(dirs []string, d report.Data, f report.Filter) error {
+	var models, harnesses, tasks, seeds []string
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, e := range d.Episodes {
+		add(&models, e.Model)
+		add(&harnesses, string(e.Harness))
+		add(&tasks, e.Task)
+		add(&seeds, strconv.FormatUint(e.Seed, 10))
+	}
+	for _, it := range d.Items {
+		add(&models, it.Model)
+		add(&harnesses, string(it.Harness))
+		add(&tasks, it.ItemID)
+	}
+	msg := fmt.Sprintf("nothing in %s matches the filters", strings.Join(dirs, ", "))
+	for _, v := range []struct {
+		flag   string
+		set    bool
+		values []string
+	}{
+		{"--model", len(f.Models) > 0, models},
+		{"--harness", len(f.Harnesses) > 0, harnesses},
+		{"--task", len(f.Tasks) > 0, tasks},
+		{"--seed", len(f.Seeds) > 0, seeds},
+	} {
+		if v.set {
+			msg += "; " + v.flag + ": expected one of " + valuesText(v.values)
+		}
+	}
+	return errors.New(msg)
+}
+
+// valuesText lists values, the first 30 of a longer list with how many
+// there are (--list shows them all).
+func valuesText(values []string) string {
+	const most = 30
+	if len(values) <= most {
+		return strings.Join(values, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d in all; --list shows them)", strings.Join(values[:most], ", "), len(values))
 }
 
 func selectsItems(d report.Data, f report.Filter) bool {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,8 +51,55 @@ func TestShowFlags(t *testing.T) {
 	if exact != again {
 		t.Error("--repeats is not --repeats=exact")
 	}
-	if _, stderr := c.ok("show", dir, "--seed", "99"); !strings.Contains(stderr, "nothing in") {
-		t.Errorf("a filter that matches nothing says %q", stderr)
+	// A filter that matches nothing fails, naming what there is.
+	if code, _, stderr := c.run("show", dir, "--seed", "99"); code != ExitError || !strings.Contains(stderr, "nothing in") || !strings.Contains(stderr, "--seed: expected one of 1") {
+		t.Errorf("a seed that matches nothing: exit %d, %q; want %d and the seeds there", code, stderr, ExitError)
+	}
+	if code, _, stderr := c.run("show", dir, "--task", "7", "--harness", "ban"); code != ExitError || !strings.Contains(stderr, "--task: expected one of") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("a task that matches nothing: exit %d, %q; want %d and the tasks there, on one line", code, stderr, ExitError)
+	}
+}
+
+func TestShowListAndModel(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := fakeRollout(t, c)
+	list, _ := c.ok("show", dir, "--list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	d, err := report.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(d.Episodes) {
+		t.Fatalf("--list printed %d lines, want one per episode (%d):\n%s", len(lines), len(d.Episodes), list)
+	}
+	for i, e := range d.Episodes {
+		if want := fmt.Sprintf("· %s · task %s · seed %d ·", e.Harness, e.Task, e.Seed); !strings.Contains(lines[i], want) {
+			t.Errorf("line %d %q lacks %q", i, lines[i], want)
+		}
+	}
+	if same, _ := c.ok("show", dir, "--list", "--model", fakeEntry.Name); same != list {
+		t.Errorf("--model %s (the run's model) changed the list:\n%s", fakeEntry.Name, same)
+	}
+	if code, _, stderr := c.run("show", dir, "--model", "other"); code != ExitError || !strings.Contains(stderr, "--model: expected one of "+fakeEntry.Name) {
+		t.Errorf("--model other: exit %d, %q; want %d and the run's model", code, stderr, ExitError)
+	}
+}
+
+// The help's examples are run on the committed run folders: each must
+// show something.
+func TestShowHelpExamplesMatch(t *testing.T) {
+	c := newFakeCLI(t)
+	for _, line := range strings.Split(newShowCmd(&Factory{}).Example, "\n") {
+		args := strings.Fields(line)[1:]
+		for i, a := range args {
+			if strings.HasPrefix(a, "results/") {
+				args[i] = filepath.Join("..", "..", a)
+			}
+		}
+		code, out, stderr := c.run(args...)
+		if code != ExitOK || strings.TrimSpace(out) == "" {
+			t.Errorf("%s: exit %d, %d bytes shown: %s", strings.TrimSpace(line), code, len(out), stderr)
+		}
 	}
 }
 

@@ -55,6 +55,20 @@ func versionRun(opts *VersionOptions, v VersionInfo) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	_, err := fmt.Fprintf(opts.IO.Out, "feedrun %s (commit %s)\n%s\nsystem: %s\n", v.Version, v.Commit, v.LlamaBuild, v.SystemInfo)
+	_, err := fmt.Fprint(opts.IO.Out, versionText(v))
 	return err
+}
+
+// versionText is what `feedrun version` and `feedrun --version` print.
+func versionText(v VersionInfo) string {
+	return fmt.Sprintf("feedrun %s (commit %s)\n%s\nsystem: %s\n", v.Version, v.Commit, v.LlamaBuild, v.SystemInfo)
+}
+
+// versionFlag gives root cobra's --version, printing what `feedrun
+// version` prints: the template calls back here, so the llama.cpp
+// system information is read only when the flag is given.
+func versionFlag(root *cobra.Command) {
+	root.Version = buildinfo.Version
+	cobra.AddTemplateFunc("feedrunVersion", func() string { return versionText(CurrentVersion()) })
+	root.SetVersionTemplate("{{feedrunVersion}}")
 }

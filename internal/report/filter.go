@@ -18,6 +18,7 @@ const (
 // Passed, Failed, Loops, Seeds and OnlyStep concern episodes: a filter that
 // sets one selects no probe items.
 type Filter struct {
+	Models    []string
 	Harnesses []harness.Name
 	Tasks     []string // an episode's task or an item's id
 	Seeds     []uint64
@@ -34,7 +35,8 @@ type Filter struct {
 // Episode says whether the filter selects e.
 func (f Filter) Episode(e Episode) bool {
 	switch {
-	case len(f.Harnesses) > 0 && !slices.Contains(f.Harnesses, e.Harness),
+	case len(f.Models) > 0 && !slices.Contains(f.Models, e.Model),
+		len(f.Harnesses) > 0 && !slices.Contains(f.Harnesses, e.Harness),
 		len(f.Tasks) > 0 && !slices.Contains(f.Tasks, e.Task),
 		len(f.Seeds) > 0 && !slices.Contains(f.Seeds, e.Seed),
 		f.Passed && !e.Passed,
@@ -53,6 +55,7 @@ func (f Filter) Episode(e Episode) bool {
 func (f Filter) Item(it Item) bool {
 	switch {
 	case f.Passed || f.Failed || f.Loops || f.OnlyStep || len(f.Seeds) > 0,
+		len(f.Models) > 0 && !slices.Contains(f.Models, it.Model),
 		len(f.Harnesses) > 0 && !slices.Contains(f.Harnesses, it.Harness),
 		len(f.Tasks) > 0 && !slices.Contains(f.Tasks, it.ItemID),
 		f.Repeats == RepeatsExact && !it.GreedyRepeatPost,

@@ -62,9 +62,35 @@ func WriteTranscripts(w io.Writer, d Data, contexts Contexts, f Filter, style Te
 		episodes++
 		style.episode(&b, e, f.steps(e))
 	}
-	for _, g := range itemGroups(d.Items, f) {
+	groups := itemGroups(d.Items, f)
+	prompts := sharedPrompts(groups, contexts)
+	for _, g := range groups {
 		items += len(g)
-		style.item(&b, g, contexts[ContextKey(g[0].Run, g[0].ItemID)])
+		style.item(&b, g, contexts[ContextKey(g[0].Run, g[0].ItemID)], prompts)
+	}
+	_, err = io.WriteString(w, b.String())
+	return episodes, items, err
+}
+
+// WriteList prints the episodes and probe items of d that f selects, one
+// line each: an episode's model, env, harness, task, seed and outcome; an
+// item's model, env, harness, id and figures. It returns how many of each
+// it printed.
+func WriteList(w io.Writer, d Data, f Filter) (episodes, items int, err error) {
+	var b strings.Builder
+	for _, e := range d.Episodes {
+		if !f.Episode(e) {
+			continue
+		}
+		episodes++
+		head := fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed)
+		b.WriteString(strings.Join(append([]string{head}, episodeSummary(e)...), " · ") + "\n")
+	}
+	for _, g := range itemGroups(d.Items, f) {
+		for _, it := range g {
+			items++
+			fmt.Fprintf(&b, "%s, %s · %s · item %s · %s\n", modelLabel(it.Model, !it.InstructionTuned), it.Env, it.Harness, it.ItemID, itemFigures(it))
+		}
 	}
 	_, err = io.WriteString(w, b.String())
 	return episodes, items, err
@@ -87,7 +113,7 @@ func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
 	for _, st := range steps {
 		s.field(b, fmt.Sprintf("[%d] reply", st.Step), st.Reply, "")
 		if st.ActionDiffers() {
-			s.field(b, "    ran ≠ reply", st.Action, ansiCyan)
+			s.field(b, "    ran ≠ reply", ranText(st.Reply, st.Action), ansiCyan)
 		}
 		if st.Dropped != "" {
 			s.field(b, "    dropped", st.Dropped, ansiDim)
@@ -167,6 +193,69 @@ func modelLabel(model string, base bool) string {
 	return Row{Model: model, Base: base}.ModelLabel()
 }
 
+// ranText is what the terminal shows of an action that differs from its
+// reply: a one-line action (a call taken out of prose) as it is, and a
+// program (CodeRepair's function taken out of the reply) as a line diff
+// against the reply printed just above it, so that the reader sees what
+// was left out and what ran without reading the program twice.
+func ranText(reply, action string) string {
+	if !strings.Contains(reply, "\n") && !strings.Contains(action, "\n") {
+		return action
+	}
+	return "(- only in the reply, + only in what ran)\n" + lineDiff(reply, action)
+}
+
+// lineDiff is a line diff of b against a: lines of a alone marked "- ",
+// of b alone "+ ", and common lines "  ", where a run of more than two
+// common lines is one line that counts them.
+func lineDiff(a, b string) string {
+	x := strings.Split(strings.TrimRight(a, "\n"), "\n")
+	y := strings.Split(strings.TrimRight(b, "\n"), "\n")
+	// lcs[i][j] is the longest common subsequence of x[i:] and y[j:].
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out, same []string
+	flush := func() {
+		if len(same) > 2 {
+			out = append(out, fmt.Sprintf("  ⋯ %s as in the reply", plural(len(same), "line")))
+		} else {
+			for _, l := range same {
+				out = append(out, strings.TrimRight("  "+l, " "))
+			}
+		}
+		same = nil
+	}
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			same = append(same, x[i])
+			i, j = i+1, j+1
+		case j == len(y) || i < len(x) && lcs[i+1][j] >= lcs[i][j+1]:
+			flush()
+			out = append(out, strings.TrimRight("- "+x[i], " "))
+			i++
+		default:
+			flush()
+			out = append(out, strings.TrimRight("+ "+y[j], " "))
+			j++
+		}
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
 // labelWidth is the width of the field labels, so that values line up.
 const labelWidth = 16
 
@@ -181,7 +270,7 @@ func (s TextStyle) field(b *strings.Builder, label, value, colour string) {
 	lines := strings.Split(strings.TrimRight(value, "\n"), "\n")
 	first := true
 	for _, line := range lines {
-		for _, part := range hardWrap(line, width) {
+		for _, part := range lineWrap(line, width) {
 			lead := pad
 			if first {
 				lead = s.paint(ansiDim, fmt.Sprintf("%-*s", labelWidth, label)) + " "
@@ -192,17 +281,35 @@ func (s TextStyle) field(b *strings.Builder, label, value, colour string) {
 	}
 }
 
-// hardWrap cuts a line into pieces of at most width runes (0: no limit);
-// code has long lines without spaces, so it cuts anywhere.
-func hardWrap(line string, width int) []string {
+// lineWrap cuts a line into pieces of at most width runes (0: no limit),
+// at the last space that fits, so that words stay whole; a piece with no
+// space to cut at (code has long lines without one) is cut at the width.
+// A line's leading indentation is never a place to cut: code keeps it.
+func lineWrap(line string, width int) []string {
 	if width <= 0 || utf8.RuneCountInString(line) <= width {
 		return []string{line}
 	}
 	var out []string
 	r := []rune(line)
 	for len(r) > width {
-		out = append(out, string(r[:width]))
-		r = r[width:]
+		indent := 0
+		for indent < len(r) && r[indent] == ' ' {
+			indent++
+		}
+		cut := -1
+		for i := width; i > indent; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		if cut < 0 {
+			out = append(out, string(r[:width]))
+			r = r[width:]
+			continue
+		}
+		out = append(out, strings.TrimRight(string(r[:cut]), " "))
+		r = r[cut+1:]
 	}
 	return append(out, string(r))
 }
@@ -231,7 +338,58 @@ func itemGroups(items []Item, f Filter) [][]Item {
 	return groups
 }
 
-func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item) {
+// promptRefs are the system prompts that more than one printed item of a
+// run shares: the first item prints its prompt, with the reference after
+// it, and the others print the reference alone (a ToolShed prompt is some
+// 40 lines, the same for every item).
+type promptRefs struct {
+	ref     map[string]string // by run and prompt text: "[S1]"
+	printed map[string]bool
+}
+
+func promptKey(run, prompt string) string { return run + "\x00" + prompt }
+
+func sharedPrompts(groups [][]Item, contexts Contexts) *promptRefs {
+	count := map[string]int{}
+	var order []string
+	for _, g := range groups {
+		for _, m := range contexts[ContextKey(g[0].Run, g[0].ItemID)].Context {
+			if m.Role == transcript.RoleSystem {
+				k := promptKey(g[0].Run, m.Content)
+				if count[k]++; count[k] == 1 {
+					order = append(order, k)
+				}
+			}
+		}
+	}
+	p := &promptRefs{ref: map[string]string{}, printed: map[string]bool{}}
+	for _, k := range order {
+		if count[k] > 1 {
+			p.ref[k] = fmt.Sprintf("[S%d]", len(p.ref)+1)
+		}
+	}
+	return p
+}
+
+// systemField prints a system prompt, or the reference to where it was
+// printed.
+func (s TextStyle) systemField(b *strings.Builder, run string, m transcript.Message, p *promptRefs) {
+	k := promptKey(run, m.Content)
+	ref, shared := p.ref[k]
+	switch {
+	case !shared:
+		s.field(b, m.Role, m.Content, "")
+	case p.printed[k]:
+		lines := strings.Count(strings.TrimRight(m.Content, "\n"), "\n") + 1
+		s.field(b, m.Role, fmt.Sprintf("%s, as above (%s)", ref, plural(lines, "line")), ansiDim)
+	default:
+		s.field(b, m.Role, m.Content, "")
+		s.field(b, "", ref+": this run's system prompt, shown once; later items refer to it", ansiDim)
+		p.printed[k] = true
+	}
+}
+
+func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item, prompts *promptRefs) {
 	it := g[0]
 	title := fmt.Sprintf("%s, %s · item %s", modelLabel(it.Model, !it.InstructionTuned), it.Env, it.ItemID)
 	if it.FailureKind != "" {
@@ -243,6 +401,10 @@ func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item) {
 		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; the note on stderr says why; CodeRepair's need --contexts)") + "\n")
 	} else {
 		for _, m := range ctx.Context {
+			if m.Role == transcript.RoleSystem {
+				s.systemField(b, it.Run, m, prompts)
+				continue
+			}
 			s.field(b, m.Role, m.Content, "")
 		}
 		s.field(b, "failed action", ctx.FailedAction, ansiCyan)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // stepFixture is one rollout_steps.csv fixture row of model "m" on ToolShed.
@@ -278,5 +279,89 @@ func TestHTMLCellsFollowTheTableModel(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}
+	}
+}
+
+// printed is what WriteTranscripts prints of d for f at width.
+func printed(t *testing.T, d Data, contexts Contexts, width int) string {
+	t.Helper()
+	var b bytes.Buffer
+	_, _, err := WriteTranscripts(&b, d, contexts, Filter{}, TextStyle{Width: width})
+	ok(t, err)
+	return b.String()
+}
+
+func TestTranscriptsWrapBetweenWords(t *testing.T) {
+	eps, steps := loopFixture()
+	prose := "The small office has a mailbox and a calendar, and every reply of the model is read in full by the person who studies it."
+	code := strings.Repeat("x", 70)
+	steps[1].observation = "Observation: " + prose
+	steps[0].reply, steps[0].action = code, code
+	d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
+	out := printed(t, d, nil, 60)
+	// The observation's words, as printed under its label, are the
+	// observation's words: none is cut in two.
+	var words []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(line), "observation") && strings.Contains(line, "Observation: The small office"):
+			in = true
+			words = append(words, strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "observation"))...)
+		case in && strings.HasPrefix(line, strings.Repeat(" ", labelWidth+1)) && !strings.Contains(line, "Observation:"):
+			words = append(words, strings.Fields(line)...)
+		default:
+			in = false
+		}
+	}
+	if want := strings.Fields("Observation: " + prose); !slices.Equal(words, want) {
+		t.Errorf("the observation printed as words\n%q\nwant\n%q\nin:\n%s", words, want, out)
+	}
+	// A line with no space to cut at is cut at the width.
+	if !strings.Contains(out, strings.Repeat("x", 60-labelWidth-1)+"\n") {
+		t.Errorf("a long line without spaces is not cut at the width:\n%s", out)
+	}
+}
+
+func TestProgramThatRanIsADiffOfTheReply(t *testing.T) {
+	eps, steps := loopFixture()
+	program := "def f(x):\n    y = x + 1\n    z = y * 2\n    return z"
+	steps[3].reply = "Here is the function:\n```python\n" + program + "\n```\nassert f(1) == 4"
+	steps[3].action = "import math\n" + program
+	d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
+	out := printed(t, d, nil, 0)
+	if n := strings.Count(out, "z = y * 2"); n != 1 {
+		t.Errorf("the program's body printed %d times, want once (in the reply; the action as a diff):\n%s", n, out)
+	}
+	for _, want := range []string{"- Here is the function:", "- ```python", "+ import math", "⋯ 4 lines as in the reply", "- assert f(1) == 4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSharedSystemPromptPrintedOnce(t *testing.T) {
+	dir := runDir(t, inverted("1", 1, 1), inverted("2", 1, 1), inverted("3", 1, 1))
+	d := loadRuns(t, dir)
+	prompt := "You are an assistant in a small office.\nCall one tool per reply."
+	contexts := Contexts{}
+	for _, id := range []string{"1", "2", "3"} {
+		contexts[ContextKey(dir, id)] = transcript.Item{
+			ID:           id,
+			Context:      []transcript.Message{{Role: transcript.RoleSystem, Content: prompt}, {Role: transcript.RoleUser, Content: "task " + id}},
+			FailedAction: "f()", Observation: "Observation: Error",
+		}
+	}
+	out := printed(t, d, contexts, 0)
+	if n := strings.Count(out, "Call one tool per reply."); n != 1 {
+		t.Errorf("the shared system prompt printed %d times, want once:\n%s", n, out)
+	}
+	if n := strings.Count(out, "[S1]"); n != 3 {
+		t.Errorf("%d references to it, want one after it and one for each later item:\n%s", n, out)
+	}
+	// A prompt only one item has is printed without a reference.
+	contexts[ContextKey(dir, "3")] = transcript.Item{ID: "3", Context: []transcript.Message{{Role: transcript.RoleSystem, Content: "another prompt"}}}
+	if out := printed(t, d, contexts, 0); !strings.Contains(out, "another prompt") || strings.Count(out, "[S1]") != 2 || strings.Contains(out, "[S2]") {
+		t.Errorf("a prompt of one item:\n%s", out)
 	}
 }
