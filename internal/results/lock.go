@@ -20,11 +20,15 @@ type Busy struct {
 }
 
 func (e Busy) Error() string {
-	holder := "another process"
+	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another folder", e.Path, e.Holder())
+}
+
+// Holder names the process holding the lock, as far as it can be found.
+func (e Busy) Holder() string {
 	if e.PID > 0 {
-		holder = fmt.Sprintf("another feedrun (pid %d)", e.PID)
+		return fmt.Sprintf("another feedrun (pid %d)", e.PID)
 	}
-	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another folder", e.Path, holder)
+	return "another process"
 }
 
 // Lock is one writer's hold on a run folder or a store file.
