@@ -105,6 +105,9 @@ func (l *loader) read(dir string) error {
 	itemsPath, episodesPath, sweepPath := filepath.Join(dir, ItemsFile), filepath.Join(dir, EpisodesFile), filepath.Join(dir, SweepFile)
 	hasItems, hasEpisodes, hasSweep := present(itemsPath), present(episodesPath), present(sweepPath)
 	if !hasItems && !hasEpisodes && !hasSweep {
+		if err := results.Unmerged(dir); err != nil {
+			return err
+		}
 		return fmt.Errorf("%s: none of %s, %s or %s in this folder (is it a probe, rollout or sweep run?)", dir, ItemsFile, EpisodesFile, SweepFile)
 	}
 	manifest, err := results.ReadManifest(dir)
