@@ -133,8 +133,11 @@ func TestMemoryClearWaitsForTheBuild(t *testing.T) {
 		if code != ExitUsage {
 			t.Errorf("%s while a build writes the store: exit %d, want %d (stderr %q)", args[1], code, ExitUsage, stderr)
 		}
-		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); args[1] == "clear" && (len(lines) != 1 || !strings.Contains(lines[0], db+" is being written by")) {
-			t.Errorf("memory clear said %q, want one line saying a build is writing %s", stderr, db)
+		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "or use another file"}[args[1]]
+		// The build says what it is about to do before it finds the lock.
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if args[1] == "clear" && len(lines) != 1 || !strings.HasPrefix(lines[len(lines)-1], "feedrun: ") || !strings.Contains(lines[len(lines)-1], want) {
+			t.Errorf("memory %s said %q, want a last line containing %q", args[1], stderr, want)
 		}
 	}
 	if got, _ := c.ok("memory", "show", "--db", db); got != before {

@@ -20,7 +20,11 @@ type Busy struct {
 }
 
 func (e Busy) Error() string {
-	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another folder", e.Path, e.Holder())
+	other := "folder"
+	if fi, err := os.Stat(e.Path); err == nil && !fi.IsDir() {
+		other = "file" // a memory store
+	}
+	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another %s", e.Path, e.Holder(), other)
 }
 
 // Holder names the process holding the lock, as far as it can be found.
