@@ -147,7 +147,9 @@ reference-logprobs: build
 
 # End to end on the default model: a short probe of every harness on
 # ToolShed, then the study's tables. It pulls only the model it probes.
-# Rerunning resumes (nothing to redo).
+# Rerunning resumes (nothing to redo). Its folder, results/demo-MODEL, is
+# git-ignored, and the tests of the committed runs read only the folders git
+# tracks, so `make demo` then `make test` passes.
 demo: build
 	bin/feedrun models pull $(MODEL)
 	bin/feedrun version

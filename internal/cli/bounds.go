@@ -42,13 +42,26 @@ func bound(fs *pflag.FlagSet, name string, lo, hi int) {
 	}
 }
 
-// checkBounds refuses the first bounded flag whose value (any element of a
-// list) is out of its range, as a usage error naming the flag and the range.
+// checkBounds refuses the first flag whose value is out of range, as a
+// usage error naming the flag and what it expects: a bounded count (any
+// element of a list) outside its range, or any float flag of any command
+// that is not a finite number. NaN passes every comparison a command's own
+// check makes (NaN < 0 is false), +Inf passes a lower bound, and neither can
+// be written to a manifest (encoding/json refuses them), so a run given one
+// failed only once its folder was made; here it is refused before anything
+// is opened or written.
 func checkBounds(cmd *cobra.Command) error {
 	var firstErr error
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if firstErr != nil {
+			return
+		}
+		if err := checkFinite(cmd.Flags(), fl); err != nil {
+			firstErr = err
+			return
+		}
 		b, ok := fl.Annotations[boundsAnnotation]
-		if !ok || firstErr != nil {
+		if !ok {
 			return
 		}
 		lo, _ := strconv.Atoi(b[0])
@@ -71,6 +84,33 @@ func checkBounds(cmd *cobra.Command) error {
 		}
 	})
 	return firstErr
+}
+
+// checkFinite refuses NaN and ±Inf in the float flag fl (any element of a
+// list); flags of other types pass.
+func checkFinite(fs *pflag.FlagSet, fl *pflag.Flag) error {
+	var values []float64
+	switch fl.Value.Type() {
+	case "float64":
+		v, _ := fs.GetFloat64(fl.Name)
+		values = []float64{v}
+	case "float32":
+		v, _ := fs.GetFloat32(fl.Name)
+		values = []float64{float64(v)}
+	case "float64Slice":
+		values, _ = fs.GetFloat64Slice(fl.Name)
+	case "float32Slice":
+		list, _ := fs.GetFloat32Slice(fl.Name)
+		for _, v := range list {
+			values = append(values, float64(v))
+		}
+	}
+	for _, v := range values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Usagef("--%s: expected a finite number, got %v", fl.Name, v)
+		}
+	}
+	return nil
 }
 
 func rangeText(lo, hi int) string {

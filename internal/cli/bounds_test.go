@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,61 @@ func TestOnlyTooFewDemonstrationsIsAUsageError(t *testing.T) {
 		var usage UsageError
 		if got := errors.As(err, &usage); got != c.usage || !errors.Is(err, c.err) {
 			t.Errorf("%v: usage error %v (err %v), want %v", c.err, got, err, c.usage)
+		}
+	}
+}
+
+// Every float flag of every command refuses NaN and ±Inf in the check all
+// commands share, before anything is opened or written: exit 2, one line
+// naming the flag, no model opened, the working directory left empty. NaN
+// passed each command's own range check, so a rollout or sweep given it made
+// its run folder and then failed to encode the manifest (exit 1, an empty
+// folder left), and memory build ran with it.
+func TestEveryFloatFlagRefusesNonFiniteValues(t *testing.T) {
+	seen := map[string]bool{}
+	for _, cmd := range leaves(t) {
+		path := strings.Fields(cmd.CommandPath())[1:]
+		cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+			if !strings.HasPrefix(fl.Value.Type(), "float") {
+				return
+			}
+			seen[strings.Join(append(path, "--"+fl.Name), " ")] = true
+			for _, v := range []string{"NaN", "Inf", "-Inf", "from the environment"} {
+				args := append(slices.Clone(path), "--"+fl.Name+"="+v)
+				if v == "from the environment" {
+					args = path
+				}
+				t.Run(strings.Join(args, " "), func(t *testing.T) {
+					for _, name := range arrayEnv {
+						t.Setenv(name, "")
+					}
+					cli := newFakeCLI(t)
+					if v == "from the environment" {
+						t.Setenv(envName(fl.Name), "NaN")
+					}
+					t.Chdir(t.TempDir())
+					code, stdout, stderr := cli.run(args...)
+					if code != ExitUsage {
+						t.Errorf("exit %d, want %d (stderr %q)", code, ExitUsage, stderr)
+					}
+					want := "--" + fl.Name + ": expected a finite number"
+					if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.Contains(lines[0], want) {
+						t.Errorf("stderr = %q, want one line containing %q", stderr, want)
+					}
+					if stdout != "" || cli.opened != 0 {
+						t.Errorf("stdout %q, %d models opened; want nothing", stdout, cli.opened)
+					}
+					if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
+						t.Errorf("the working directory holds %v (%v) after a refused command", entries, err)
+					}
+				})
+			}
+		})
+	}
+	// The walk reached the float flags the commands are known to have.
+	for _, f := range []string{"rollout --temperature", "rollout --fault-rate", "rollout --backoff-factor", "sweep --fault-rate", "memory build --temperature"} {
+		if !seen[f] {
+			t.Errorf("%s: not among the float flags found (%v)", f, seen)
 		}
 	}
 }

@@ -132,7 +132,7 @@ type laneRun struct {
 }
 
 // lanesDir holds a run folder's lane folders.
-const lanesDir = "lanes"
+const lanesDir = results.LanesDir
 
 // laneName is a lane folder's name, as shardFolder names a shard's.
 var laneName = regexp.MustCompile(`^([0-9]+)-of-([0-9]+)$`)

@@ -505,3 +505,39 @@ func TestMoreLanesThanItems(t *testing.T) {
 		t.Errorf("%d rows, want 2", n)
 	}
 }
+
+// A lanes run that never merged (a lane failed) leaves OUT holding only its
+// lanes: show and report both refuse it with exit 2 and one line that says
+// it holds unmerged lanes and how to merge them. report used to exit 1 and
+// show 2, each saying only that no table was there.
+func TestShowAndReportNameUnmergedLanes(t *testing.T) {
+	c := newFakeCLI(t)
+	c.laneModel = func(shard string, m lm.Model) lm.Model {
+		if shard == "1/2" {
+			return brokenModel{m}
+		}
+		return m
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	rollout := []string{"rollout", "--tasks", "2", "--lanes", "2", "--out", out}
+	if code, _, stderr := c.run(rollout...); code == ExitOK {
+		t.Fatalf("the run with a broken lane succeeded:\n%s", stderr)
+	}
+	for _, verb := range []string{"show", "report"} {
+		code, stdout, stderr := c.run(verb, out)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		want := []string{out + " holds the unmerged lanes of a --lanes run", "0-of-2, 1-of-2", "feedrun merge --out " + out + " " + filepath.Join(out, "lanes", "*")}
+		if code != ExitUsage || len(lines) != 1 || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and one line", verb, code, stdout, stderr, ExitUsage)
+		}
+		for _, w := range want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", verb, stderr, w)
+			}
+		}
+	}
+	// What the message advises: the command run again merges its lanes.
+	c.laneModel = nil
+	c.ok(rollout...)
+	c.ok("report", out)
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,20 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withExistingStore(opts.DB, func(s *memory.Store) error { return s.Clear() })
+				return withExistingStore(opts.DB, func(s *memory.Store) error {
+					// Clearing writes the store as a build does: under its
+					// writer lock, or a running build's lessons were wiped
+					// under it and it went on adding to an emptied store.
+					lock, err := results.LockPath(opts.DB)
+					if busy := (results.Busy{}); errors.As(err, &busy) {
+						return Usagef("memory clear: %s is being written by %s (a memory build); wait for it to end, then clear it", opts.DB, busy.Holder())
+					}
+					if err != nil {
+						return err
+					}
+					defer lock.Unlock()
+					return s.Clear()
+				})
 			},
 		},
 	)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // toolCallEnv makes the fake feedrun of TestMain reply with toolCallModel.
@@ -103,5 +104,48 @@ func TestMemoryBuildKilledAndRerunEqualsOneBuild(t *testing.T) {
 	c.ok(append(build, "--db", whole)...)
 	if got := show(whole); got != want {
 		t.Errorf("built twice, the store shows\n%s\nonce\n%s", got, want)
+	}
+}
+
+// memory clear is a writer of the store: while a build holds the store's
+// lock it is refused (exit 2, one line saying a build is writing it) and the
+// lessons stay, as a second build is refused; once the build has ended it
+// clears. It used to wipe the store under a running build.
+func TestMemoryClearWaitsForTheBuild(t *testing.T) {
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	db := filepath.Join(t.TempDir(), "memory.db")
+	c.ok("memory", "build", "--db", db, "--max-steps", "2")
+	before, _ := c.ok("memory", "show", "--db", db)
+	if !strings.Contains(before, "avoid") {
+		t.Fatal("the build learned nothing")
+	}
+	// The lock a running build holds on its store.
+	build, err := results.LockPath(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"memory", "clear", "--db", db},
+		{"memory", "build", "--db", db, "--max-steps", "2", "--seeds", "2"},
+	} {
+		code, _, stderr := c.run(args...)
+		if code != ExitUsage {
+			t.Errorf("%s while a build writes the store: exit %d, want %d (stderr %q)", args[1], code, ExitUsage, stderr)
+		}
+		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "or use another file"}[args[1]]
+		// The build says what it is about to do before it finds the lock.
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if args[1] == "clear" && len(lines) != 1 || !strings.HasPrefix(lines[len(lines)-1], "feedrun: ") || !strings.Contains(lines[len(lines)-1], want) {
+			t.Errorf("memory %s said %q, want a last line containing %q", args[1], stderr, want)
+		}
+	}
+	if got, _ := c.ok("memory", "show", "--db", db); got != before {
+		t.Errorf("refused, the commands changed the store: it shows\n%s\nbefore\n%s", got, before)
+	}
+	build.Unlock()
+	c.ok("memory", "clear", "--db", db)
+	if got, _ := c.ok("memory", "show", "--db", db); !strings.Contains(got, "is empty") {
+		t.Errorf("after the build, clear left\n%s", got)
 	}
 }

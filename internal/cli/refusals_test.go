@@ -27,6 +27,7 @@ func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
 	}
 	noRollout := filepath.Join(dir, "no-rollout")
 	typo := filepath.Join(dir, "typo.db")
+	noMerge := filepath.Join(dir, "merged", "run")
 	cases := []struct {
 		name     string
 		args     []string
@@ -40,6 +41,7 @@ func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
 		{"memory is a CSV", []string{"rollout", "--harness", "memory", "--tasks", "1", "--memory", csv, "--out", noRollout}, "--memory " + csv, noRollout},
 		{"memory show typo", []string{"memory", "show", "--db", typo}, typo, typo},
 		{"memory clear typo", []string{"memory", "clear", "--db", typo}, typo, typo},
+		{"merge of one shard twice", []string{"merge", "--out", noMerge, sweep, sweep}, "are both shard 0/1", filepath.Dir(noMerge)},
 		{"misplaced config key", []string{"report", "--config", config, sweep}, `"report.items"`, ""},
 	}
 	for _, tc := range cases {

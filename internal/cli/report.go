@@ -107,7 +107,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	for _, m := range reg.Models {
 		sizes[m.Name] = m.Parameters
 	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO), Sizes: sizes}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO), Sizes: sizes, Warn: warner(opts.IO)}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -130,6 +130,13 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		return err
 	}
 	return writeReplacing(opts.Out, buf.Bytes())
+}
+
+// warner writes a line about the data read, such as a table's torn last
+// row, on stderr: not status, so --quiet does not hide it, since it says
+// what the figures printed are counted from.
+func warner(io *iostreams.IOStreams) func(string) {
+	return func(line string) { fmt.Fprintf(io.ErrOut, "feedrun: warning: %s\n", line) }
 }
 
 // writeReplacing writes data to path through a temporary file beside it,

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,5 +85,35 @@ func TestReportStudyRolloutFiguresNotBesideSmallModels(t *testing.T) {
 	}
 	if rollouts == 0 || probeStudy == 0 {
 		t.Errorf("%d rollout lines, %d probe lines with a study figure: want both > 0", rollouts, probeStudy)
+	}
+}
+
+// A table whose last row is torn (a run killed mid-write, or still
+// writing) is read to its whole rows, and report and show say so on
+// stderr, naming the file and the rows kept, even under --quiet. report
+// used to count the whole rows without a word.
+func TestReportAndShowWarnOfATornRow(t *testing.T) {
+	c := newFakeCLI(t)
+	out := filepath.Join(t.TempDir(), "probe")
+	c.ok("probe", "--items", "3", "--harness", "verbatim", "--out", out)
+	items := filepath.Join(out, results.ProbeItems.Name)
+	torn := `fake-1m,` + fakeEntry.SHA256[:9]
+	f, err := os.OpenFile(items, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(torn); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := "feedrun: warning: " + items + " ends in a torn row (" + strconv.Itoa(len(torn)) + " bytes, from a run stopped mid-write or still writing): only its 3 whole rows are read\n"
+	for _, args := range [][]string{{"report", out, "--bootstrap", "20"}, {"report", "--quiet", out, "--bootstrap", "20"}, {"show", out}} {
+		_, stdout, stderr := c.run(args...)
+		if stderr != want {
+			t.Errorf("%s: stderr %q, want %q", strings.Join(args, " "), stderr, want)
+		}
+		if stdout == "" {
+			t.Errorf("%s printed nothing", strings.Join(args, " "))
+		}
 	}
 }

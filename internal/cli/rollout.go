@@ -260,13 +260,16 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
 	}
-	memPath := opts.settled.memory
+	memPath, memSHA := opts.settled.memory, ""
 	if memPath != "" {
 		store, err := openMemoryStore(memPath, m.Entry.Name, env.Name())
 		if err != nil {
 			return err
 		}
 		defer store.Close()
+		if memSHA, err = store.LessonsSHA256(); err != nil {
+			return err
+		}
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
@@ -278,6 +281,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
 	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
+	man.MemorySHA256 = memSHA
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {
 		return err

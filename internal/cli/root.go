@@ -88,8 +88,8 @@ defaults. A config file key is a flag name, either at the top level or under
 the command's name (e.g. "probe: {items: 200}").
 
 Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
-input file; 130 interrupted. A command run in --lanes exits with the code of
-the lane that failed first.`
+input file, or a folder or store another feedrun is writing; 130 interrupted.
+A command run in --lanes exits with the code of the lane that failed first.`
 
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
@@ -277,7 +277,9 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return coded.ExitCode()
 	case errors.Is(err, results.ErrInterrupted) || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(env.Missing)) || isCobraUsage(err):
+	// A folder or store another writer holds is the user's to wait for or
+	// change, as a folder holding another run is.
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -192,5 +194,59 @@ func TestResumeRefusesAnEditedItemsFile(t *testing.T) {
 				t.Errorf("%s changed", path)
 			}
 		}
+	}
+}
+
+// A memory rollout stopped part-way (Ctrl-C), its store cleared, and run
+// again is refused with exit 2, naming the store, and the folder is left
+// byte for byte as it was: the manifest recorded only the store's path, so
+// the resume used to add rows under the cleared store's guidance beside
+// rows made under the first's. A store rebuilt to the same lessons
+// resumes: what is compared is what the harness reads, not the file's
+// bytes.
+func TestResumeRefusesAChangedMemoryStore(t *testing.T) {
+	c := newFakeCLI(t)
+	agent := func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	c.newModel = agent
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "memory.db"), filepath.Join(dir, "run")
+	build := []string{"memory", "build", "--db", db, "--max-steps", "2"}
+	c.ok(build...)
+	rollout := []string{"rollout", "--tasks", "2", "--harness", "verbatim,memory", "--max-steps", "2", "--memory", db, "--out", out}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.newModel = func() lm.Model { return &onFirstCall{Model: agent(), then: cancel} }
+	if code, _, stderr := c.runCtx(ctx, rollout...); code != ExitInterrupted {
+		t.Fatalf("exit %d, want the interrupted run's %d:\n%s", code, ExitInterrupted, stderr)
+	}
+	c.newModel = agent
+	man, err := results.ReadManifest(out)
+	if err != nil || len(man.MemorySHA256) != 64 {
+		t.Fatalf("manifest memory_sha256 %q (%v), want the store's lessons' sha256", man.MemorySHA256, err)
+	}
+	before := folderFiles(t, out)
+
+	c.ok("memory", "clear", "--db", db)
+	code, _, stderr := c.run(rollout...)
+	if code != ExitUsage || !strings.Contains(stderr, "the lessons of the memory store "+db+" (sha256 "+man.MemorySHA256[:12]) {
+		t.Errorf("exit %d, stderr %q; want %d naming the memory store", code, stderr, ExitUsage)
+	}
+	if after := folderFiles(t, out); len(after) != len(before) {
+		t.Errorf("the folder holds %d files, had %d", len(after), len(before))
+	} else {
+		for path, was := range before {
+			if after[path] != was {
+				t.Errorf("%s changed", path)
+			}
+		}
+	}
+
+	c.ok(build...)
+	_, status := c.ok(rollout...)
+	if !strings.Contains(status, "done: ") || strings.Contains(status, "0 episodes measured") || strings.Contains(status, " 0 already there") {
+		t.Errorf("on the rebuilt store the run did not resume where it stopped: %q", status)
+	}
+	if n := len(readCSV(t, out, results.RolloutEpisodes)); n != 4 {
+		t.Errorf("%d episodes, want 2 tasks × 2 harnesses", n)
 	}
 }

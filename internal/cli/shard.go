@@ -114,5 +114,5 @@ func envIndex(getenv func(string) string, name string) (int, error) {
 // folder, so shards never write one file, and the run folder itself stays
 // free for `feedrun merge --out OUT OUT/shards/*`.
 func shardFolder(out string, s results.Shard) string {
-	return filepath.Join(out, "shards", fmt.Sprintf("%d-of-%d", s.K, s.N))
+	return filepath.Join(out, results.ShardsDir, fmt.Sprintf("%d-of-%d", s.K, s.N))
 }

@@ -128,6 +128,9 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
+	for _, t := range d.Torn {
+		warner(opts.IO)(t.Warning())
+	}
 	var contexts report.Contexts
 	if selectsItems(d, opts.Filter) && !opts.List {
 		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)

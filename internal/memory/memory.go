@@ -9,11 +9,14 @@
 package memory
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite"
@@ -293,6 +296,37 @@ func (s *Store) Show(w io.Writer) error {
 		fmt.Fprintf(w, "(the memory at %s is empty)\n", s.path)
 	}
 	return nil
+}
+
+// LessonsSHA256 is the sha256 of every lesson in the store, in a fixed
+// order: what the memory harness can read from it, whatever the file's
+// bytes (SQLite's page layout, the episode keys). A rollout records it in
+// its manifest and resumes only on a store that hashes the same, so its
+// rows never mix the guidance of two stores (a store cleared or rebuilt
+// between a kill and the resume).
+func (s *Store) LessonsSHA256() (string, error) {
+	rows, err := s.db.Query(`SELECT env, template, tool, kind, text, count FROM lesson ORDER BY env, template, tool, kind, text`)
+	if err != nil {
+		return "", fmt.Errorf("memory store %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	h := sha256.New()
+	for rows.Next() {
+		var env, template, tool, kind, text string
+		var count int
+		if err := rows.Scan(&env, &template, &tool, &kind, &text, &count); err != nil {
+			return "", fmt.Errorf("memory store %s: %w", s.path, err)
+		}
+		// Each field length-prefixed, so no two lessons hash alike by
+		// where their fields end.
+		for _, f := range []string{env, template, tool, kind, text, strconv.Itoa(count)} {
+			fmt.Fprintf(h, "%d:%s", len(f), f)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("memory store %s: %w", s.path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Texts returns every stored text, for checks that nothing raw leaked in.

@@ -83,10 +83,10 @@ func isFinishCall(action string) bool {
 // addSteps gives each episode of one run its failed steps and whether it
 // gave up, from the run's steps. An episode whose steps do not match its
 // step count is an error: the two tables of the run disagree.
-func addSteps(path string, episodes []Episode, locs []location) error {
-	steps, _, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
+func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
+	steps, _, torn, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
 	if err != nil {
-		return err
+		return Torn{}, err
 	}
 	byEpisode := map[string][]step{}
 	for _, s := range steps {
@@ -97,7 +97,7 @@ func addSteps(path string, episodes []Episode, locs []location) error {
 		key := results.Key(e.Model, e.Env, string(e.Harness), e.Task, strconv.FormatUint(e.Seed, 10))
 		ss := byEpisode[key]
 		if len(ss) != e.Steps {
-			return fmt.Errorf("%s: episode %s has %d steps in %s, expected the %d its row says", locs[i], key, len(ss), path, e.Steps)
+			return Torn{}, fmt.Errorf("%s: episode %s has %d steps in %s, expected the %d its row says", locs[i], key, len(ss), path, e.Steps)
 		}
 		slices.SortFunc(ss, func(a, b step) int { return cmp.Compare(a.Step.Step, b.Step.Step) })
 		e.Transcript = make([]Step, len(ss))
@@ -111,13 +111,13 @@ func addSteps(path string, episodes []Episode, locs []location) error {
 		e.Stepped = true
 		e.GaveUp = e.Finished && n >= 2 && isFinishCall(ss[n-1].Action) && ss[n-2].Failed
 	}
-	return nil
+	return torn, nil
 }
 
 // readEpisodes reads one rollout_episodes.csv and says where each episode
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
-func readEpisodes(path string) ([]Episode, []location, error) {
+func readEpisodes(path string) ([]Episode, []location, Torn, error) {
 	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV1Header}, parseEpisode)
 }
 

@@ -60,12 +60,12 @@ type Item struct {
 // ReadItems reads one probe_items.csv. Errors name the file, the data row
 // (counted from 1 after the header), the column and what was expected.
 func ReadItems(path string) ([]Item, error) {
-	items, _, err := readItems(path)
+	items, _, _, err := readItems(path)
 	return items, err
 }
 
 // readItems is ReadItems that also says where each item came from.
-func readItems(path string) ([]Item, []location, error) {
+func readItems(path string) ([]Item, []location, Torn, error) {
 	return readRows(path, [][]string{ItemsHeader, results.ProbeItemsV1Header}, parseItem)
 }
 

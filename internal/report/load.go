@@ -35,6 +35,8 @@ type Data struct {
 	Episodes []Episode
 	Sweep    []results.SweepEpisode
 	Runs     []RunInfo
+	// Torn are the tables read whose last row was torn, in reading order.
+	Torn []Torn
 }
 
 // location is where a row came from, for errors that point at it.
@@ -105,6 +107,9 @@ func (l *loader) read(dir string) error {
 	itemsPath, episodesPath, sweepPath := filepath.Join(dir, ItemsFile), filepath.Join(dir, EpisodesFile), filepath.Join(dir, SweepFile)
 	hasItems, hasEpisodes, hasSweep := present(itemsPath), present(episodesPath), present(sweepPath)
 	if !hasItems && !hasEpisodes && !hasSweep {
+		if err := results.Unmerged(dir); err != nil {
+			return err
+		}
 		return fmt.Errorf("%s: none of %s, %s or %s in this folder (is it a probe, rollout or sweep run?)", dir, ItemsFile, EpisodesFile, SweepFile)
 	}
 	manifest, err := results.ReadManifest(dir)
@@ -121,10 +126,11 @@ func (l *loader) read(dir string) error {
 		return err
 	}
 	if hasItems {
-		items, locs, err := readItems(itemsPath)
+		items, locs, torn, err := readItems(itemsPath)
 		if err != nil {
 			return err
 		}
+		l.noteTorn(torn)
 		// On-policy items (the model's own failing attempt as the failed
 		// action) are another condition than the generator's: their rows
 		// stand beside, not among, the generator's rows of the same model
@@ -145,14 +151,17 @@ func (l *loader) read(dir string) error {
 		l.itemLocs = append(l.itemLocs, locs...)
 	}
 	if hasEpisodes {
-		episodes, locs, err := readEpisodes(episodesPath)
+		episodes, locs, torn, err := readEpisodes(episodesPath)
 		if err != nil {
 			return err
 		}
+		l.noteTorn(torn)
 		if stepsPath := filepath.Join(dir, StepsFile); present(stepsPath) {
-			if err := addSteps(stepsPath, episodes, locs); err != nil {
+			torn, err := addSteps(stepsPath, episodes, locs)
+			if err != nil {
 				return err
 			}
+			l.noteTorn(torn)
 		}
 		// The rollout records instruction_tuned for its one model.
 		tuned, from := false, ""
@@ -180,16 +189,24 @@ func (l *loader) read(dir string) error {
 		l.episodeLocs = append(l.episodeLocs, locs...)
 	}
 	if hasSweep {
-		eps, locs, err := readSweep(sweepPath)
+		eps, locs, torn, err := readSweep(sweepPath)
 		if err != nil {
 			return err
 		}
+		l.noteTorn(torn)
 		run.Sweep = len(eps)
 		l.data.Sweep = append(l.data.Sweep, eps...)
 		l.sweepLocs = append(l.sweepLocs, locs...)
 	}
 	l.data.Runs = append(l.data.Runs, run)
 	return nil
+}
+
+// noteTorn keeps t when its table's last row was torn.
+func (l *loader) noteTorn(t Torn) {
+	if t.Bytes > 0 {
+		l.data.Torn = append(l.data.Torn, t)
+	}
 }
 
 // present is false only for a file that does not exist: any other error
@@ -199,16 +216,32 @@ func present(path string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
+// Torn is a table whose last row is torn, as a run stopped mid-write (or
+// one still writing) leaves it: the report reads only the whole rows before
+// it, and says so, since its counts are then of those rows alone.
+type Torn struct {
+	Path  string
+	Rows  int // the whole rows read
+	Bytes int // the torn row's bytes, left out; 0 when the table is whole
+}
+
+// Warning is the line that tells the reader, naming the file and the rows
+// kept.
+func (t Torn) Warning() string {
+	return fmt.Sprintf("%s ends in a torn row (%d bytes, from a run stopped mid-write or still writing): only its %d whole rows are read", t.Path, t.Bytes, t.Rows)
+}
+
 // readRows reads one result table whose header must be exactly one of
 // headers (the current one first, then older ones still read), parsing each
 // data row with parse, and says where each row came from. Errors name the
 // file, the data row (counted from 1 after the header), and what parse said
 // of it; a header that is none of them is reported against the current one.
-func readRows[T any](path string, headers [][]string, parse func(r *rowReader) (T, error)) ([]T, []location, error) {
-	got, rows, err := results.ReadTable(path)
+func readRows[T any](path string, headers [][]string, parse func(r *rowReader) (T, error)) ([]T, []location, Torn, error) {
+	got, rows, cut, err := results.ReadTableCut(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Torn{}, err
 	}
+	torn := Torn{Path: path, Rows: len(rows), Bytes: cut}
 	header := headers[0]
 	for _, h := range headers[1:] {
 		if slices.Equal(got, h) {
@@ -216,17 +249,17 @@ func readRows[T any](path string, headers [][]string, parse func(r *rowReader) (
 		}
 	}
 	if err := results.CheckHeader(path, got, header); err != nil {
-		return nil, nil, err
+		return nil, nil, Torn{}, err
 	}
 	out := make([]T, len(rows))
 	locs := make([]location, len(rows))
 	for i, row := range rows {
 		locs[i] = location{path, i + 1}
 		if out[i], err = parse(&rowReader{header: header, row: row}); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", locs[i], err)
+			return nil, nil, Torn{}, fmt.Errorf("%s: %w", locs[i], err)
 		}
 	}
-	return out, locs, nil
+	return out, locs, torn, nil
 }
 
 // rowReader reads named cells of one row and keeps the first error, so that

@@ -48,6 +48,10 @@ type Options struct {
 	// HTML format shows beside each item's replies (see Contexts); nil
 	// shows none.
 	Contexts Contexts
+	// Warn, when set, is told each line a reader of the report should
+	// see beside it (a table whose torn last row was left out); nil says
+	// nothing.
+	Warn func(line string)
 }
 
 // Run reads the run folders, writes the tables to out (the HTML format with
@@ -64,6 +68,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	data, err := Load(opts.Dirs)
 	if err != nil {
 		return err
+	}
+	if opts.Warn != nil {
+		for _, t := range data.Torn {
+			opts.Warn(t.Warning())
+		}
 	}
 	var ref Reference
 	switch {

@@ -30,11 +30,11 @@ var retryColumns = []Column{
 // ReadSweep reads one sweep_episodes.csv. Errors name the file, the data
 // row (counted from 1 after the header), the column and what was expected.
 func ReadSweep(path string) ([]results.SweepEpisode, error) {
-	eps, _, err := readSweep(path)
+	eps, _, _, err := readSweep(path)
 	return eps, err
 }
 
-func readSweep(path string) ([]results.SweepEpisode, []location, error) {
+func readSweep(path string) ([]results.SweepEpisode, []location, Torn, error) {
 	return readRows(path, [][]string{results.SweepEpisodes.Header}, parseSweepEpisode)
 }
 

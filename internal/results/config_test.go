@@ -2,8 +2,10 @@ package results
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
+	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,18 +16,56 @@ import (
 // results/ at the repository's root.
 func committedManifests(t *testing.T) []string {
 	t.Helper()
-	var paths []string
-	err := filepath.WalkDir(filepath.Join("..", "..", "results"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == ManifestName {
-			paths = append(paths, path)
-		}
-		return err
-	})
-	ok(t, err)
+	paths := committedManifestsIn(t, filepath.Join("..", ".."))
 	if len(paths) == 0 {
 		t.Fatal("no committed manifests under results/")
 	}
 	return paths
+}
+
+// committedManifestsIn are the manifests under repo/results that git
+// tracks. A run folder made there and never committed is its maker's, not
+// a committed run: `make demo` writes results/demo-MODEL and the quick
+// start results/try, and neither is named for its runner nor held to the
+// committed runs' settings, so after either `make test` failed on it.
+func committedManifestsIn(t *testing.T, repo string) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "ls-files", "-z", "--", "results").Output()
+	if err != nil {
+		t.Fatalf("git ls-files in %s: %v (the committed runs are the files git tracks, so these tests need the git checkout)", repo, err)
+	}
+	var paths []string
+	for _, name := range strings.Split(string(out), "\x00") {
+		if path.Base(name) == ManifestName {
+			paths = append(paths, filepath.Join(repo, filepath.FromSlash(name)))
+		}
+	}
+	return paths
+}
+
+// A run folder under results/ that git does not track is not taken for a
+// committed one: the demo's folder beside a committed probe.
+func TestCommittedManifestsAreTrackedOnes(t *testing.T) {
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	for _, dir := range []string{"probe-fake-toolshed-seed1", "demo-fake"} {
+		ok(t, os.MkdirAll(filepath.Join(repo, "results", dir), 0o755))
+		writeFile(t, filepath.Join(repo, "results", dir, ManifestName), "{}")
+	}
+	git("add", filepath.Join("results", "probe-fake-toolshed-seed1", ManifestName))
+	git("commit", "-q", "-m", "a committed run")
+	got := committedManifestsIn(t, repo)
+	want := []string{filepath.Join(repo, "results", "probe-fake-toolshed-seed1", ManifestName)}
+	if !slices.Equal(got, want) {
+		t.Errorf("committed manifests %v, want %v", got, want)
+	}
 }
 
 // Every committed manifest reads into the typed Config and writes back

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -51,4 +53,31 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return d.Close()
+}
+
+// makeFolder makes dir and the folders above it that do not exist, and
+// returns undo, which removes those it made, deepest first, as long as
+// each is empty: a command that fails after making its output folder
+// leaves nothing behind, and never removes what someone else put there.
+func makeFolder(dir string) (undo func(), err error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return func() {
+		for _, d := range made {
+			if os.Remove(d) != nil {
+				return
+			}
+		}
+	}, nil
 }

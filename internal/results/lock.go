@@ -20,11 +20,19 @@ type Busy struct {
 }
 
 func (e Busy) Error() string {
-	holder := "another process"
-	if e.PID > 0 {
-		holder = fmt.Sprintf("another feedrun (pid %d)", e.PID)
+	other := "folder"
+	if fi, err := os.Stat(e.Path); err == nil && !fi.IsDir() {
+		other = "file" // a memory store
 	}
-	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another folder", e.Path, holder)
+	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another %s", e.Path, e.Holder(), other)
+}
+
+// Holder names the process holding the lock, as far as it can be found.
+func (e Busy) Holder() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("another feedrun (pid %d)", e.PID)
+	}
+	return "another process"
 }
 
 // Lock is one writer's hold on a run folder or a store file.

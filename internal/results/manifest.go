@@ -45,6 +45,13 @@ type Manifest struct {
 	Finished      time.Time         `json:"finished,omitzero"` // zero until the run completes
 	Shard         Shard             `json:"shard"`
 	MergedFrom    []string          `json:"merged_from,omitempty"` // shard folders, in a merged manifest
+
+	// MemorySHA256 is the sha256 of the lessons in the memory harness's
+	// store (config "memory" names the file) when the run began: the path
+	// alone let a resume read a store cleared or rebuilt since. Empty
+	// without the memory harness and in older manifests.
+	MemorySHA256 string `json:"memory_sha256,omitempty"`
+
 	// Resumed logs every later run that added rows to the folder: the fields
 	// above describe only the run that created it, and a folder may be
 	// finished by another build or with another thread count.
@@ -167,6 +174,11 @@ func CheckResume(dir string, old, m Manifest) error {
 	}
 	if old.DatasetSHA256 != m.DatasetSHA256 {
 		changed = append(changed, fmt.Sprintf("the items file or dataset (sha256 %s in the manifest, now %s)", short(old.DatasetSHA256), short(m.DatasetSHA256)))
+	}
+	if old.MemorySHA256 != "" && old.MemorySHA256 != m.MemorySHA256 {
+		// As with the CPU, a manifest from before the field says nothing
+		// of its store, so only a recorded one can refuse.
+		changed = append(changed, fmt.Sprintf("the lessons of the memory store %s (sha256 %s in the manifest, now %s)", m.Config.Memory, short(old.MemorySHA256), short(m.MemorySHA256)))
 	}
 	if old.CPU != "" && old.CPU != m.CPU {
 		// A manifest from before the field says nothing of its machine,

@@ -35,8 +35,10 @@ type TableSpec struct {
 // outputs); absent from some is an error. Rows are written sorted by key,
 // comparing key columns in order, numbers by value before other text, so the
 // output does not depend on shard order or timing. The manifest is written
-// last: a folder with one is a finished merge.
-func Merge(outDir string, shardDirs []string, tables []TableSpec) (Manifest, error) {
+// last: a folder with one is a finished merge. A merge that fails leaves
+// outDir as it found it: the tables it wrote are removed, and the folder
+// too when the merge made it.
+func Merge(outDir string, shardDirs []string, tables []TableSpec) (_ Manifest, err error) {
 	if len(shardDirs) == 0 {
 		return Manifest{}, errors.New("merge: no shard folders")
 	}
@@ -60,12 +62,26 @@ func Merge(outDir string, shardDirs []string, tables []TableSpec) (Manifest, err
 	if err := checkOutDir(outDir, shardDirs); err != nil {
 		return Manifest{}, err
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	undo, err := makeFolder(outDir)
+	if err != nil {
 		return Manifest{}, fmt.Errorf("merge: %w", err)
 	}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, path := range written {
+				os.Remove(path)
+			}
+			undo()
+		}
+	}()
 	for _, spec := range tables {
-		if err := mergeTable(outDir, shardDirs, spec); err != nil {
+		wrote, err := mergeTable(outDir, shardDirs, spec)
+		if err != nil {
 			return Manifest{}, fmt.Errorf("merge: %w", err)
+		}
+		if wrote {
+			written = append(written, filepath.Join(outDir, spec.Name))
 		}
 	}
 	merged := mergedManifest(shardDirs, manifests)
@@ -79,19 +95,27 @@ func Merge(outDir string, shardDirs []string, tables []TableSpec) (Manifest, err
 // file of its own, which it holds as its one writer while it merges:
 // merging over a folder's own files would replace them. Folders inside it
 // are allowed, since the cluster layout merges OUT/shards/* into OUT, with
-// the scheduler's logs beside them (docs/cluster.md).
-func MergeNew(outDir string, shardDirs []string, tables []TableSpec) (Manifest, error) {
+// the scheduler's logs beside them (docs/cluster.md). A refused or failed
+// merge leaves nothing: not even the folder, when it made it.
+func MergeNew(outDir string, shardDirs []string, tables []TableSpec) (_ Manifest, err error) {
 	if err := checkEmpty(outDir); err != nil {
 		return Manifest{}, err
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	undo, err := makeFolder(outDir)
+	if err != nil {
 		return Manifest{}, fmt.Errorf("merge: %w", err)
 	}
 	lock, err := LockPath(outDir)
 	if err != nil {
+		// Another merge holds the folder: it is that merge's to keep.
 		return Manifest{}, err
 	}
-	defer lock.Unlock()
+	defer func() {
+		lock.Unlock()
+		if err != nil {
+			undo()
+		}
+	}()
 	// Another writer may have filled it between the check and the lock.
 	if err := checkEmpty(outDir); err != nil {
 		return Manifest{}, err
@@ -272,9 +296,11 @@ type mergedRow struct {
 	dir     string
 }
 
-func mergeTable(outDir string, shardDirs []string, spec TableSpec) error {
+// mergeTable writes the merge of one table of the shards into outDir, and
+// says whether it wrote one (a table absent from every shard is skipped).
+func mergeTable(outDir string, shardDirs []string, spec TableSpec) (wrote bool, err error) {
 	if len(spec.Key) == 0 {
-		return fmt.Errorf("%s: no key columns", spec.Name)
+		return false, fmt.Errorf("%s: no key columns", spec.Name)
 	}
 	var (
 		header    []string
@@ -291,15 +317,15 @@ func mergeTable(outDir string, shardDirs []string, spec TableSpec) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if header == nil {
 			header, firstPath = h, path
 			if keyPos, err = columnPositions(header, spec.Key); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
+				return false, fmt.Errorf("%s: %w", path, err)
 			}
 		} else if err := CheckHeader(path, h, header); err != nil {
-			return fmt.Errorf("%w, as in %s", err, firstPath)
+			return false, fmt.Errorf("%w, as in %s", err, firstPath)
 		}
 		for _, row := range shardRows {
 			keyVals := make([]string, len(keyPos))
@@ -315,14 +341,14 @@ func mergeTable(outDir string, shardDirs []string, spec TableSpec) error {
 			if slices.Equal(prev.fields, row) {
 				continue
 			}
-			return conflictError(spec.Name, k, header, prev, row, dir)
+			return false, conflictError(spec.Name, k, header, prev, row, dir)
 		}
 	}
 	if header == nil {
-		return nil
+		return false, nil
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s is missing from %s", spec.Name, strings.Join(missing, ", "))
+		return false, fmt.Errorf("%s is missing from %s", spec.Name, strings.Join(missing, ", "))
 	}
 	sorted := slices.SortedFunc(maps.Values(rows), func(a, b mergedRow) int {
 		return slices.CompareFunc(a.keyVals, b.keyVals, compareKeyValue)
@@ -333,9 +359,9 @@ func mergeTable(outDir string, shardDirs []string, spec TableSpec) error {
 	}
 	path := filepath.Join(outDir, spec.Name)
 	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	return nil
+	return true, nil
 }
 
 func conflictError(name, key string, header []string, prev mergedRow, row []string, dir string) error {

@@ -218,11 +218,15 @@ func TestMergeRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			dirs := tt.setup(t, root)
-			out := filepath.Join(root, "merged")
-			_, err := Merge(out, dirs, []TableSpec{probeSpec})
-			errContains(t, err, tt.want...)
-			if _, err := os.Stat(filepath.Join(out, ManifestName)); !os.IsNotExist(err) {
-				t.Errorf("a failed merge wrote a manifest: %v", err)
+			// A refused merge leaves nothing, not even the folder it was
+			// to make, and the command's (MergeNew) neither.
+			for name, merge := range map[string]func(string, []string, []TableSpec) (Manifest, error){"Merge": Merge, "MergeNew": MergeNew} {
+				out := filepath.Join(root, name, "merged")
+				_, err := merge(out, dirs, []TableSpec{probeSpec})
+				errContains(t, err, tt.want...)
+				if _, err := os.Stat(filepath.Join(root, name)); !os.IsNotExist(err) {
+					t.Errorf("%s: the refused merge left %s (%v)", name, filepath.Join(root, name), err)
+				}
 			}
 		})
 	}
@@ -335,5 +339,26 @@ func TestMergeNewWritesOnlyWhereNoFileIs(t *testing.T) {
 	errContains(t, err, "is not empty (it holds probe_items.csv)")
 	if got := readFile(t, csv); got != "someone's rows\n" {
 		t.Errorf("the refused merge changed the folder's file: %q", got)
+	}
+}
+
+// A merge that fails after writing a table removes it: into a folder that
+// holds only the shards' folders, it leaves just those.
+func TestFailedMergeRemovesTheTablesItWrote(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	a := writeShard(t, filepath.Join(out, "shards"), shardManifest(0, 2), probeRow("1", "-1", "x"))
+	b := writeShard(t, filepath.Join(out, "shards"), shardManifest(1, 2), probeRow("1", "-1.5", "x"))
+	// A table before probe_items.csv that merges cleanly.
+	first := TableSpec{Name: "episodes.csv", Key: []string{"id"}}
+	for _, dir := range []string{a, b} {
+		writeFile(t, filepath.Join(dir, first.Name), "id,v\n"+filepath.Base(dir)+",1\n")
+	}
+	_, err := MergeNew(out, []string{a, b}, []TableSpec{first, probeSpec})
+	errContains(t, err, `column "gain"`)
+	entries, err := os.ReadDir(out)
+	ok(t, err)
+	if len(entries) != 1 || entries[0].Name() != "shards" {
+		t.Errorf("the failed merge left %v beside the shards", entries)
 	}
 }

@@ -2,6 +2,9 @@ package results
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -69,4 +72,47 @@ func (s Shard) whole() Shard {
 		return Shard{K: 0, N: 1}
 	}
 	return s
+}
+
+// Where the parts of a split run are written inside the run folder they
+// merge into: OUT/lanes/k-of-N for `--lanes N` on one machine, and
+// OUT/shards/k-of-n for `--shard auto` on a cluster.
+const (
+	LanesDir  = "lanes"
+	ShardsDir = "shards"
+)
+
+// partName is a lane's or shard's folder name.
+var partName = regexp.MustCompile(`^[0-9]+-of-[0-9]+$`)
+
+// Unmerged refuses dir, a folder named as a run folder but holding no
+// table of its own, when what it holds is the lanes or shards of a split
+// run that were never merged (a lane failed or was stopped, or the
+// cluster's merge step has not run): the error says so and how to merge
+// them, where reading it as a run would only say that no table is there.
+// It is nil for any other folder.
+func Unmerged(dir string) error {
+	for _, sub := range []string{LanesDir, ShardsDir} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		var parts []string
+		for _, e := range entries {
+			if e.IsDir() && partName.MatchString(e.Name()) {
+				parts = append(parts, e.Name())
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		glob := filepath.Join(dir, sub, "*")
+		if sub == LanesDir {
+			return refusedf("%s holds the unmerged lanes of a --lanes run (%s: %s), not a run's tables: run the command that made it again, which resumes its lanes and merges them, or once every lane has finished, merge them with `feedrun merge --out %s %s`",
+				dir, LanesDir, strings.Join(parts, ", "), dir, glob)
+		}
+		return refusedf("%s holds the unmerged shards of a --shard run (%s: %s), not a run's tables: once every shard has finished, merge them with `feedrun merge --out %s %s`",
+			dir, ShardsDir, strings.Join(parts, ", "), dir, glob)
+	}
+	return nil
 }

@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -91,5 +94,25 @@ func TestManifestBuilds(t *testing.T) {
 	}
 	if one := (Manifest{FeedrunVersion: "a1", Commit: "c"}).Builds(); len(one) != 1 || !one[0].Started || one[0].Resumed != 0 {
 		t.Errorf("a run never resumed: %+v", one)
+	}
+}
+
+// Unmerged names the lanes or the shards a folder holds instead of tables,
+// with the merge command, and is nil for a folder that holds neither.
+func TestUnmergedNamesLanesAndShards(t *testing.T) {
+	root := t.TempDir()
+	for _, sub := range []string{LanesDir, ShardsDir} {
+		dir := filepath.Join(root, sub+"-run")
+		ok(t, os.MkdirAll(filepath.Join(dir, sub, "1-of-3"), 0o755))
+		err := Unmerged(dir)
+		errContains(t, err, dir+" holds the unmerged "+sub, "1-of-3", "feedrun merge --out "+dir+" "+filepath.Join(dir, sub, "*"))
+		if !errors.As(err, new(Refused)) {
+			t.Errorf("%s: %v is not Refused (exit 2)", sub, err)
+		}
+	}
+	other := filepath.Join(root, "other")
+	ok(t, os.MkdirAll(filepath.Join(other, LanesDir, "notes"), 0o755))
+	if err := Unmerged(other); err != nil {
+		t.Errorf("a folder without lane folders: %v", err)
 	}
 }

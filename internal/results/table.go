@@ -230,12 +230,23 @@ func (t *Table) Close() error {
 // rows. A partial last row left by an interrupted run is ignored, so a report
 // can read a run that is still going or was killed.
 func ReadTable(path string) (header []string, rows [][]string, err error) {
+	header, rows, _, err = ReadTableCut(path)
+	return header, rows, err
+}
+
+// ReadTableCut is ReadTable that also says how many bytes of a torn last
+// row it left out (0: none), so that a reader can say it counts only the
+// whole rows.
+func ReadTableCut(path string) (header []string, rows [][]string, cut int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	header, rows, _, err = parseTable(path, data)
-	return header, rows, err
+	header, rows, complete, err := parseTable(path, data)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return header, rows, len(data) - int(complete), nil
 }
 
 // validUTF8 replaces each invalid UTF-8 sequence of the fields by U+FFFD. A
