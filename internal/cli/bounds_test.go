@@ -178,7 +178,13 @@ func TestEveryFloatFlagRefusesNonFiniteValues(t *testing.T) {
 			for _, v := range []string{"NaN", "Inf", "-Inf", "from the environment"} {
 				args := append(slices.Clone(path), "--"+fl.Name+"="+v)
 				if v == "from the environment" {
-					args = path
+					args = slices.Clone(path)
+				}
+				// A command that needs operands (plan's pilot folders) is
+				// given one, so that cobra's operand count, checked before
+				// the shared flag check, does not answer first.
+				if cmd.Args != nil && cmd.Args(cmd, nil) != nil {
+					args = append(args, "operand")
 				}
 				t.Run(strings.Join(args, " "), func(t *testing.T) {
 					for _, name := range arrayEnv {
@@ -208,7 +214,7 @@ func TestEveryFloatFlagRefusesNonFiniteValues(t *testing.T) {
 		})
 	}
 	// The walk reached the float flags the commands are known to have.
-	for _, f := range []string{"rollout --temperature", "rollout --fault-rate", "rollout --backoff-factor", "sweep --fault-rate", "memory build --temperature"} {
+	for _, f := range []string{"rollout --temperature", "rollout --fault-rate", "rollout --backoff-factor", "sweep --fault-rate", "memory build --temperature", "plan --diff", "plan --power"} {
 		if !seen[f] {
 			t.Errorf("%s: not among the float flags found (%v)", f, seen)
 		}
