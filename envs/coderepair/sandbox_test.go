@@ -207,11 +207,12 @@ func childOf(t *testing.T, pid int) int {
 			if p.pid == pid || !below[strconv.Itoa(p.pid)] {
 				continue
 			}
-			// The sandbox's interpreter, not the version check before it
-			// nor bwrap, whose command line holds the interpreter's.
+			// The sandbox's interpreter, not the version check before it,
+			// the checker beside it nor bwrap, whose command line holds
+			// the interpreter's.
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "cmdline"))
 			argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-			if err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) && filepath.Base(string(argv0)) != "bwrap" {
+			if err == nil && bytes.Contains(cmdline, []byte("# Sandbox bootstrap")) && filepath.Base(string(argv0)) != "bwrap" {
 				return p.pid
 			}
 		}
