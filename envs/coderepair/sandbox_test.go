@@ -348,3 +348,88 @@ func TestNewSandboxRejectsAMissingInterpreter(t *testing.T) {
 		t.Errorf("err = %v, want one naming the interpreter", err)
 	}
 }
+
+// TestSandboxKilledIsNotATimeout: a program that dies of SIGKILL well
+// inside its time limit (here by its own hand, with the guard undone; in
+// the study, the kernel's answer to memory it cannot have) was labelled a
+// timeout, which only the hard CPU limit's SIGKILL is.
+func TestSandboxKilledIsNotATimeout(t *testing.T) {
+	s := newSandbox(t, hostileLimits())
+	for name, code := range map[string]string{
+		"before the tests": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\ndef f():\n    return 1\n",
+		"in the test":      "import os, signal\ndef f():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, raw, err := s.run(context.Background(), hostileProblem(), unguard+code)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if r.Passed || r.Error.Kind != KindKilled || !strings.Contains(r.Observation, "killed (SIGKILL) before its time limit") {
+				t.Errorf("passed=%v kind=%q, want %q; observation:\n%s", r.Passed, r.Error.Kind, KindKilled, r.Observation)
+			}
+		})
+	}
+}
+
+// TestSandboxFloodingItsChannelFailsFast: a program that writes more than
+// a pipe holds to fd 3 used to block there, unread, until the wall-clock
+// limit; it must fail at once.
+func TestSandboxFloodingItsChannelFailsFast(t *testing.T) {
+	lim := hostileLimits()
+	lim.WallTime = 10 * time.Second
+	s := newSandbox(t, lim)
+	for name, code := range map[string]string{
+		"one line":   "import os\nos.write(3, b'x' * (4 << 20))\n",
+		"many lines": "import os\nos.write(3, b'x\\n' * (2 << 20))\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			r, raw, err := s.run(context.Background(), hostileProblem(), unguard+code+"def f():\n    return 1\n")
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if elapsed := time.Since(start); elapsed > lim.WallTime/2 {
+				t.Errorf("the run took %s of its %s wall-clock limit", elapsed, lim.WallTime)
+			}
+			if r.Passed || r.Error.Kind == KindTimeout {
+				t.Errorf("passed=%v kind=%q, want a failure that is not a timeout; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
+			}
+		})
+	}
+}
+
+// TestNewSandboxCleansStaleRunFolders: a feedrun killed with SIGKILL
+// leaves its run folders, with the model's programs in them; the next
+// sandbox removes those whose process is gone, and only those.
+func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
+	tmp := openTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	folders := map[string]bool{ // name: whether it should stay
+		fmt.Sprintf("feedrun-coderepair-%d-123", gone.Process.Pid): false,
+		fmt.Sprintf("feedrun-coderepair-%d-456", os.Getppid()):     true,
+		fmt.Sprintf("feedrun-coderepair-%d-789", os.Getpid()):      true,
+		"feedrun-coderepair-123456789":                             true, // no pid to judge by
+		fmt.Sprintf("another-program-%d-123", gone.Process.Pid):    true,
+	}
+	for name := range folders {
+		if err := os.Mkdir(filepath.Join(tmp, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name, "solution.py"), []byte("def f():\n    return 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newSandbox(t, hostileLimits())
+	for name, stays := range folders {
+		_, err := os.Stat(filepath.Join(tmp, name))
+		if exists := err == nil; exists != stays {
+			t.Errorf("%s: exists=%v, want %v", name, exists, stays)
+		}
+	}
+}
