@@ -234,7 +234,7 @@ func attackChild(t *testing.T) {
 		// opening comment in every process's command line.
 		{name: "finding the checker through /proc", controlled: true,
 			achieved: func(r Result) bool { return strings.Contains(r.Observation, "checker at pid") },
-			code: "import os\nfor p in os.listdir('/proc'):\n    try:\n        if b'The checker of feedrun' in open('/proc/%s/cmdline' % p, 'rb').read():\n            print('checker at pid', p)\n    except OSError:\n        pass\n"},
+			code:     "import os\nfor p in os.listdir('/proc'):\n    try:\n        if b'The checker of feedrun' in open('/proc/%s/cmdline' % p, 'rb').read():\n            print('checker at pid', p)\n    except OSError:\n        pass\n"},
 		{name: "loading libc to write outside", controlled: true, achieved: exists("ctypes"),
 			code: fmt.Sprintf("import ctypes, os\nfd = ctypes.CDLL(None).open(%q.encode(), os.O_WRONLY | os.O_CREAT, 0o644)\nprint('fd', fd)\n", filepath.Join(outside, "ctypes"))},
 	}
