@@ -113,7 +113,8 @@ def _guard(work):
 # The encoding of a value as JSON, which checker.py decodes: plain JSON for
 # None, booleans, strings and lists; a one-key object for the rest.
 # Subclasses are sent as their base type (a Counter as a dict, a namedtuple
-# as a tuple), iterators as the items they yield. Anything else is sent as
+# as a tuple), iterators as the items they yield, Fractions and Decimals
+# as their numbers. Anything else is sent as
 # its type name and truth value alone, which the checker turns into an
 # object equal only to itself: an object cannot cross as data, so neither
 # can an __eq__ that says yes to everything.
@@ -178,6 +179,13 @@ def _encoder():
                 return {"e": [[enc(k, d), enc(x, d)] for k, x in v]}
             if isinstance(v, module):
                 return {"m": str(v.__name__)}
+            # Numbers of the standard library, whose modules are loaded only
+            # if the program loaded them.
+            fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+            if fractions is not None and isinstance(v, fractions.Fraction):
+                return {"p": [enc(v.numerator, d), enc(v.denominator, d)]}
+            if decimal is not None and isinstance(v, decimal.Decimal):
+                return {"x": str(v)}
             if hasattr(t, "__next__") and hasattr(t, "__iter__"):
                 return {"n": [enc(x, d) for x in v]}
             return {"o": [str(t.__name__)[:100], bool(v)]}
@@ -188,6 +196,16 @@ def _encoder():
         return data
 
     return encode
+
+
+def _codes(*codes):
+    """The code objects of codes and of every function and comprehension
+    inside them: the frames a traceback leaves out."""
+    found = set()
+    while codes:
+        found.update(codes)
+        codes = [c for code in codes for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
 
 
 def _main(argv):
@@ -241,20 +259,32 @@ def _main(argv):
         line, _, pending[0] = pending[0].partition(b"\n")
         return line
 
+    def answer(value):
+        try:
+            return encode(value)
+        except _Unsendable as e:
+            return dumps({"unsendable": str(e)})
+
+    # The answer is made inside the evaluated expression, at its place, so
+    # that an exception raised while an iterator the program returned is
+    # read still shows the test's line.
+    helper = {"__feedrun_answer__": answer}
+
     def expression(place):
         line, col, end_line, end_col = place
         for node in ast.walk(parse(chunk(line, line), "solution.py")):
             if (isinstance(node, ast.expr) and node.lineno == line and node.col_offset == col
                     and node.end_lineno == end_line and node.end_col_offset == end_col):
-                return compile_(Expression(node), "solution.py", "eval", dont_inherit=True)
+                call = ast.Call(func=ast.Name(id="__feedrun_answer__", ctx=ast.Load()), args=[node], keywords=[])
+                for n in (call, call.func):
+                    ast.copy_location(n, node)
+                return compile_(Expression(call), "solution.py", "eval", dont_inherit=True)
         raise LookupError("no expression at %r" % (place,))
 
     send(dumps({"ready": True}))
 
     guard = _guard(work)
-    ours = guard.internal | {_main.__code__, encode.__code__, send.__code__, receive.__code__,
-                             expression.__code__, chunk.__code__}
-    ours |= {c for c in encode.__code__.co_consts if isinstance(c, types.CodeType)}
+    ours = guard.internal | _codes(_main.__code__, _encoder.__code__)
     sys.addaudithook(guard)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
@@ -263,12 +293,7 @@ def _main(argv):
         send(dumps({"loaded": True}))
         while True:
             request = json.loads(receive())
-            value = eval(expression(request["eval"]), namespace)
-            try:
-                answer = encode(value)
-            except _Unsendable as e:
-                answer = dumps({"unsendable": str(e)})
-            send(answer)
+            send(eval(expression(request["eval"]), namespace, helper))
     except SystemExit as e:
         try:
             code = str(e.code)[:200]

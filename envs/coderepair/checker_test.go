@@ -150,8 +150,8 @@ var representativeFailures = []struct {
 	kind       string
 	// observation under the single-interpreter bootstrap
 	before string
-	// observation under the checker, where it differs
-	after string
+	// observation and kind under the checker, where they differ
+	after, afterKind string
 }{
 	{name: "syntax error", code: "def add(a, b)\n    return a + b", test: 0, kind: "syntax_error",
 		before: "Observation:   File \"solution.py\", line 1\n    def add(a, b)\n                 ^\nSyntaxError: expected ':'"},
@@ -177,7 +177,15 @@ var representativeFailures = []struct {
 		before: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError",
 		after: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError\n" +
 			"Note: add returned a value of type object, which the tests compare only with itself: they compare plain values " +
-			"(None, bool, int, float, complex, str, bytes, and lists, tuples, dicts, sets, ranges and iterators of them)."},
+			"(None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, ranges and iterators of them)."},
+	// A returned iterator is read to its end when the function returns, to
+	// cross as data; the old bootstrap compared it unread, and it equals
+	// no number, so the test failed there with AssertionError.
+	{name: "a returned generator that raises when read", code: "def add(a, b):\n    yield a + b\n    raise ValueError('spent')",
+		test: 1, kind: "assertion_failed",
+		before:    "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 7, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError",
+		after:     "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 7, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^\n  File \"solution.py\", line 3, in add\n    raise ValueError('spent')\nValueError: spent",
+		afterKind: "value_error"},
 	{name: "generator", code: "def add(a, b):\n    yield a + b", test: 1, kind: "assertion_failed",
 		before: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError"},
 }
@@ -186,7 +194,7 @@ var representativeFailures = []struct {
 // and wants, from the checker, the observation each gave when the tests ran
 // in the program's own interpreter, except where after says what changed:
 // a value that is not plain data now gets a note saying why it compares
-// unequal.
+// unequal, and a returned iterator is read when the function returns.
 func TestCheckerKeepsObservations(t *testing.T) {
 	s := newSandbox(t, hostileLimits())
 	for _, rf := range representativeFailures {
@@ -195,13 +203,16 @@ func TestCheckerKeepsObservations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			want := rf.before
+			want, kind := rf.before, rf.kind
 			if rf.after != "" {
 				want = rf.after
 			}
-			if r.Passed || r.Test != rf.test || r.Error.Kind != rf.kind || r.Observation != want {
+			if rf.afterKind != "" {
+				kind = rf.afterKind
+			}
+			if r.Passed || r.Test != rf.test || r.Error.Kind != kind || r.Observation != want {
 				t.Errorf("got passed=%v test=%d kind=%q observation\n%q\nwant test=%d kind=%q observation\n%q",
-					r.Passed, r.Test, r.Error.Kind, r.Observation, rf.test, rf.kind, want)
+					r.Passed, r.Test, r.Error.Kind, r.Observation, rf.test, kind, want)
 			}
 		})
 	}
@@ -231,6 +242,13 @@ func TestCheckerComparesPlainValues(t *testing.T) {
 		{"nan and infinity", "assert f()[0] != f()[0] and f()[1] == float('inf')", "def f():\n    return [float('nan'), float('inf')]", true, "", ""},
 		{"an int past 4300 digits", "assert f() == 7 ** 6000", "def f():\n    return 7 ** 6000", true, "", ""},
 		{"bytes and complex", "assert f() == (b'ab', bytearray(b'c'), 1+2j)", "def f():\n    return (b'ab', bytearray(b'c'), 1+2j)", true, "", ""},
+		{"a Fraction and a Decimal", "assert f() == (0.5, 0.25) and str(f()[1]) == '0.25'",
+			"from fractions import Fraction\nfrom decimal import Decimal\ndef f():\n    return (Fraction(1, 2), Decimal('0.25'))", true, "", ""},
+		{"an object that says it equals anything", "assert f() == 3",
+			"class Three:\n    def __eq__(self, other):\n        return True\ndef f():\n    return Three()", false, KindAssertion,
+			"Note: f returned a value of type Three, which the tests compare only with itself"},
+		{"a match object is true", "assert f('ab') and not f('x')", "import re\ndef f(s):\n    return re.match('a', s)", true, "", ""},
+		{"the program's own max is not the test's", "assert max(f()) == 3", "def max(x):\n    return 3\ndef f():\n    return [1]", false, KindAssertion, "AssertionError"},
 		{"None is None", "assert f() is None", "def f():\n    pass", true, "", ""},
 		{"1 equals True", "assert f() == True", "def f():\n    return 1", true, "", ""},
 		{"dict keys equal a set", "assert f() == {1, 2}", "def f():\n    return {1: 0, 2: 0}.keys()", true, "", ""},
