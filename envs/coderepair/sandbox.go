@@ -111,7 +111,7 @@ func NewSandbox(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s.python, s.version = in.path, in.version
-	cleanStaleDirs(os.TempDir())
+	cleanStaleDirs(os.TempDir(), max(time.Minute, 4*s.limits.WallTime))
 	if cfg.Unsafe {
 		return s, nil
 	}
@@ -417,9 +417,12 @@ var staleDir = regexp.MustCompile(`^` + tempPrefix + `([0-9]+)-[0-9]+$`)
 
 // cleanStaleDirs removes the run folders, under root, of feedrun processes
 // that no longer run: one killed with SIGKILL cannot remove its own, and
-// they hold the model's programs. A folder whose pid now belongs to another
-// process stays until that one ends; a folder this user cannot remove stays.
-func cleanStaleDirs(root string) {
+// they hold the model's programs. The folder must also be older than
+// minAge, longer than any run lasts: a process of another PID namespace
+// that shares the folder (a container) can have a pid that is free here. A
+// folder whose pid now belongs to another process stays until that one
+// ends; a folder this user cannot remove stays.
+func cleanStaleDirs(root string, minAge time.Duration) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
@@ -431,6 +434,10 @@ func cleanStaleDirs(root string) {
 		}
 		pid, err := strconv.Atoi(m[1])
 		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < minAge {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {

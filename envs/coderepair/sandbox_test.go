@@ -402,7 +402,8 @@ func TestSandboxFloodingItsChannelFailsFast(t *testing.T) {
 
 // TestNewSandboxCleansStaleRunFolders: a feedrun killed with SIGKILL
 // leaves its run folders, with the model's programs in them; the next
-// sandbox removes those whose process is gone, and only those.
+// sandbox removes those whose process is gone, and only those, once they
+// are older than a run could be.
 func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
 	tmp := openTempDir(t)
 	t.Setenv("TMPDIR", tmp)
@@ -410,12 +411,14 @@ func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
+	young := fmt.Sprintf("feedrun-coderepair-%d-999", gone.Process.Pid)
 	folders := map[string]bool{ // name: whether it should stay
 		fmt.Sprintf("feedrun-coderepair-%d-123", gone.Process.Pid): false,
-		fmt.Sprintf("feedrun-coderepair-%d-456", os.Getppid()):     true,
-		fmt.Sprintf("feedrun-coderepair-%d-789", os.Getpid()):      true,
-		"feedrun-coderepair-123456789":                             true, // no pid to judge by
-		fmt.Sprintf("another-program-%d-123", gone.Process.Pid):    true,
+		young: true,
+		fmt.Sprintf("feedrun-coderepair-%d-456", os.Getppid()):  true,
+		fmt.Sprintf("feedrun-coderepair-%d-789", os.Getpid()):   true,
+		"feedrun-coderepair-123456789":                          true, // no pid to judge by
+		fmt.Sprintf("another-program-%d-123", gone.Process.Pid): true,
 	}
 	for name := range folders {
 		if err := os.Mkdir(filepath.Join(tmp, name), 0o755); err != nil {
@@ -423,6 +426,12 @@ func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(tmp, name, "solution.py"), []byte("def f():\n    return 1\n"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if name != young {
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(tmp, name), old, old); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	newSandbox(t, hostileLimits())
