@@ -213,6 +213,9 @@ def _main(argv):
     write, read, exit_now, excepthook = os.write, os.read, os._exit, sys.__excepthook__
     dumps, parse, compile_, Expression = json.dumps, ast.parse, compile, ast.Expression
     encode = _encoder()
+    # Descriptors feedrun's own parent leaked to it without close-on-exec
+    # pass through exec; the program keeps its two pipes and stdio alone.
+    os.closerange(5, 1 << 16)
     for limit, soft, hard in (
         (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_AS, mem, mem),

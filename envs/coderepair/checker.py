@@ -183,6 +183,9 @@ def _main(argv):
     cpu, mem, code_end, tests_start = (int(a) for a in argv[:4])
     function = argv[4]
     write, read, exit_now, excepthook = os.write, os.read, os._exit, sys.__excepthook__
+    # Descriptors leaked to feedrun without close-on-exec: the program may
+    # hold them too, and they are no channel of the checker's.
+    os.closerange(6, 1 << 16)
     for limit, value in ((resource.RLIMIT_CPU, cpu + 1), (resource.RLIMIT_AS, mem), (resource.RLIMIT_CORE, 0)):
         _, hard = resource.getrlimit(limit)
         if hard != resource.RLIM_INFINITY:

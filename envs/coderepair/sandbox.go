@@ -506,29 +506,36 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	raw.checkerDir = checkerDir
 	defer os.RemoveAll(checkerDir)
 
-	// Every pipe end the parent holds is closed on return; the ends the
-	// children hold are closed here once they have started.
-	var parentEnds, childEnds []*os.File
+	// The parent reads the output and the verdict; every other pipe end goes
+	// to a child and is closed here once the children have started. All are
+	// closed on return.
+	var kept, given []*os.File
 	defer func() {
-		for _, f := range append(parentEnds, childEnds...) {
+		for _, f := range append(kept, given...) {
 			f.Close()
 		}
 	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		return r, w, err
-	}
-	var outR, outW, verdictR, verdictW, answersR, answersW, requestsR, requestsW *os.File
-	for _, p := range []struct{ r, w **os.File }{{&outR, &outW}, {&verdictR, &verdictW}, {&answersR, &answersW}, {&requestsR, &requestsW}} {
-		if *p.r, *p.w, err = pipe(); err != nil {
-			return raw, fmt.Errorf("sandbox: %w", err)
+	newPipe := func(parentReads bool) (r, w *os.File) {
+		if err != nil {
+			return nil, nil
 		}
-		parentEnds = append(parentEnds, *p.r)
-		childEnds = append(childEnds, *p.w)
+		if r, w, err = os.Pipe(); err != nil {
+			return nil, nil
+		}
+		if parentReads {
+			kept, given = append(kept, r), append(given, w)
+		} else {
+			given = append(given, r, w)
+		}
+		return r, w
 	}
-	// answersR and requestsW are the checker's ends, not the parent's.
-	parentEnds = []*os.File{outR, verdictR}
-	childEnds = append(childEnds, answersR, requestsR)
+	outR, outW := newPipe(true)
+	verdictR, verdictW := newPipe(true)
+	answersR, answersW := newPipe(false)   // program's fd 3 to checker's fd 4
+	requestsR, requestsW := newPipe(false) // checker's fd 5 to program's fd 4
+	if err != nil {
+		return raw, fmt.Errorf("sandbox: %w", err)
+	}
 
 	lim := s.limits
 	cpu := strconv.FormatInt(max(1, int64((lim.CPUTime+time.Second-1)/time.Second)), 10)
@@ -567,10 +574,10 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	}
 	checker := &child{cmd: chk, pid: chk.Process.Pid}
 	raw.checkerPgid = checker.pid
-	for _, f := range childEnds {
+	for _, f := range given {
 		f.Close()
 	}
-	childEnds = nil
+	given = nil
 	// Unsafe, the interpreter is killed by pid too, for it can move itself
 	// into another group of the session; forks are refused, so the group
 	// holds nothing else. In the OS sandbox the pid is bwrap's, whose death

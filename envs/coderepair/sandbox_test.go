@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // hostileLimits are tight so that the hostile cases end quickly.
@@ -440,5 +442,31 @@ func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
 		if exists := err == nil; exists != stays {
 			t.Errorf("%s: exists=%v, want %v", name, exists, stays)
 		}
+	}
+}
+
+// TestSandboxProgramHoldsOnlyItsPipes: the program's descriptors are stdio
+// and its two pipes to the checker, even when the process running the
+// sandbox holds one it inherited without close-on-exec, which exec passes
+// on to every child.
+func TestSandboxProgramHoldsOnlyItsPipes(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, hostileLimits())
+	code := "import os\nfds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))\ndef f():\n    return fds\n"
+	p := Problem{TaskID: 1, Function: "f", Tests: []string{"assert f()[:5] == [0, 1, 2, 3, 4] and len(f()) == 6, f()"}}
+	res, err := s.Run(context.Background(), p, code)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !res.Passed {
+		t.Errorf("the program holds other descriptors than 0 to 4 (and listdir's own):\n%s", res.Observation)
 	}
 }
