@@ -13,7 +13,11 @@
 # takes from the program (MBPP task 596's `sys`), is replaced by a request
 # to the program for that expression's value, so that a value is all the
 # program can give: the comparison, the test's own calls (set, sorted,
-# math.isclose) and the assert are this interpreter's.
+# math.isclose) and the assert are this interpreter's. The program
+# evaluates such an expression whole, arguments included, in its own
+# namespace: MBPP's tests pass literals, and none calls the function from
+# inside a lambda or comprehension of its own, whose names the program
+# would not have.
 #
 # argv: CPU seconds, address-space bytes, last line of the candidate code,
 # first line of the tests, name of the function under test.

@@ -277,3 +277,31 @@ func TestCheckerComparesPlainValues(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerRefusesMalformedMessages: the checker parses what arrives on
+// the program's channel defensively. A program that computes the right
+// values but also writes a message nested past the JSON parser's recursion
+// limit, a bare number where only tagged values go, an answer of two
+// kinds at once, or a line longer than the bound, fails as a violation.
+func TestCheckerRefusesMalformedMessages(t *testing.T) {
+	s := newSandbox(t, hostileLimits())
+	honest := "def g(n):\n    return [2] if n == 1 else [3, 4]\n"
+	for name, message := range map[string]string{
+		"nested too deeply": `b'{"value": ' + b'[' * 100000 + b']' * 100000 + b'}\n'`,
+		"a bare number":     `b'{"value": 2}\n'`,
+		"two kinds at once": `b'{"value": {"i": "2", "t": []}}\n'`,
+		"over the bound":    `b'{"value": "' + b'x' * (2 << 20) + b'"}\n'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			code := honest + "import os\ndef f(n):\n    os.write(3, " + message + ")\n    return g(n)\n"
+			r, raw, err := s.run(context.Background(), forgeryProblem(), code)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if r.Passed || r.Error.Kind != KindSandbox {
+				t.Errorf("passed=%v kind=%q, want a %s; observation:\n%s", r.Passed, r.Error.Kind, KindSandbox, r.Observation)
+			}
+		})
+	}
+}
