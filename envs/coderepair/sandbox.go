@@ -257,6 +257,10 @@ const (
 // sandboxDenialOf starts the message of every refusal by the audit hook.
 const sandboxDenialOf = "PermissionError: sandbox: "
 
+// channelViolation is the message of a run that the checker ended for what
+// the program wrote on their channel, worded as the audit hook's refusals.
+const channelViolation = sandboxDenialOf + "writing anything but answers to the tests' channel (file descriptor 3) is not allowed"
+
 var exceptionKinds = map[string]string{
 	"AssertionError":      KindAssertion,
 	"SyntaxError":         KindSyntax,
@@ -862,8 +866,8 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 		m := fmt.Sprintf("the program exited (SystemExit: %s) before all tests ran.", fields[1])
 		return fail(KindEarlyExit, m, joinLines(output, m))
 	case fields[0] == "violation":
-		m := "the program wrote to its tests' channel (file descriptor 3) what is not an answer, and was stopped."
-		return fail(KindSandbox, m, joinLines(output, m))
+		return fail(KindSandbox, channelViolation,
+			joinLines(output, "the program wrote to the tests' channel (file descriptor 3) what is not an answer, and was stopped."))
 	case ws.Exited():
 		m := fmt.Sprintf("the program exited with status %d before all tests ran.", ws.ExitStatus())
 		return fail(KindEarlyExit, m, joinLines(output, m))
