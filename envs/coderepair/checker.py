@@ -158,15 +158,15 @@ def _decoder():
         if tag == "x":
             return importlib.import_module("decimal").Decimal(text(body, 100))
         if tag == "o":
-            name, truth = items(body)
-            if type(truth) is not bool:
+            name, truth, own_eq = items(body)
+            if type(truth) is not bool or type(own_eq) is not bool:
                 raise _Violation("a malformed value")
-            seen.append(text(name, 100))
-            return opaque(name, truth)
+            if own_eq:
+                seen.append(text(name, 100))
+            return opaque(text(name, 100), truth)
         if tag == "m":
             if module is not None and text(body, 100) == module:
                 return importlib.import_module(module)
-            seen.append("module")
             return opaque("module", True)
         raise _Violation("a value of unknown kind")
 
@@ -353,9 +353,10 @@ def fail(e, ours, excepthook, verdict, function, seen):
     except BaseException:
         pass
     if seen:
-        print("Note: %s returned a value of type %s, which the tests compare only with itself: they "
-              "compare plain values (None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, "
-              "ranges and iterators of them)." % (function, seen[0]), file=sys.stderr)
+        print("Note: %s returned a value of type %s, whose own == the tests do not use: they compare "
+              "plain values (None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, ranges "
+              "and iterators of them) and any other object only with itself." % (function, seen[0]),
+              file=sys.stderr)
     kind = type(e)
     name = kind.__qualname__
     if kind.__module__ not in ("builtins", "__main__"):

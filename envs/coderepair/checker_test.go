@@ -174,10 +174,14 @@ var representativeFailures = []struct {
 	{name: "hard exit inside the function", code: "import os\ndef add(a, b):\n    os._exit(0)", test: 1, kind: "early_exit",
 		before: "Observation: the program exited with status 0 before all tests ran."},
 	{name: "a value that is not data", code: "def add(a, b):\n    return object()", test: 1, kind: "assertion_failed",
-		before: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError",
-		after: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError\n" +
-			"Note: add returned a value of type object, which the tests compare only with itself: they compare plain values " +
-			"(None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, ranges and iterators of them)."},
+		before: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 6, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError"},
+	// An object's own == is not asked: the checker says so.
+	{name: "an object with its own ==", code: "class Sum:\n    def __init__(self, n):\n        self.n = n\n    def __eq__(self, other):\n        return self.n == other\ndef add(a, b):\n    return Sum(a - b)",
+		test: 1, kind: "assertion_failed",
+		before: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 11, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError",
+		after: "Observation: Traceback (most recent call last):\n  File \"solution.py\", line 11, in <module>\n    assert add(1, 2) == 3\n           ^^^^^^^^^^^^^^\nAssertionError\n" +
+			"Note: add returned a value of type Sum, whose own == the tests do not use: they compare plain values " +
+			"(None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, ranges and iterators of them) and any other object only with itself."},
 	// A returned iterator is read to its end when the function returns, to
 	// cross as data; the old bootstrap compared it unread, and it equals
 	// no number, so the test failed there with AssertionError.
@@ -193,8 +197,8 @@ var representativeFailures = []struct {
 // TestCheckerKeepsObservations runs the representative failing programs
 // and wants, from the checker, the observation each gave when the tests ran
 // in the program's own interpreter, except where after says what changed:
-// a value that is not plain data now gets a note saying why it compares
-// unequal, and a returned iterator is read when the function returns.
+// an object with an == of its own gets a note saying that it was not
+// used, and a returned iterator is read when the function returns.
 func TestCheckerKeepsObservations(t *testing.T) {
 	s := newSandbox(t, hostileLimits())
 	for _, rf := range representativeFailures {
@@ -246,7 +250,7 @@ func TestCheckerComparesPlainValues(t *testing.T) {
 			"from fractions import Fraction\nfrom decimal import Decimal\ndef f():\n    return (Fraction(1, 2), Decimal('0.25'))", true, "", ""},
 		{"an object that says it equals anything", "assert f() == 3",
 			"class Three:\n    def __eq__(self, other):\n        return True\ndef f():\n    return Three()", false, KindAssertion,
-			"Note: f returned a value of type Three, which the tests compare only with itself"},
+			"Note: f returned a value of type Three, whose own == the tests do not use"},
 		{"a match object is true", "assert f('ab') and not f('x')", "import re\ndef f(s):\n    return re.match('a', s)", true, "", ""},
 		{"the program's own max is not the test's", "assert max(f()) == 3", "def max(x):\n    return 3\ndef f():\n    return [1]", false, KindAssertion, "AssertionError"},
 		{"None is None", "assert f() is None", "def f():\n    pass", true, "", ""},
