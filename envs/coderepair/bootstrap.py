@@ -215,7 +215,7 @@ def _codes(*codes):
 def _main(argv):
     cpu, mem, fsize, nproc, nofile, code_end, tests_start = (int(a) for a in argv)
     write, read, exit_now, excepthook = os.write, os.read, os._exit, sys.__excepthook__
-    dumps, parse, compile_, Expression = json.dumps, ast.parse, compile, ast.Expression
+    dumps, loads, parse, compile_, Expression = json.dumps, json.loads, ast.parse, compile, ast.Expression
     encode = _encoder()
     # Descriptors feedrun's own parent leaked to it without close-on-exec
     # pass through exec; the program keeps its two pipes and stdio alone.
@@ -254,6 +254,14 @@ def _main(argv):
         data = (data + "\n").encode()
         while data:
             data = data[write(3, data):]
+
+    def final(message):
+        # The program may have closed fd 3; then the checker sees it gone.
+        try:
+            send(dumps(message))
+        except BaseException:
+            pass
+        exit_now(1)
 
     pending = [b""]
 
@@ -299,15 +307,14 @@ def _main(argv):
             exec(compile_(chunk(first, last), "solution.py", "exec", dont_inherit=True), namespace)
         send(dumps({"loaded": True}))
         while True:
-            request = json.loads(receive())
+            request = loads(receive())
             send(eval(expression(request["eval"]), namespace, helper))
     except SystemExit as e:
         try:
             code = str(e.code)[:200]
         except BaseException:
             code = "?"
-        send(dumps({"exit": code}))
-        exit_now(1)
+        final({"exit": code})
     except BaseException as e:
         # Show only the candidate's frames, so that the traceback reads like
         # `python3 solution.py`; the hook prints the exception's own
@@ -335,8 +342,7 @@ def _main(argv):
         except BaseException:
             text = ""
         message = name + ": " + text if text else name
-        send(dumps({"error": [name, kind.__module__ == "builtins", message[:500]]}))
-        exit_now(1)
+        final({"error": [name, kind.__module__ == "builtins", message[:500]]})
 
 
 _main(sys.argv[1:])

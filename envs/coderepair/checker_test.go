@@ -309,3 +309,18 @@ func TestCheckerRefusesMalformedMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerProgramClosesItsChannel: a program that closes its channel to
+// the checker and then fails gets a failing verdict from its exit, and
+// its observation shows its own traceback, none of the bootstrap's.
+func TestCheckerProgramClosesItsChannel(t *testing.T) {
+	s := newSandbox(t, hostileLimits())
+	r, raw, err := s.run(context.Background(), hostileProblem(), "import os\nos.close(3)\nraise ValueError('closed')\ndef f():\n    return 1\n")
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	assertRunGone(t, raw)
+	if r.Passed || r.Error.Kind != KindEarlyExit || !strings.Contains(r.Observation, "ValueError: closed") || strings.Contains(r.Observation, "<string>") {
+		t.Errorf("passed=%v kind=%q, want %q with the program's traceback alone; observation:\n%s", r.Passed, r.Error.Kind, KindEarlyExit, r.Observation)
+	}
+}
