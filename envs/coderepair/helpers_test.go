@@ -130,18 +130,22 @@ func groupMembers(t *testing.T, pgid int) []int {
 }
 
 // assertRunGone waits briefly for the kernel to finish reaping, then fails
-// if any process of the run's group, or its leader wherever it went, or a
-// process working in the run's folder (its interpreter, inside the OS
+// if any process of the program's or the checker's group, or a leader
+// wherever it went, or a process working in the run's folders (its interpreter, inside the OS
 // sandbox a member of another PID namespace), is still there.
 func assertRunGone(t *testing.T, raw rawRun) {
 	t.Helper()
 	deadline := time.Now().Add(time.Second)
 	for {
-		left := groupMembers(t, raw.pgid)
-		if isLive(raw.pgid) && !slices.Contains(left, raw.pgid) {
-			left = append(left, raw.pgid)
+		var left []int
+		for _, pgid := range []int{raw.pgid, raw.checkerPgid} {
+			left = append(left, groupMembers(t, pgid)...)
+			if isLive(pgid) && !slices.Contains(left, pgid) {
+				left = append(left, pgid)
+			}
 		}
 		left = append(left, workingIn(t, raw.dir)...)
+		left = append(left, workingIn(t, raw.checkerDir)...)
 		if len(left) == 0 {
 			return
 		}

@@ -17,12 +17,16 @@ import (
 
 // Environment of the child that TestSandboxHoldsWithoutItsGuard starts: the
 // child runs the attacks, the secret is in its environment from its start
-// (so in its /proc/PID/environ), and the paths are what the attacks read.
+// (so in its /proc/PID/environ), and the paths are what the attacks read:
+// the MBPP file and the repository's go.mod where they are, and copies of
+// their heads that the test makes where the child's user can surely read
+// them (the checkout may sit in a folder only its owner can enter).
 const (
-	attackChildEnv  = "CODEREPAIR_TEST_ATTACK_CHILD"
-	attackSecretEnv = "FEEDRUN_SANDBOX_SECRET"
-	attackMBPPEnv   = "CODEREPAIR_TEST_ATTACK_MBPP"
-	attackRepoEnv   = "CODEREPAIR_TEST_ATTACK_REPO"
+	attackChildEnv    = "CODEREPAIR_TEST_ATTACK_CHILD"
+	attackSecretEnv   = "FEEDRUN_SANDBOX_SECRET"
+	attackMBPPEnv     = "CODEREPAIR_TEST_ATTACK_MBPP"
+	attackRepoEnv     = "CODEREPAIR_TEST_ATTACK_REPO"
+	attackFixturesEnv = "CODEREPAIR_TEST_ATTACK_FIXTURES"
 )
 
 // unguard is Python that undoes the bootstrap's guard from inside, as a
@@ -35,12 +39,12 @@ _g._DENIED.clear(); _g._DENIED_IMPORTS.clear(); _g._PATH_EVENTS.clear(); _g._WRI
 `
 
 // TestSandboxHoldsWithoutItsGuard runs programs that first undo the Python
-// guard and then try each escape: a socket to a listener on 127.0.0.1,
-// a file (through os.open and through libc), a database, a device node
-// and a FIFO outside the work folder,
-// reading /etc/passwd, the MBPP file, the repository and the environment of
-// the process that runs the sandbox, forging the verdict on fd 3, a fork
-// bomb and a memory hog. Each must fail, and each run's verdict is a fail.
+// guard and then try each escape: a socket to a listener on 127.0.0.1, a
+// file (through os.open and through libc), a database, a device node and a
+// FIFO outside the work folder, reading /etc/passwd, the MBPP file, the
+// repository and the environment of the process that runs the sandbox,
+// finding the checker's process, forging the verdict on fd 3, a fork bomb
+// and a memory hog. Each must fail, and each run's verdict is a fail.
 // The same programs run with Config.Unsafe must achieve what they try
 // (where the identity allows), which shows that the programs work and that
 // the OS sandbox is what stops them. It runs as the caller and, under
@@ -73,6 +77,16 @@ func TestSandboxHoldsWithoutItsGuard(t *testing.T) {
 	if err := os.WriteFile(child, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	fixtures := openTempDir(t)
+	for name, path := range map[string]string{"mbpp.json": mbpp, "go.mod": filepath.Join(repo, "go.mod")} {
+		head, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(fixtures, name), head[:min(len(head), 4096)], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	users := []struct {
 		name string
 		cred *syscall.Credential
@@ -88,7 +102,7 @@ func TestSandboxHoldsWithoutItsGuard(t *testing.T) {
 			cmd := exec.Command(child, "-test.run=^TestSandboxHoldsWithoutItsGuard$", "-test.v")
 			cmd.Dir = bin
 			cmd.Env = append(os.Environ(), attackChildEnv+"=1", attackSecretEnv+"=sekrit-"+filepath.Base(bin),
-				attackMBPPEnv+"="+mbpp, attackRepoEnv+"="+repo, "TMPDIR=/tmp")
+				attackMBPPEnv+"="+mbpp, attackRepoEnv+"="+repo, attackFixturesEnv+"="+fixtures, "TMPDIR=/tmp")
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
 			out, err := cmd.CombinedOutput()
 			if err != nil || !bytes.Contains(out, []byte("\nPASS\n")) {
@@ -124,7 +138,7 @@ type attack struct {
 
 func attackChild(t *testing.T) {
 	secret := os.Getenv(attackSecretEnv)
-	mbpp, repo := os.Getenv(attackMBPPEnv), os.Getenv(attackRepoEnv)
+	mbpp, repo, fixtures := os.Getenv(attackMBPPEnv), os.Getenv(attackRepoEnv), os.Getenv(attackFixturesEnv)
 	outside := filepath.Join(os.TempDir(), fmt.Sprintf("feedrun-outside-%d", os.Getpid()))
 	if err := os.Mkdir(outside, 0o777); err != nil {
 		t.Fatal(err)
@@ -186,8 +200,12 @@ func attackChild(t *testing.T) {
 		}
 		return func(r Result) bool { return strings.Contains(r.Observation, marker) }
 	}
-	read := func(path string) string {
-		return fmt.Sprintf("try:\n    print(open(%q, errors='replace').read(600).replace('\\n', ' '))\nexcept BaseException as e:\n    print(type(e).__name__)\n", path)
+	read := func(paths ...string) string {
+		code := ""
+		for _, path := range paths {
+			code += fmt.Sprintf("try:\n    print(open(%q, errors='replace').read(600).replace('\\n', ' '))\nexcept BaseException as e:\n    print(type(e).__name__)\n", path)
+		}
+		return code
 	}
 	attacks := []attack{
 		{name: "socket to 127.0.0.1", controlled: true, achieved: connected,
@@ -201,12 +219,22 @@ func attackChild(t *testing.T) {
 		{name: "os.mkfifo outside", controlled: true, achieved: exists("fifo"),
 			code: fmt.Sprintf("import os\ntry:\n    os.mkfifo(%q)\nexcept OSError as e:\n    print(type(e).__name__)\n", filepath.Join(outside, "fifo"))},
 		{name: "reading /etc/passwd", controlled: true, achieved: shows("/etc/passwd"), code: read("/etc/passwd")},
-		{name: "reading the MBPP file", controlled: true, achieved: shows(mbpp), code: read(mbpp)},
-		{name: "reading the repository", controlled: true, achieved: shows(filepath.Join(repo, "go.mod")), code: read(filepath.Join(repo, "go.mod"))},
+		// The file where it is, and the test's copy of its head, which the
+		// unsafe control can read whatever the checkout's permissions.
+		{name: "reading the MBPP file", controlled: true, achieved: shows(filepath.Join(fixtures, "mbpp.json")),
+			code: read(mbpp, filepath.Join(fixtures, "mbpp.json"))},
+		{name: "reading the repository", controlled: true, achieved: shows(filepath.Join(fixtures, "go.mod")),
+			code: read(filepath.Join(repo, "go.mod"), filepath.Join(fixtures, "go.mod"))},
 		{name: "reading the parent's environment", controlled: os.Getuid() != 0,
 			achieved: func(r Result) bool { return strings.Contains(r.Observation, secret) },
 			code: fmt.Sprintf("try:\n    e = open('/proc/%d/environ').read()\n    print(e[e.find(%q):][:80])\nexcept BaseException as e:\n    print(type(e).__name__)\n",
 				os.Getpid(), attackSecretEnv)},
+		// The checker gives the verdict; the program must not see it to
+		// trace, signal or read it. It looks for it by the checker's
+		// opening comment in every process's command line.
+		{name: "finding the checker through /proc", controlled: true,
+			achieved: func(r Result) bool { return strings.Contains(r.Observation, "checker at pid") },
+			code:     "import os\nfor p in os.listdir('/proc'):\n    try:\n        if b'The checker of feedrun' in open('/proc/%s/cmdline' % p, 'rb').read():\n            print('checker at pid', p)\n    except OSError:\n        pass\n"},
 		{name: "loading libc to write outside", controlled: true, achieved: exists("ctypes"),
 			code: fmt.Sprintf("import ctypes, os\nfd = ctypes.CDLL(None).open(%q.encode(), os.O_WRONLY | os.O_CREAT, 0o644)\nprint('fd', fd)\n", filepath.Join(outside, "ctypes"))},
 	}
@@ -270,8 +298,8 @@ func attackChild(t *testing.T) {
 			t.Fatalf("run: %v", err)
 		}
 		assertRunGone(t, raw)
-		if r.Passed || r.Error.Kind != KindEarlyExit {
-			t.Errorf("passed=%v kind=%q, want a failed run that exited early; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
+		if r.Passed || r.Error.Kind != KindSandbox {
+			t.Errorf("passed=%v kind=%q, want a failed run that broke the checker's channel; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
 		}
 		for _, a := range chosen {
 			if a.achieved(r) {
@@ -282,6 +310,8 @@ func attackChild(t *testing.T) {
 
 	// Forged verdicts, with the guard undone: "pass" on fd 3 and a clean
 	// exit, before the tests or from inside the function the test calls.
+	// fd 3 carries the program's answers to the checker, which takes
+	// anything else on it for a violation.
 	forgeries := map[string]string{
 		"before the tests":        "import os\nos.write(3, b'pass\\n')\nos._exit(0)\ndef f():\n    return 1\n",
 		"from inside the test":    "import os\ndef f():\n    os.write(3, b'pass\\n')\n    os._exit(0)\n",
@@ -293,8 +323,8 @@ func attackChild(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			if r.Passed || r.Error.Kind != KindEarlyExit {
-				t.Errorf("passed=%v kind=%q, want a failed run that exited early; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
+			if r.Passed || r.Error.Kind != KindSandbox {
+				t.Errorf("passed=%v kind=%q, want a failed run that broke the checker's channel; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
 			}
 		})
 	}

@@ -19,14 +19,15 @@ const maxTries = 4
 
 // itemCPU caps the CPU time of mutant runs in Items. Whether a run reaches a
 // limit depends on the machine and its load, not only on the code, so
-// mutants that end at a limit (time, memory, output) are not used: with them
+// mutants that end at a limit (time, memory, output, or a kill by the
+// kernel) are not used: with them
 // the same seed could give different items. The cap keeps the boundary far
 // from MBPP's runs, which take milliseconds unless they loop forever, and
 // makes an endless loop cost one second rather than the whole limit.
 const itemCPU = time.Second
 
 // limitKinds are failures that depend on the machine as well as the code.
-var limitKinds = map[string]bool{KindTimeout: true, KindMemory: true, KindOutput: true}
+var limitKinds = map[string]bool{KindTimeout: true, KindMemory: true, KindOutput: true, KindKilled: true}
 
 // MakeItems builds up to n probe items (all when n <= 0) from seeded mutations
 // of the problems' reference solutions. Each item's failed action is a
@@ -187,10 +188,15 @@ var kindPhrases = map[string]string{
 	KindTimeout:       "it did not finish within the time limit.",
 	KindMemory:        "it used more memory than the sandbox allows.",
 	KindOutput:        "it printed more output than the sandbox allows.",
+	KindKilled:        "it was killed before its time limit, as the kernel kills a program that uses too much memory.",
 	KindEarlyExit:     "it exited before all tests ran.",
 	KindRuntime:       "it stopped with an uncaught exception.",
 	KindNoFunction:    "it defines no function, so nothing was run.",
 }
+
+// stoppedKinds are the failures in which the sandbox, not the code, ended
+// the run.
+var stoppedKinds = map[string]bool{KindTimeout: true, KindOutput: true, KindKilled: true}
 
 // Describe writes the runtime's description of a CodeRepair failure from its
 // structured error (the abstract harness, docs/methodology.md#harnesses):
@@ -204,9 +210,9 @@ func Describe(e transcript.StructuredError) string {
 		what = kindPhrases[KindRuntime]
 	}
 	switch {
-	case (e.Kind == KindTimeout || e.Kind == KindOutput) && e.Argument != "":
+	case stoppedKinds[e.Kind] && e.Argument != "":
 		return fmt.Sprintf("The function %s was stopped during %s: %s", e.Tool, e.Argument, what)
-	case e.Kind == KindTimeout || e.Kind == KindOutput:
+	case stoppedKinds[e.Kind]:
 		return fmt.Sprintf("The function %s was stopped: %s", e.Tool, what)
 	case e.Argument != "":
 		return fmt.Sprintf("The function %s failed %s: %s", e.Tool, e.Argument, what)

@@ -158,6 +158,10 @@ func TestDescribe(t *testing.T) {
 			"The function f was stopped: it printed more output than the sandbox allows."},
 		{transcript.StructuredError{Kind: KindSandbox, Tool: "f", Argument: "test 1", Message: "PermissionError: sandbox: creating processes is not allowed"},
 			"The function f failed test 1: it tried something the sandbox forbids: creating processes is not allowed."},
+		{transcript.StructuredError{Kind: KindKilled, Tool: "f", Argument: "test 2"},
+			"The function f was stopped during test 2: it was killed before its time limit, as the kernel kills a program that uses too much memory."},
+		{transcript.StructuredError{Kind: KindSandbox, Tool: "f", Argument: "test 1", Message: channelViolation},
+			"The function f failed test 1: it tried something the sandbox forbids: writing anything but answers to the tests' channel (file descriptor 3) is not allowed."},
 		{transcript.StructuredError{Kind: KindRuntime, Tool: "f", Argument: "test 1", Got: "MyError", Message: "MyError: boom"},
 			"The function f failed test 1: it stopped with an uncaught exception."},
 	}

@@ -3,9 +3,7 @@ package coderepair
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +26,9 @@ import (
 
 //go:embed bootstrap.py
 var bootstrapSource string
+
+//go:embed checker.py
+var checkerSource string
 
 // Limits bound one sandboxed run.
 type Limits struct {
@@ -110,6 +111,7 @@ func NewSandbox(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s.python, s.version = in.path, in.version
+	cleanStaleDirs(os.TempDir(), max(time.Minute, 4*s.limits.WallTime))
 	if cfg.Unsafe {
 		return s, nil
 	}
@@ -245,6 +247,7 @@ const (
 	KindName      = "name_error"
 	KindTimeout   = "timeout"
 	KindMemory    = "memory_limit"
+	KindKilled    = "killed"
 	KindOutput    = "output_limit"
 	KindSandbox   = "sandbox_violation"
 	KindEarlyExit = "early_exit"
@@ -253,6 +256,10 @@ const (
 
 // sandboxDenialOf starts the message of every refusal by the audit hook.
 const sandboxDenialOf = "PermissionError: sandbox: "
+
+// channelViolation is the message of a run that the checker ended for what
+// the program wrote on their channel, worded as the audit hook's refusals.
+const channelViolation = sandboxDenialOf + "writing anything but answers to the tests' channel (file descriptor 3) is not allowed"
 
 var exceptionKinds = map[string]string{
 	"AssertionError":      KindAssertion,
@@ -352,214 +359,338 @@ func program(p Problem, code string) (src string, codeEnd, testsStart int) {
 	return b.String(), codeEnd, testsStart
 }
 
-// rawRun is what one interpreter run left behind.
+// rawRun is what one run left behind: the program's process, run by the
+// bootstrap in the OS sandbox, and the checker's, which ran the tests.
 type rawRun struct {
-	dir      string // the run's temporary directory, removed when the run ends
-	pgid     int
-	output   []byte
-	overflow bool   // output passed Limits.Output
-	verdict  string // the bootstrap's lines on fd 3 that carry the nonce, without it
-	wallKill bool
-	state    *os.ProcessState
-	status   syscall.WaitStatus // the interpreter's, which bwrap passes on as an exit code
+	dir         string // the program's temporary directory, removed when the run ends
+	checkerDir  string // the checker's, with its own copy of solution.py, removed too
+	pgid        int    // the program's process group: bwrap's in the OS sandbox
+	checkerPgid int
+	output      []byte
+	overflow    bool   // output passed Limits.Output
+	verdict     string // the checker's lines on fd 3, without "ready"
+	ready       bool   // the program's bootstrap started
+	checked     bool   // the checker exited by itself, not killed
+	wallKill    bool
+	state       *os.ProcessState   // the program's
+	status      syscall.WaitStatus // the interpreter's, which bwrap passes on as an exit code
+	ran         time.Duration      // from the program's start to its end
 	// innerKill: in the OS sandbox the interpreter died of SIGKILL that
-	// feedrun did not send, which there only the hard CPU limit sends.
+	// feedrun did not send: the hard CPU limit, or the kernel (memory).
 	// bwrap does not wait for the sandbox's init, so the run's CPU time
-	// is not in bwrap's usage and cannot say so.
+	// is not in bwrap's usage and cannot tell them apart; ran can.
 	innerKill bool
 }
 
 func (s *Sandbox) run(ctx context.Context, p Problem, code string) (Result, rawRun, error) {
 	src, codeEnd, testsStart := program(p, code)
-	raw, err := s.execute(ctx, src, codeEnd, testsStart)
+	raw, err := s.execute(ctx, src, codeEnd, testsStart, p.Function)
 	if err != nil {
 		return Result{}, raw, err
 	}
 	return s.interpret(p, raw), raw, nil
 }
 
-func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart int) (rawRun, error) {
+// tempPrefix starts the name of every run's folder; the pid after it lets a
+// later process tell the folders of one that was killed (cleanStaleDirs).
+const tempPrefix = "feedrun-coderepair-"
+
+// runDir makes a folder for one run holding solution.py, owned by the user
+// the run's processes run as.
+func (s *Sandbox) runDir(src string) (string, error) {
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tempPrefix, os.Getpid()))
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "solution.py"), []byte(src), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	if s.cred != nil {
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// staleDir matches a run folder's name: the prefix, the pid of the process
+// that made it, and MkdirTemp's random digits.
+var staleDir = regexp.MustCompile(`^` + tempPrefix + `([0-9]+)-[0-9]+$`)
+
+// cleanStaleDirs removes the run folders, under root, of feedrun processes
+// that no longer run: one killed with SIGKILL cannot remove its own, and
+// they hold the model's programs. The folder must also be older than
+// minAge, longer than any run lasts: a process of another PID namespace
+// that shares the folder (a container) can have a pid that is free here. A
+// folder whose pid now belongs to another process stays until that one
+// ends; a folder this user cannot remove stays.
+func cleanStaleDirs(root string, minAge time.Duration) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := staleDir.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < minAge {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+}
+
+// child is a started process of a run, killed with its process group. Its
+// exit is waited for without reaping it (waitExit): while the leader is a
+// zombie its pid cannot be reused, so a group kill before reap cannot hit
+// a stranger; after reap no kill follows.
+type child struct {
+	cmd    *exec.Cmd
+	pid    int
+	mu     sync.Mutex
+	reaped bool
+}
+
+func (c *child) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+		_ = syscall.Kill(c.pid, syscall.SIGKILL)
+	}
+}
+
+func (c *child) waitExit() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
+}
+
+func (c *child) reap() *os.ProcessState {
+	c.mu.Lock()
+	c.reaped = true
+	c.mu.Unlock()
+	_ = c.cmd.Wait()
+	return c.cmd.ProcessState
+}
+
+// execute runs src's program under the bootstrap in the OS sandbox and the
+// checker beside it, outside, and collects what they left: the checker's
+// verdict, the program's exit and both processes' output, which share one
+// pipe so that the program's prints and the checker's tracebacks keep
+// their order.
+func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart int, function string) (rawRun, error) {
 	var raw rawRun
-	dir, err := os.MkdirTemp("", "feedrun-coderepair-")
+	dir, err := s.runDir(src)
 	if err != nil {
 		return raw, fmt.Errorf("sandbox: %w", err)
 	}
 	raw.dir = dir
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "solution.py"), []byte(src), 0o644); err != nil {
+	// The checker reads the tests from a copy the program cannot reach: its
+	// own folder is writable to it.
+	checkerDir, err := s.runDir(src)
+	if err != nil {
 		return raw, fmt.Errorf("sandbox: %w", err)
 	}
-	if s.cred != nil {
-		if err := os.Chown(dir, nobody, nobody); err != nil {
-			return raw, fmt.Errorf("sandbox: %w", err)
-		}
-	}
+	raw.checkerDir = checkerDir
+	defer os.RemoveAll(checkerDir)
 
-	outR, outW, err := os.Pipe()
+	// The parent reads the output and the verdict; every other pipe end goes
+	// to a child and is closed here once the children have started. All are
+	// closed on return.
+	var kept, given []*os.File
+	defer func() {
+		for _, f := range append(kept, given...) {
+			f.Close()
+		}
+	}()
+	newPipe := func(parentReads bool) (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		if r, w, err = os.Pipe(); err != nil {
+			return nil, nil
+		}
+		if parentReads {
+			kept, given = append(kept, r), append(given, w)
+		} else {
+			given = append(given, r, w)
+		}
+		return r, w
+	}
+	outR, outW := newPipe(true)
+	verdictR, verdictW := newPipe(true)
+	answersR, answersW := newPipe(false)   // program's fd 3 to checker's fd 4
+	requestsR, requestsW := newPipe(false) // checker's fd 5 to program's fd 4
 	if err != nil {
 		return raw, fmt.Errorf("sandbox: %w", err)
 	}
-	defer outR.Close()
-	verdictR, verdictW, err := os.Pipe()
-	if err != nil {
-		outW.Close()
-		return raw, fmt.Errorf("sandbox: %w", err)
-	}
-	defer verdictR.Close()
-	nonce, nonceR, err := newNonce()
-	if err != nil {
-		outW.Close()
-		verdictW.Close()
-		return raw, fmt.Errorf("sandbox: %w", err)
-	}
-	defer nonceR.Close()
 
 	lim := s.limits
-	cpu := max(1, int64((lim.CPUTime+time.Second-1)/time.Second))
-	cmd := s.command(context.Background(), dir, s.python, "-s", "-B", "-u", "-c", bootstrapSource,
-		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10),
-		strconv.FormatInt(lim.FileSize, 10), strconv.Itoa(lim.Processes),
-		strconv.Itoa(lim.OpenFiles), strconv.Itoa(codeEnd), strconv.Itoa(testsStart))
-	cmd.Dir = dir
+	cpu := strconv.FormatInt(max(1, int64((lim.CPUTime+time.Second-1)/time.Second)), 10)
+	mem := strconv.FormatInt(lim.Memory, 10)
 	// Isolated mode (-I) would also ignore PYTHONHASHSEED, leaving string
 	// hashing, and so set order, random from run to run; -s and an
 	// environment of this one variable give the same isolation with
-	// repeatable observations. The bootstrap drops the cwd from sys.path.
-	cmd.Env = []string{"PYTHONHASHSEED=0"}
-	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{verdictW, nonceR}
-	err = cmd.Start()
-	outW.Close()
-	verdictW.Close()
-	nonceR.Close()
-	if err != nil {
-		return raw, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
+	// repeatable observations. Both scripts drop the cwd from sys.path.
+	env := []string{"PYTHONHASHSEED=0"}
+	prog := s.command(context.Background(), dir, s.python, "-s", "-B", "-u", "-c", bootstrapSource,
+		cpu, mem, strconv.FormatInt(lim.FileSize, 10), strconv.Itoa(lim.Processes),
+		strconv.Itoa(lim.OpenFiles), strconv.Itoa(codeEnd), strconv.Itoa(testsStart))
+	prog.Dir, prog.Env = dir, env
+	prog.Stdout, prog.Stderr = outW, outW
+	prog.ExtraFiles = []*os.File{answersW, requestsR}
+	// The checker runs outside the OS sandbox, which leaves the program a
+	// PID namespace in which the checker does not exist: it cannot be
+	// traced, signalled or read through /proc from there.
+	chk := exec.Command(s.python, "-s", "-B", "-u", "-c", checkerSource,
+		cpu, mem, strconv.Itoa(codeEnd), strconv.Itoa(testsStart), function)
+	chk.Dir, chk.Env = checkerDir, env
+	chk.Stdout, chk.Stderr = outW, outW
+	chk.ExtraFiles = []*os.File{verdictW, answersR, requestsW}
+	chk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}
+
+	start := time.Now()
+	if err := prog.Start(); err != nil {
+		return raw, fmt.Errorf("sandbox: start %s: %w", prog.Path, err)
 	}
-	raw.pgid = cmd.Process.Pid
+	program := &child{cmd: prog, pid: prog.Process.Pid}
+	raw.pgid = program.pid
+	if err := chk.Start(); err != nil {
+		program.kill()
+		program.reap()
+		return raw, fmt.Errorf("sandbox: start the checker: %w", err)
+	}
+	checker := &child{cmd: chk, pid: chk.Process.Pid}
+	raw.checkerPgid = checker.pid
+	for _, f := range given {
+		f.Close()
+	}
+	given = nil
 	// Unsafe, the interpreter is killed by pid too, for it can move itself
 	// into another group of the session; forks are refused, so the group
 	// holds nothing else. In the OS sandbox the pid is bwrap's, whose death
-	// kills every process of the sandbox's PID namespace. Once it is reaped
-	// its pid may be reused, so no kill (from a timer or the output reader)
-	// may follow.
-	var (
-		killMu sync.Mutex
-		reaped bool
-	)
-	killGroup := func() {
-		killMu.Lock()
-		defer killMu.Unlock()
-		if !reaped {
-			_ = syscall.Kill(-raw.pgid, syscall.SIGKILL)
-			_ = syscall.Kill(raw.pgid, syscall.SIGKILL)
-		}
+	// kills every process of the sandbox's PID namespace.
+	killAll := func() {
+		program.kill()
+		checker.kill()
 	}
 
 	var overflow atomic.Bool
 	outDone := make(chan []byte, 1)
 	go func() {
-		outDone <- readCapped(outR, lim.Output, func() { overflow.Store(true); killGroup() })
+		outDone <- readCapped(outR, lim.Output, func() { overflow.Store(true); killAll() })
 	}()
+	// The checker writes a few short lines; the bound is for safety alone,
+	// and passing it ends the run at once rather than leaving the checker
+	// blocked on a full pipe until the wall-clock limit.
 	verdictDone := make(chan []byte, 1)
-	go func() { verdictDone <- readCapped(verdictR, 64<<10, func() {}) }()
+	go func() { verdictDone <- readCapped(verdictR, 64<<10, killAll) }()
 
 	var wallKill atomic.Bool
 	exited := make(chan struct{})
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		watchWallTime(lim.WallTime, exited, func() { wallKill.Store(true); killGroup() })
+		watchWallTime(lim.WallTime, exited, func() { wallKill.Store(true); killAll() })
 	}()
-	stopCtx := context.AfterFunc(ctx, killGroup)
+	stopCtx := context.AfterFunc(ctx, killAll)
+	programDone := make(chan time.Duration, 1)
+	go func() {
+		program.waitExit()
+		programDone <- time.Since(start)
+	}()
 
-	// Wait for the exit without reaping it: while the leader is a zombie its
-	// pid cannot be reused, so the group kill below cannot hit a stranger.
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, raw.pgid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
+	// The checker ends the run: its last line is the verdict. Only when the
+	// program stopped answering does the run wait for the program's own end,
+	// whose status says why (a limit, an exit); otherwise the program is
+	// stopped here.
+	checker.waitExit()
+	var verdict []byte
+	select {
+	case verdict = <-verdictDone:
+	case <-time.After(2 * time.Second): // a descendant of the checker holds the pipe
+		_ = verdictR.SetReadDeadline(time.Now())
+		verdict = <-verdictDone
 	}
+	lines, ready := checkerLines(verdict)
+	if last := lines[len(lines)-1]; last != "gone" {
+		program.kill()
+	}
+	raw.ran = <-programDone
 	close(exited)
 	<-watched
-	killGroup()
+	killAll()
 	stopCtx()
-	killMu.Lock()
-	reaped = true
-	killMu.Unlock()
-	_ = cmd.Wait()
-	raw.state = cmd.ProcessState
+	raw.state = program.reap()
+	checkerState := checker.reap()
+	raw.checked = checkerState.Exited()
 	raw.status, _ = raw.state.Sys().(syscall.WaitStatus)
 	if s.bwrap != "" && !raw.status.Signaled() {
 		raw.status = interpreterStatus(raw.status)
 		raw.innerKill = raw.status.Signaled() && raw.status.Signal() == syscall.SIGKILL
 	}
 
-	// Every writer was in the group just killed; the deadline only guards
-	// against a descendant that escaped it. It too is running time, so that
-	// a pause here cannot cut the output short.
+	// Every writer was in the groups just killed; the deadline only guards
+	// against a descendant that escaped them. It too is running time, so
+	// that a pause here cannot cut the output short.
 	read := make(chan struct{})
-	go watchWallTime(2*time.Second, read, func() {
-		now := time.Now()
-		_ = outR.SetReadDeadline(now)
-		_ = verdictR.SetReadDeadline(now)
-	})
+	go watchWallTime(2*time.Second, read, func() { _ = outR.SetReadDeadline(time.Now()) })
 	raw.output = <-outDone
-	verdict, ready := signedLines(<-verdictDone, nonce)
-	raw.verdict = verdict
 	close(read)
+	raw.verdict, raw.ready = strings.Join(lines, "\n"), ready
 	raw.overflow = overflow.Load()
 	raw.wallKill = wallKill.Load()
 	if err := ctx.Err(); err != nil {
 		return raw, err
 	}
-	if !ready && !raw.overflow && !raw.wallKill {
-		// Nothing of the candidate ran: bwrap or the interpreter failed.
-		return raw, fmt.Errorf("sandbox: %s did not start the bootstrap (%s): %s",
-			cmd.Path, raw.state, strings.TrimSpace(string(raw.output)))
+	if raw.overflow || raw.wallKill {
+		return raw, nil
+	}
+	if !ready {
+		// Nothing of the candidate ran: bwrap or an interpreter failed.
+		return raw, fmt.Errorf("sandbox: %s did not start the bootstrap (%s; checker %s): %s",
+			prog.Path, raw.state, checkerState, strings.TrimSpace(string(raw.output)))
+	}
+	if !raw.checked || !finalVerdicts[strings.SplitN(lines[len(lines)-1], "\t", 2)[0]] {
+		return raw, fmt.Errorf("sandbox: the checker ended without a verdict (%s): %s",
+			checkerState, strings.TrimSpace(string(raw.output)))
 	}
 	return raw, nil
 }
 
-// newNonce makes the secret that marks the bootstrap's own lines on fd 3,
-// and the pipe it reaches the bootstrap by (fd 4, read and closed before
-// any candidate code runs). A program that writes "pass" to fd 3 and
-// exits cannot know it; see docs/methodology.md for what it does not stop.
-func newNonce() (string, *os.File, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", nil, err
-	}
-	nonce := hex.EncodeToString(b[:])
-	r, w, err := os.Pipe()
-	if err != nil {
-		return "", nil, err
-	}
-	_, err = w.WriteString(nonce)
-	w.Close()
-	if err != nil {
-		r.Close()
-		return "", nil, err
-	}
-	return nonce, r, nil
-}
+// finalVerdicts are the checker's last lines (checker.py).
+var finalVerdicts = map[string]bool{"pass": true, "exit": true, "error": true, "gone": true, "violation": true}
 
-// signedLines keeps the lines of fd 3 that start with the nonce, without
-// it and without the "ready" line, which it reports.
-func signedLines(data []byte, nonce string) (verdict string, ready bool) {
-	var kept []string
-	for _, line := range strings.Split(string(data), "\n") {
-		rest, ok := strings.CutPrefix(line, nonce+"\t")
-		switch {
-		case !ok:
-		case rest == "ready":
+// checkerLines splits the checker's fd 3 into lines, leaving out "ready",
+// which it reports; there is always at least one line, maybe empty.
+func checkerLines(data []byte) (lines []string, ready bool) {
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		if line == "ready" {
 			ready = true
-		default:
-			kept = append(kept, rest)
+			continue
 		}
+		lines = append(lines, line)
 	}
-	return strings.TrimSpace(strings.Join(kept, "\n")), ready
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines, ready
 }
 
 // interpreterStatus undoes bwrap's passing on of the interpreter's end:
@@ -673,7 +804,7 @@ func repeatable(s string) string {
 
 // tempPath matches the run's directory under any temporary root, as a
 // traceback or a printed os.getcwd() would show it.
-var tempPath = regexp.MustCompile(`(/[^\s"']*)?/feedrun-coderepair-[0-9]+`)
+var tempPath = regexp.MustCompile(`(/[^\s"']*)?/` + tempPrefix + `[0-9]+(-[0-9]+)?`)
 
 func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 	r := Result{Error: transcript.StructuredError{
@@ -701,14 +832,15 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 	case raw.overflow:
 		m := fmt.Sprintf("the program printed more than %s of output and was stopped.", size(int64(s.limits.Output)))
 		return fail(KindOutput, m, m)
-	case raw.wallKill, ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && ws.Signal() == syscall.SIGKILL && (raw.innerKill || raw.state.UserTime()+raw.state.SystemTime() >= s.limits.CPUTime):
-		return fail(KindTimeout, s.timeoutMessage(), "Timeout: "+s.timeoutMessage())
-	case fields[0] == "pass" && ws.Exited() && ws.ExitStatus() == 0:
+	case fields[0] == "pass" && raw.checked && !raw.wallKill:
 		r.Passed, r.Test = true, 0
 		r.Error = transcript.StructuredError{}
 		r.Observation = transcript.ObservationPrefix + testsPassed(len(p.Tests)) + "."
 		return r
+	case raw.wallKill, ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && (raw.innerKill && raw.ran >= s.limits.CPUTime ||
+			raw.state.UserTime()+raw.state.SystemTime() >= s.limits.CPUTime):
+		return fail(KindTimeout, s.timeoutMessage(), "Timeout: "+s.timeoutMessage())
 	case fields[0] == "error" && len(fields) == 4:
 		name, builtin, message := fields[1], fields[2] == "1", repeatable(fields[3])
 		r.Error.Got = name
@@ -733,9 +865,15 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 	case fields[0] == "exit" && len(fields) == 2:
 		m := fmt.Sprintf("the program exited (SystemExit: %s) before all tests ran.", fields[1])
 		return fail(KindEarlyExit, m, joinLines(output, m))
+	case fields[0] == "violation":
+		return fail(KindSandbox, channelViolation,
+			joinLines(output, "the program wrote to the tests' channel (file descriptor 3) what is not an answer, and was stopped."))
 	case ws.Exited():
 		m := fmt.Sprintf("the program exited with status %d before all tests ran.", ws.ExitStatus())
 		return fail(KindEarlyExit, m, joinLines(output, m))
+	case ws.Signal() == syscall.SIGKILL:
+		m := "the program was killed (SIGKILL) before its time limit was reached, as the kernel kills a program that uses too much memory."
+		return fail(KindKilled, m, joinLines(output, m))
 	default:
 		m := fmt.Sprintf("the interpreter was killed by signal %s.", unix.SignalName(ws.Signal()))
 		return fail(KindRuntime, m, joinLines(output, m))

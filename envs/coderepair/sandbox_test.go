@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // hostileLimits are tight so that the hostile cases end quickly.
@@ -207,11 +209,12 @@ func childOf(t *testing.T, pid int) int {
 			if p.pid == pid || !below[strconv.Itoa(p.pid)] {
 				continue
 			}
-			// The sandbox's interpreter, not the version check before it
-			// nor bwrap, whose command line holds the interpreter's.
+			// The sandbox's interpreter, not the version check before it,
+			// the checker beside it nor bwrap, whose command line holds
+			// the interpreter's.
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "cmdline"))
 			argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-			if err == nil && bytes.Contains(cmdline, []byte("\x00-B\x00")) && filepath.Base(string(argv0)) != "bwrap" {
+			if err == nil && bytes.Contains(cmdline, []byte("# Sandbox bootstrap")) && filepath.Base(string(argv0)) != "bwrap" {
 				return p.pid
 			}
 		}
@@ -345,5 +348,125 @@ func TestNewSandboxRejectsAMissingInterpreter(t *testing.T) {
 	_, err := NewSandbox(Config{Python: "/nonexistent/python3"})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/python3") {
 		t.Errorf("err = %v, want one naming the interpreter", err)
+	}
+}
+
+// TestSandboxKilledIsNotATimeout: a program that dies of SIGKILL well
+// inside its time limit (here by its own hand, with the guard undone; in
+// the study, the kernel's answer to memory it cannot have) was labelled a
+// timeout, which only the hard CPU limit's SIGKILL is.
+func TestSandboxKilledIsNotATimeout(t *testing.T) {
+	s := newSandbox(t, hostileLimits())
+	for name, code := range map[string]string{
+		"before the tests": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\ndef f():\n    return 1\n",
+		"in the test":      "import os, signal\ndef f():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, raw, err := s.run(context.Background(), hostileProblem(), unguard+code)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if r.Passed || r.Error.Kind != KindKilled || !strings.Contains(r.Observation, "killed (SIGKILL) before its time limit") {
+				t.Errorf("passed=%v kind=%q, want %q; observation:\n%s", r.Passed, r.Error.Kind, KindKilled, r.Observation)
+			}
+		})
+	}
+}
+
+// TestSandboxFloodingItsChannelFailsFast: a program that writes more than
+// a pipe holds to fd 3 used to block there, unread, until the wall-clock
+// limit; it must fail at once.
+func TestSandboxFloodingItsChannelFailsFast(t *testing.T) {
+	lim := hostileLimits()
+	lim.WallTime = 10 * time.Second
+	s := newSandbox(t, lim)
+	for name, code := range map[string]string{
+		"one line":   "import os\nos.write(3, b'x' * (4 << 20))\n",
+		"many lines": "import os\nos.write(3, b'x\\n' * (2 << 20))\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			r, raw, err := s.run(context.Background(), hostileProblem(), unguard+code+"def f():\n    return 1\n")
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if elapsed := time.Since(start); elapsed > lim.WallTime/2 {
+				t.Errorf("the run took %s of its %s wall-clock limit", elapsed, lim.WallTime)
+			}
+			if r.Passed || r.Error.Kind == KindTimeout {
+				t.Errorf("passed=%v kind=%q, want a failure that is not a timeout; observation:\n%s", r.Passed, r.Error.Kind, r.Observation)
+			}
+		})
+	}
+}
+
+// TestNewSandboxCleansStaleRunFolders: a feedrun killed with SIGKILL
+// leaves its run folders, with the model's programs in them; the next
+// sandbox removes those whose process is gone, and only those, once they
+// are older than a run could be.
+func TestNewSandboxCleansStaleRunFolders(t *testing.T) {
+	tmp := openTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	young := fmt.Sprintf("feedrun-coderepair-%d-999", gone.Process.Pid)
+	folders := map[string]bool{ // name: whether it should stay
+		fmt.Sprintf("feedrun-coderepair-%d-123", gone.Process.Pid): false,
+		young: true,
+		fmt.Sprintf("feedrun-coderepair-%d-456", os.Getppid()):  true,
+		fmt.Sprintf("feedrun-coderepair-%d-789", os.Getpid()):   true,
+		"feedrun-coderepair-123456789":                          true, // no pid to judge by
+		fmt.Sprintf("another-program-%d-123", gone.Process.Pid): true,
+	}
+	for name := range folders {
+		if err := os.Mkdir(filepath.Join(tmp, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name, "solution.py"), []byte("def f():\n    return 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != young {
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(tmp, name), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	newSandbox(t, hostileLimits())
+	for name, stays := range folders {
+		_, err := os.Stat(filepath.Join(tmp, name))
+		if exists := err == nil; exists != stays {
+			t.Errorf("%s: exists=%v, want %v", name, exists, stays)
+		}
+	}
+}
+
+// TestSandboxProgramHoldsOnlyItsPipes: the program's descriptors are stdio
+// and its two pipes to the checker, even when the process running the
+// sandbox holds one it inherited without close-on-exec, which exec passes
+// on to every child.
+func TestSandboxProgramHoldsOnlyItsPipes(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, hostileLimits())
+	code := "import os\nfds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))\ndef f():\n    return fds\n"
+	p := Problem{TaskID: 1, Function: "f", Tests: []string{"assert f()[:5] == [0, 1, 2, 3, 4] and len(f()) == 6, f()"}}
+	res, err := s.Run(context.Background(), p, code)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !res.Passed {
+		t.Errorf("the program holds other descriptors than 0 to 4 (and listdir's own):\n%s", res.Observation)
 	}
 }
