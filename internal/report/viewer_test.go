@@ -241,8 +241,13 @@ func TestHTMLReportEscapesReplies(t *testing.T) {
 	const open = `<script type="application/json" id="feedrun-data">`
 	start := strings.Index(page, open) + len(open)
 	end := strings.Index(page[start:], "</script>")
-	var data htmlData
-	ok(t, json.Unmarshal([]byte(page[start:start+end]), &data))
+	var vd viewerData
+	ok(t, json.Unmarshal([]byte(page[start:start+end]), &vd))
+	var data RunView
+	for _, r := range vd.Runs {
+		data.Episodes = append(data.Episodes, r.Episodes...)
+		data.Items = append(data.Items, r.Items...)
+	}
 	var replies, dropped []string
 	for _, e := range data.Episodes {
 		for _, s := range e.Transcript {
@@ -273,7 +278,7 @@ func TestHTMLCellsFollowTheTableModel(t *testing.T) {
 		{Figure: "a_new_figure", Label: "new figure", Kind: Count},
 	}, Rows: []Row{{Model: "m", Env: "toolshed", Harness: harness.Ban, Figures: map[string]Figure{"loop_rate": {Estimate: 0.5, Lo: math.NaN(), Hi: math.NaN()}, "a_new_figure": {Estimate: 3}}}}}
 	var b bytes.Buffer
-	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, nil, nil))
+	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, Extras{}, nil))
 	page := b.String()
 	for _, want := range []string{"<th>new figure</th>", `<td class="pick" data-pick="loop" tabindex="0">50.0%</td>`, `<td class="pick" data-pick="all" tabindex="0">3</td>`, `data-harness="ban"`} {
 		if !strings.Contains(page, want) {
