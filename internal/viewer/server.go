@@ -75,6 +75,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(s.page)
+	case path == "/favicon.ico":
+		// None: a browser asks for it, and a 404 would log an error.
+		w.WriteHeader(http.StatusNoContent)
 	case path == "/api/runs":
 		writeJSON(w, s.index)
 	case strings.HasPrefix(path, "/api/runs/"):

@@ -498,6 +498,7 @@
       el("div", {}, x.model + " · " + x.harness), el("div", { class: "label" }, INDEX.runs[x.run].name + " · " + x.summary),
       n > 0 && el("button", { type: "button", class: "drop", onclick: () => { compare = compare.filter((c) => c !== epKey(x)); drawEpisode(); writeHash(); } }, "remove"))))));
     const body = el("tbody");
+    table.append(body);
     body.append(el("tr", {}, el("th", {}, "task"), ...eps.map((x) => el("td", {}, statement(x)))));
     const steps = Math.max(...eps.map((x) => x.transcript.length));
     const only = filters().step;
