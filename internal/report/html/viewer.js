@@ -162,7 +162,7 @@
   // setting one selects no probe items.
   function episodeSelected(e, f) {
     if (f.model && e.model !== f.model) return false;
-    if (f.env && e.env !== f.env) return false;
+    if (f.env && INDEX.runs[e.run].env !== f.env) return false;
     if (f.harness && e.harness !== f.harness) return false;
     if (f.task && !e.task.toLowerCase().includes(f.task)) return false;
     if (f.seed !== null && e.seed !== f.seed) return false;
@@ -179,7 +179,7 @@
   function itemSelected(i, f) {
     if (f.outcome || f.loops || f.seed !== null || f.step !== null) return false;
     if (f.model && i.model !== f.model) return false;
-    if (f.env && i.env !== f.env) return false;
+    if (f.env && INDEX.runs[i.run].env !== f.env) return false;
     if (f.harness && i.harness !== f.harness) return false;
     if (f.task && !i.id.toLowerCase().includes(f.task)) return false;
     if (f.repeats === "exact" && !i.greedy_post) return false;
@@ -201,17 +201,16 @@
       { key: "view", label: "view", value: (r) => (ticked.has(r.i) ? 0 : 1),
         cell: (r) => el("input", { type: "checkbox", class: "tick", "data-run": r.i, "aria-label": "view " + r.name, ...(ticked.has(r.i) ? { checked: "" } : {}) }) },
       { key: "run", label: "run", value: (r) => r.name },
-      { key: "kind", label: "kind", value: (r) => r.kind },
       { key: "model", label: "model", value: (r) => r.models.join(", ") },
       { key: "env", label: "env", value: (r) => r.env },
       { key: "setting", label: "setting", value: (r) => r.setting },
       { key: "harnesses", label: "harnesses", value: (r) => r.harnesses.length },
-      { key: "episodes", label: "episodes", value: (r) => r.episodes || r.sweep },
+      { key: "episodes", label: "episodes", value: (r) => r.episodes || r.sweep, cell: (r) => (r.episodes || r.sweep ? String(r.episodes || r.sweep) : "") },
       { key: "passed", label: "passed", value: (r) => (r.episodes ? r.passed / r.episodes : -1), cell: (r) => pct(r.passed, r.episodes) },
       { key: "repeated", label: "exact repeat", value: (r) => (r.episodes ? r.repeated / r.episodes : -1), cell: (r) => pct(r.repeated, r.episodes) },
       { key: "looped", label: "looped", value: (r) => (r.episodes ? r.looped / r.episodes : -1), cell: (r) => pct(r.looped, r.episodes) },
-      { key: "items", label: "items", value: (r) => r.items },
-      { key: "greedy_post", label: "greedy repeat after", value: (r) => (r.items ? r.greedy_post / r.items : -1), cell: (r) => pct(r.greedy_post, r.items) },
+      { key: "items", label: "probe items", value: (r) => r.items, cell: (r) => (r.items ? String(r.items) : "") },
+      { key: "greedy_post", label: "greedy repeat", value: (r) => (r.items ? r.greedy_post / r.items : -1), cell: (r) => pct(r.greedy_post, r.items) },
       { key: "inverted", label: "G < 0", value: (r) => (r.items ? r.inverted / r.items : -1), cell: (r) => pct(r.inverted, r.items) },
       { key: "provenance", label: "provenance", value: (r) => r.provenance,
         cell: (r) => el("details", {}, el("summary", {}, "show"), el("div", { class: "prov" }, r.dir + ": " + r.provenance)) },
@@ -381,13 +380,16 @@
   }
 
   // diffPre shows text with the words that are not in ref marked (ref
-  // null: nothing to compare with). Words are runs of non-space; the
-  // marking is a longest common subsequence of words, given up for the
-  // whole text past a size where it would stall the page.
+  // null: nothing to compare with). Words are runs of letters and digits,
+  // each other character standing alone, so that a changed argument is
+  // marked and not the whole call. The marking is a longest common
+  // subsequence of words, given up for the whole text past a size where
+  // it would stall the page.
   function diffPre(text, ref, cls) {
     const pre = el("pre", cls ? { class: cls } : {});
     if (ref === null || ref === undefined || ref === text) { pre.append(text); return pre; }
-    const a = ref.split(/(\s+)/), b = text.split(/(\s+)/);
+    const words = (t) => t.split(/(\s+|[^\w\s])/).filter((w) => w !== "");
+    const a = words(ref), b = words(text);
     if (a.length * b.length > 400000) { pre.append(el("mark", {}, text)); return pre; }
     const n = a.length, m = b.length, L = new Uint32Array((n + 1) * (m + 1));
     for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
@@ -470,7 +472,7 @@
       box.append(el("label", {}, el("input", { type: "checkbox", "data-harness": x.harness, ...(compare.includes(k) ? { checked: "" } : {}),
         onchange: (ev) => { compare = ev.target.checked ? compare.concat(k) : compare.filter((c) => c !== k); drawEpisode(); writeHash(); } }), " " + x.harness));
     }
-    const runs = INDEX.runs.map((r, i) => ({ r, i })).filter(({ r, i }) => i !== e.run && r.kind === "rollout" && r.env === e.env);
+    const runs = INDEX.runs.map((r, i) => ({ r, i })).filter(({ r, i }) => i !== e.run && r.kind === "rollout" && r.env === INDEX.runs[e.run].env);
     if (runs.length) {
       const sel = el("select", { id: "compare-run", onchange: (ev) => {
         const i = Number(ev.target.value);
