@@ -457,7 +457,7 @@
     const others = compare.map(findEpisode).filter((x) => x);
     view.replaceChildren(nav("episodes"), compareControls(e),
       others.length ? sideBySide([e, ...others]) : transcript(e, filters().step));
-    view.scrollIntoView({ block: "nearest" });
+    view.scrollIntoView({ block: "start" });
   }
 
   // compareControls choose what to set beside the open episode: its task
@@ -551,7 +551,7 @@
       text("greedy before the failure", x.pre || "(not kept in this run)"),
       text("greedy after the failure", x.post || "(not kept in this run)", x.greedy_post ? "failed" : "")))));
     view.replaceChildren(nav("items"), box);
-    view.scrollIntoView({ block: "nearest" });
+    view.scrollIntoView({ block: "start" });
   }
 
   // ---- wiring ----
