@@ -370,3 +370,40 @@ func TestSharedSystemPromptPrintedOnce(t *testing.T) {
 		t.Errorf("a prompt of one item:\n%s", out)
 	}
 }
+
+func TestViewerIndexSummarisesEachRun(t *testing.T) {
+	var rollout, grammar, probeRun results.Manifest
+	rollout.Config.Env, rollout.Config.Decode = "toolshed", "free"
+	grammar.Config.Env, grammar.Config.Decode, grammar.Config.Shots = "toolshed", "grammar", 2
+	probeRun.Config.Env, probeRun.Config.OnPolicy = "coderepair", true
+	d := Data{Runs: []RunInfo{{Dir: "a/run", Manifest: rollout, Episodes: 2}, {Dir: "b/run", Manifest: grammar, Episodes: 1}, {Dir: "c/probe", Manifest: probeRun, Items: 2}}}
+	episode := func(run, task string, passed, repeated bool) Episode {
+		e := Episode{Model: "m", InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: task, Seed: 1, Steps: 2, Finished: passed, Passed: passed, Looped: repeated, Run: run}
+		if repeated {
+			e.ExactRepeats = 1
+		}
+		return e
+	}
+	d.Episodes = []Episode{episode("a/run", "t1", true, false), episode("a/run", "t2", false, true), episode("b/run", "t1", false, false)}
+	d.Items = []Item{
+		{Model: "m", Env: "coderepair", Harness: harness.Verbatim, ItemID: "i1", Run: "c/probe", GreedyRepeatPost: true, Gain: 1},
+		{Model: "m", Env: "coderepair", Harness: harness.Ban, ItemID: "i1", Run: "c/probe", Gain: -1},
+	}
+	ix := NewViewerIndex(d)
+	got := make([]string, len(ix.Runs))
+	for i, r := range ix.Runs {
+		got[i] = strings.Join([]string{r.Name, r.Kind, r.Setting, strings.Join(r.Harnesses, "+"), strconv.Itoa(r.Episodes), strconv.Itoa(r.Passed), strconv.Itoa(r.Repeated), strconv.Itoa(r.Looped), strconv.Itoa(r.Items), strconv.Itoa(r.GreedyPost), strconv.Itoa(r.Inverted)}, " ")
+	}
+	// Two folders named alike are told apart by their parents.
+	want := []string{"a/run rollout free verbatim 2 1 1 1 0 0 0", "b/run rollout grammar, 2 shots verbatim 1 0 0 0 0 0 0", "probe probe on-policy verbatim+ban 0 0 0 0 2 1 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("index rows\n%q\nwant\n%q", got, want)
+	}
+	v := NewRunView(d, "b/run", 1, nil, Statements{ContextKey("b/run", "t1"): {{Role: "user", Content: "Do t1."}}, ContextKey("a/run", "t2"): {{Role: "user", Content: "Do t2."}}}, "")
+	if len(v.Episodes) != 1 || v.Episodes[0].Run != 1 || len(v.Items) != 0 {
+		t.Errorf("b/run's view: %d episodes (run %d), %d items; want its 1 episode as run 1", len(v.Episodes), v.Episodes[0].Run, len(v.Items))
+	}
+	if len(v.Tasks) != 1 || v.Tasks["t1"][0] != [2]string{"user", "Do t1."} {
+		t.Errorf("b/run's task statements %q, want t1's alone", v.Tasks)
+	}
+}
