@@ -138,10 +138,11 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	}
 }
 
-// viewIndex reads every folder's rows once, for the summary, and keeps
-// none of their transcripts: each folder is read alone, so that two
-// folders holding the same rows (a shard and its merged run) are both
-// listed rather than refused as they are when pooled for a report.
+// viewIndex reads every folder's rows once, for the summary, leaving
+// rollout_steps.csv (most of a rollout's bytes) unread. Each folder is
+// read alone, so that two folders holding the same rows (a shard and its
+// merged run) are both listed rather than refused as they are when pooled
+// for a report.
 func viewIndex(dirs []string) (report.ViewerIndex, error) {
 	parts := make([]report.Data, len(dirs))
 	errs := make([]error, len(dirs))
@@ -150,11 +151,7 @@ func viewIndex(dirs []string) (report.ViewerIndex, error) {
 	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
 			for i := range next {
-				d, err := report.Load([]string{dirs[i]})
-				for j := range d.Episodes {
-					d.Episodes[j].Transcript = nil
-				}
-				parts[i], errs[i] = d, err
+				parts[i], errs[i] = report.LoadRows([]string{dirs[i]})
 			}
 		})
 	}

@@ -407,3 +407,22 @@ func TestViewerIndexSummarisesEachRun(t *testing.T) {
 		t.Errorf("b/run's task statements %q, want t1's alone", v.Tasks)
 	}
 }
+
+func TestLoadRowsLeavesStepsUnread(t *testing.T) {
+	eps, steps := loopFixture()
+	dir := transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps)
+	rows, err := LoadRows([]string{dir})
+	ok(t, err)
+	full := loadRuns(t, dir)
+	if len(rows.Episodes) != len(full.Episodes) || len(rows.Episodes) != 2 {
+		t.Fatalf("LoadRows read %d episodes, Load %d; want the folder's 2", len(rows.Episodes), len(full.Episodes))
+	}
+	for i, e := range rows.Episodes {
+		if e.Stepped || len(e.Transcript) > 0 || !full.Episodes[i].Stepped {
+			t.Errorf("episode %d: LoadRows stepped %v with %d steps, Load stepped %v", i, e.Stepped, len(e.Transcript), full.Episodes[i].Stepped)
+		}
+		if e.Passed != full.Episodes[i].Passed || e.ExactRepeats != full.Episodes[i].ExactRepeats {
+			t.Errorf("episode %d: LoadRows and Load disagree on its outcome", i)
+		}
+	}
+}
