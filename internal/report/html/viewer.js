@@ -73,8 +73,10 @@
 
   function writeHash() {
     const h = new URLSearchParams();
+    // The report opens with every run ticked, the server with none: the
+    // hash names the runs ticked where that differs.
     const names = [...ticked].sort((a, b) => a - b).map((i) => INDEX.runs[i].name);
-    if (names.length) h.set("runs", names.join(","));
+    if (embedded ? names.length < INDEX.runs.length : names.length > 0) h.set("runs", names.join(","));
     for (const id of filterIDs) {
       const input = $("f-" + id);
       if (input.type === "checkbox") { if (input.checked) h.set(id, "1"); } else if (input.value !== "") h.set(id, input.value);
@@ -111,6 +113,8 @@
     if (runs !== null) {
       ticked.clear();
       for (const name of runs.split(",")) { const i = runByName(name); if (i >= 0) ticked.add(i); }
+    } else if (embedded) {
+      INDEX.runs.forEach((_, i) => ticked.add(i));
     }
     return h;
   }
@@ -587,8 +591,8 @@
     fillSelect("f-model", [...new Set(INDEX.runs.flatMap((r) => r.models))].sort());
     fillSelect("f-env", [...new Set(INDEX.runs.map((r) => r.env))].sort());
     fillSelect("f-harness", INDEX.harnesses);
-    // The report shows every run at once; the server, none until asked.
-    if (embedded) INDEX.runs.forEach((_, i) => ticked.add(i));
+    // The report shows every run at once; the server, none until asked
+    // (readHash).
     const h = readHash();
     refresh().then(() => {
       const open = h.get("open");
