@@ -254,6 +254,10 @@ func WriteViewerPage(w io.Writer) error {
 	return nil
 }
 
+// ViewerScript is the page's script as the page carries it, for a server
+// that allows that script alone to run (a Content-Security-Policy hash).
+func ViewerScript() ([]byte, error) { return htmlFiles.ReadFile("html/viewer.js") }
+
 // newHTMLPage is the page's frame: its style and script.
 func newHTMLPage() (htmlPage, error) {
 	css, err := htmlFiles.ReadFile("html/viewer.css")

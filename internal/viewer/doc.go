@@ -9,5 +9,7 @@
 // address, only requests that name a loopback host: a page elsewhere that
 // points a name of its own at 127.0.0.1 (DNS rebinding) gets nothing.
 // Model-written text leaves it as JSON strings, which the page's script
-// sets as text.
+// sets as text; the page's Content-Security-Policy lets its own script
+// run, by its hash, and no other script, inline handler or fetch from
+// elsewhere.
 package viewer

@@ -3,6 +3,8 @@ package viewer
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,6 +24,7 @@ type LoadRun func(ctx context.Context, n int) (report.RunView, error)
 type Server struct {
 	index []byte
 	page  []byte
+	csp   string
 	runs  int
 	load  LoadRun
 	// Loopback, when set, refuses requests whose Host is not a loopback
@@ -56,7 +59,16 @@ func New(index report.ViewerIndex, load LoadRun) (*Server, error) {
 	if err := report.WriteViewerPage(&page); err != nil {
 		return nil, err
 	}
-	return &Server{index: ix, page: page.Bytes(), runs: len(index.Runs), load: load, views: map[int]*view{}}, nil
+	js, err := report.ViewerScript()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(js)
+	// The page's own script runs and nothing else: no other script, no
+	// inline handler, nothing fetched from elsewhere. Model-written text
+	// is set as text and never becomes markup; this is the second wall.
+	csp := "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'"
+	return &Server{index: ix, page: page.Bytes(), csp: csp, runs: len(index.Runs), load: load, views: map[int]*view{}}, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +86,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := r.URL.Path; {
 	case path == "/":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", s.csp)
 		w.Write(s.page)
 	case path == "/favicon.ico":
 		// None: a browser asks for it, and a 404 would log an error.

@@ -2,6 +2,8 @@ package viewer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -83,6 +85,15 @@ func TestPageCarriesNoData(t *testing.T) {
 	}
 	if loads.Load() != 0 {
 		t.Errorf("opening the page read %d runs, want none", loads.Load())
+	}
+	// The policy lets the page's one script run, by its hash, and no
+	// other (make test-browser runs the page under it).
+	start := strings.LastIndex(page, "<script>") + len("<script>")
+	end := strings.LastIndex(page, "</script>")
+	sum := sha256.Sum256([]byte(page[start:end]))
+	csp := h.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") || strings.Contains(csp, "script-src 'unsafe-inline'") {
+		t.Errorf("Content-Security-Policy %q does not allow the page's script alone", csp)
 	}
 }
 
