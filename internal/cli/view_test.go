@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,6 +132,40 @@ func TestViewRefusesBadSettings(t *testing.T) {
 		code, _, stderr := c.run(tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("feedrun %s: exit %d, %q; want exit %d, one line naming %q", strings.Join(tc.args, " "), code, stderr, ExitUsage, tc.want)
+		}
+	}
+}
+
+// The HTML report carries the same run views the server gives, task
+// statements included.
+func TestReportHTMLStatesTasks(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := fakeRollout(t, c)
+	page := filepath.Join(t.TempDir(), "report.html")
+	c.ok("report", dir, "--format", report.FormatHTML, "--out", page, "--bootstrap", "20")
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = `<script type="application/json" id="feedrun-data">`
+	_, rest, found := strings.Cut(string(data), open)
+	body, _, closed := strings.Cut(rest, "</script>")
+	if !found || !closed {
+		t.Fatal("the report carries no data")
+	}
+	var carried struct {
+		Index report.ViewerIndex `json:"index"`
+		Runs  []report.RunView   `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(body), &carried); err != nil {
+		t.Fatal(err)
+	}
+	if len(carried.Runs) != 1 || len(carried.Index.Runs) != 1 || len(carried.Runs[0].Episodes) == 0 {
+		t.Fatalf("the report carries %d runs (index %d)", len(carried.Runs), len(carried.Index.Runs))
+	}
+	for _, e := range carried.Runs[0].Episodes {
+		if msgs := carried.Runs[0].Tasks[e.Task]; len(msgs) < 2 || msgs[len(msgs)-1][0] != "user" {
+			t.Errorf("task %s is stated as %q in the report", e.Task, msgs)
 		}
 	}
 }
