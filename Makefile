@@ -94,9 +94,10 @@ test-deps:
 test-slurm: build
 	bash scripts/slurm/test.sh
 
-# The HTML report in headless chromium (Debian's package, installed as
-# root when absent): load, filter, click a table cell, a hostile reply
-# shown as text (scripts/test-browser.sh, docs/viewer.md).
+# The HTML report and feedrun view in headless chromium (Debian's package,
+# installed as root when absent): load, filters, a table cell, a hostile
+# reply shown as text, the address, side by side (scripts/test-browser.sh,
+# docs/viewer.md).
 test-browser: deps
 	GO='$(GO)' bash scripts/test-browser.sh
 

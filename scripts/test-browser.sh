@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# make test-browser: the HTML report in a real browser. Runs the Go tests
-# behind the `browser` build tag (internal/cli/browser_test.go), which make a
-# small run with the fake model, write its HTML report and drive headless
-# chromium over the Chrome DevTools protocol: the page loads with no console
-# error, a filter narrows the episode list to the expected count, clicking a
-# table cell lists its episodes, and a hostile reply shows as text.
+# make test-browser: the viewer in a real browser. Runs the Go tests behind
+# the `browser` build tag (internal/cli/browser_test.go), which make small
+# runs with the fake model and drive headless chromium over the Chrome
+# DevTools protocol. The HTML report: the page loads with no console error,
+# a filter narrows the episode list to the expected count, clicking a table
+# cell lists its episodes, a hostile reply shows as text, ticked harnesses
+# stand side by side. `feedrun view` over two runs of two models: the
+# model filter, part of a task id, text search, sorting, the address
+# restoring the view, the two runs side by side with differing steps
+# marked, and j/k.
 #
 # Debian's chromium is installed when absent (as root: apt-get update first
 # when the package lists do not know it); no browser build is downloaded.

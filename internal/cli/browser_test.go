@@ -9,10 +9,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,9 +126,35 @@ func count(t testing.TB, tab context.Context, list string) int {
 // setFilter sets a filter control as a user does and lets the page react.
 func setFilter(t testing.TB, tab context.Context, id, value string) {
 	t.Helper()
-	if err := chromedp.Run(tab, chromedp.SetValue("#"+id, value, chromedp.ByID),
-		chromedp.Evaluate(`document.getElementById("`+id+`").dispatchEvent(new Event("input"))`, nil)); err != nil {
+	v, _ := json.Marshal(value)
+	var set string
+	if err := chromedp.Run(tab, chromedp.Evaluate(`(() => { const e = document.getElementById("`+id+`"); e.value = `+string(v)+`; e.dispatchEvent(new Event("input")); return e.value; })()`, &set)); err != nil {
 		t.Fatal(err)
+	}
+	if set != value {
+		t.Fatalf("%s cannot be set to %q (it holds %q)", id, value, set)
+	}
+}
+
+// sideColumns is how many episodes the side-by-side view sets in columns.
+func sideColumns(t testing.TB, tab context.Context) int {
+	t.Helper()
+	var n int
+	if err := chromedp.Run(tab, chromedp.Evaluate(`document.querySelectorAll("#episode-view table.side thead th").length - 1`, &n)); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitCount waits for a list's count to become n (the viewer fetches a
+// run before it lists it) and fails the test with the count it shows.
+func waitCount(t testing.TB, tab context.Context, list string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	err := chromedp.Run(ctx, chromedp.Poll(fmt.Sprintf(`Number(document.getElementById("%s-count").dataset.count) === %d`, list, n), nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		t.Errorf("%s list shows %d, want %d (%v)", list, count(t, tab, list), n, err)
 	}
 }
 
@@ -190,8 +218,10 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 	})
 	t.Run("clicking a table cell lists its episodes", func(t *testing.T) {
+		// Tables after the first are folded; a reader opens one to click.
 		cell := `#table-` + report.RolloutTable + ` tr[data-harness="scrub"] td[data-pick="finished"]`
-		if err := chromedp.Run(tab, chromedp.Click(cell, chromedp.ByQuery)); err != nil {
+		if err := chromedp.Run(tab, chromedp.Evaluate(`document.getElementById("table-`+report.RolloutTable+`").open = true`, nil),
+			chromedp.Click(cell, chromedp.ByQuery)); err != nil {
 			t.Fatal(err)
 		}
 		w := 0
@@ -234,15 +264,18 @@ func TestHTMLReportInChromium(t *testing.T) {
 		if pwned {
 			t.Error("the hostile reply ran or became markup")
 		}
-		if err := chromedp.Run(tab, chromedp.Click("#side-by-side", chromedp.ByID), chromedp.WaitVisible("#episode-view .side", chromedp.ByQuery)); err != nil {
+		// The reader picks the harnesses to set beside the open one.
+		if err := chromedp.Run(tab, chromedp.Click(`#compare input[data-harness]`, chromedp.ByQuery), chromedp.WaitVisible("#episode-view table.side", chromedp.ByQuery)); err != nil {
 			t.Fatal(err)
 		}
-		var columns int
-		if err := chromedp.Run(tab, chromedp.Evaluate(`document.querySelectorAll("#episode-view .side > .transcript").length`, &columns)); err != nil {
+		if got := sideColumns(t, tab); got != 2 {
+			t.Errorf("one harness ticked: side by side shows %d episodes, want 2", got)
+		}
+		if err := chromedp.Run(tab, chromedp.Click(`#compare input[data-harness]:not(:checked)`, chromedp.ByQuery)); err != nil {
 			t.Fatal(err)
 		}
-		if columns != 3 {
-			t.Errorf("side by side shows %d harnesses, want the run's 3", columns)
+		if got := sideColumns(t, tab); got != 3 {
+			t.Errorf("both other harnesses ticked: side by side shows %d episodes, want the run's 3", got)
 		}
 		if len(*logged) > 0 {
 			t.Errorf("the page logged: %s", strings.Join(*logged, "; "))
@@ -308,4 +341,205 @@ func BenchmarkLargestRunInChromium(b *testing.B) {
 	}
 	b.ReportMetric(float64(open.Milliseconds())/float64(b.N), "open-ms")
 	b.ReportMetric(float64(filter.Milliseconds())/float64(b.N), "filter-ms")
+}
+
+// TestViewerInChromium drives `feedrun view` over a results folder of two
+// runs (two models, the same tasks and seeds): it opens on the summary
+// with no run read, the model filter lists that model's episodes, the
+// task box matches part of an id, text search finds a reply, the address
+// restores the view, two runs' episodes stand side by side with steps
+// aligned and differing words marked, and j moves to the next episode.
+func TestViewerInChromium(t *testing.T) {
+	c := newFakeCLI(t)
+	root, runs := viewFixture(t, c)
+	h, task, seed := plantReply(t, runs[0])
+	url := startView(t, &ViewOptions{Results: root})
+	load := func(dir string) report.Data {
+		d, err := report.Load([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first, second := load(runs[0]), load(runs[1])
+
+	tab, logged := browser(t)
+	if err := chromedp.Run(tab, chromedp.Navigate(url), chromedp.WaitVisible("#run-list tbody tr", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	eval := func(js string, out any) {
+		t.Helper()
+		if err := chromedp.Run(tab, chromedp.Evaluate(js, out)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+	}
+	t.Run("opens on the summary with no run read", func(t *testing.T) {
+		var rows int
+		eval(`document.querySelectorAll("#run-list tbody tr").length`, &rows)
+		if rows != 2 {
+			t.Errorf("the summary lists %d runs, want 2", rows)
+		}
+		if got := count(t, tab, "episode"); got != 0 {
+			t.Errorf("%d episodes listed before any run is asked for, want 0", got)
+		}
+	})
+	t.Run("the model filter lists that model's episodes", func(t *testing.T) {
+		setFilter(t, tab, "f-model", "fake-2m")
+		waitCount(t, tab, "episode", len(second.Episodes))
+		var all bool
+		eval(`[...document.querySelectorAll("#episode-list tbody tr td:nth-child(2)")].every((td) => td.textContent.startsWith("fake-2m,"))`, &all)
+		if !all {
+			t.Error("a listed episode is not fake-2m's")
+		}
+	})
+	t.Run("the task box matches part of an id, in any case", func(t *testing.T) {
+		part := strings.ToUpper(task[len(task)/2:])
+		w := 0
+		for _, e := range second.Episodes {
+			if strings.Contains(strings.ToUpper(e.Task), part) {
+				w++
+			}
+		}
+		if w == 0 || w == len(second.Episodes) {
+			t.Fatalf("fixture: %q matches %d of %d episodes; the test needs some, not all", part, w, len(second.Episodes))
+		}
+		setFilter(t, tab, "f-task", part)
+		waitCount(t, tab, "episode", w)
+		setFilter(t, tab, "f-task", "")
+	})
+	t.Run("text search finds a reply", func(t *testing.T) {
+		setFilter(t, tab, "f-model", "fake-1m")
+		waitCount(t, tab, "episode", len(first.Episodes))
+		setFilter(t, tab, "f-q", "window.__PWNED")
+		waitCount(t, tab, "episode", 1)
+		setFilter(t, tab, "f-q", "")
+	})
+	var href, shown string
+	t.Run("the address restores the view", func(t *testing.T) {
+		setFilter(t, tab, "f-harness", h)
+		setFilter(t, tab, "f-seed", seed)
+		if err := chromedp.Run(tab, chromedp.Click(`#episode-list th[data-key="task"]`, chromedp.ByQuery),
+			chromedp.Click(`#episode-list th[data-key="task"]`, chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		eval(`[...document.querySelectorAll("#episode-list tbody tr td:nth-child(4)")].map((td) => td.textContent)`, &listed)
+		if len(listed) < 2 || !slices.IsSortedFunc(listed, func(a, b string) int { return strings.Compare(b, a) }) {
+			t.Errorf("sorted by task, descending: %q", listed)
+		}
+		if err := chromedp.Run(tab, chromedp.Click(`#episode-list tbody tr:last-child`, chromedp.ByQuery),
+			chromedp.WaitVisible("#episode-view .transcript h3", chromedp.ByQuery),
+			chromedp.Text("#episode-view .transcript h3", &shown, chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		eval(`location.href`, &href)
+		n := count(t, tab, "episode")
+		if err := chromedp.Run(tab, chromedp.Navigate("about:blank"), chromedp.Navigate(href),
+			chromedp.WaitVisible("#episode-view .transcript h3", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		var again, model, sorted string
+		if err := chromedp.Run(tab, chromedp.Text("#episode-view .transcript h3", &again, chromedp.ByQuery),
+			chromedp.Value("#f-model", &model, chromedp.ByID),
+			chromedp.AttributeValue(`#episode-list th[data-key="task"]`, "aria-sort", &sorted, nil, chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		if again != shown || model != "fake-1m" || sorted != "descending" || count(t, tab, "episode") != n {
+			t.Errorf("from %s: episode %q, model %q, task sort %q, %d listed; want %q, fake-1m, descending, %d", href, again, model, sorted, count(t, tab, "episode"), shown, n)
+		}
+	})
+	t.Run("two runs side by side, steps aligned, differences marked", func(t *testing.T) {
+		// Open the episode whose first reply was made hostile, and set
+		// fake-2m's same task, seed and harness beside it.
+		setFilter(t, tab, "f-task", task)
+		waitCount(t, tab, "episode", 1)
+		if err := chromedp.Run(tab, chromedp.Click(`#episode-list tbody tr`, chromedp.ByQuery),
+			chromedp.WaitVisible("#compare-run", chromedp.ByID),
+			chromedp.SetValue("#compare-run", "1", chromedp.ByID),
+			chromedp.Evaluate(`document.getElementById("compare-run").dispatchEvent(new Event("change"))`, nil),
+			chromedp.WaitVisible("#episode-view table.side", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		if got := sideColumns(t, tab); got != 2 {
+			t.Fatalf("side by side shows %d episodes, want fake-1m's and fake-2m's", got)
+		}
+		var heads []string
+		eval(`[...document.querySelectorAll("#episode-view table.side thead th")].slice(1).map((th) => th.textContent)`, &heads)
+		if !strings.HasPrefix(heads[0], "fake-1m") || !strings.HasPrefix(heads[1], "fake-2m") {
+			t.Errorf("columns %q, want fake-1m then fake-2m", heads)
+		}
+		steps := 0
+		for _, e := range first.Episodes {
+			if string(e.Harness) == h && e.Task == task && fmt.Sprint(e.Seed) == seed {
+				steps = max(steps, len(e.Transcript))
+			}
+		}
+		var marks []int
+		eval(`[...document.querySelectorAll("#episode-view tr.aligned")].map((tr) => tr.querySelectorAll("mark").length)`, &marks)
+		if len(marks) != steps || steps < 2 {
+			t.Fatalf("%d aligned step rows, want the episode's %d (at least 2)", len(marks), steps)
+		}
+		// Only the first step differs: it was made hostile in one run.
+		if marks[0] == 0 || slices.ContainsFunc(marks[1:], func(n int) bool { return n > 0 }) {
+			t.Errorf("marks per step %v, want some on step 0 only", marks)
+		}
+		var pwned bool
+		eval(`window.__pwned !== undefined || document.querySelector("#episode-view img, #episode-view script") !== null`, &pwned)
+		if pwned {
+			t.Error("the hostile reply ran or became markup")
+		}
+		// The comparison is part of the address too.
+		eval(`location.href`, &href)
+		if err := chromedp.Run(tab, chromedp.Navigate("about:blank"), chromedp.Navigate(href),
+			chromedp.WaitVisible("#episode-view table.side", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		if got := sideColumns(t, tab); got != 2 {
+			t.Errorf("from %s: side by side shows %d episodes, want 2", href, got)
+		}
+	})
+	t.Run("j and k step through the list", func(t *testing.T) {
+		setFilter(t, tab, "f-task", "")
+		w := 0
+		for _, e := range first.Episodes {
+			if string(e.Harness) == h && fmt.Sprint(e.Seed) == seed {
+				w++
+			}
+		}
+		waitCount(t, tab, "episode", w)
+		position := func() int {
+			t.Helper()
+			var pos string
+			if err := chromedp.Run(tab, chromedp.Text("#episode-view .nav .label", &pos, chromedp.ByQuery)); err != nil {
+				t.Fatal(err)
+			}
+			var a, n int
+			if _, err := fmt.Sscanf(pos, "%d of %d", &a, &n); err != nil || n != w {
+				t.Fatalf("the view says %q, want a place in the %d listed", pos, w)
+			}
+			return a
+		}
+		key := func(k string) {
+			t.Helper()
+			if err := chromedp.Run(tab, chromedp.Evaluate(`document.activeElement.blur()`, nil), chromedp.KeyEvent(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := position()
+		there, back := "j", "k"
+		if at == w {
+			there, back = "k", "j"
+		}
+		key(there)
+		if got := position(); got == at || got < 1 {
+			t.Errorf("%s from %d of %d: at %d", there, at, w, got)
+		}
+		key(back)
+		if got := position(); got != at {
+			t.Errorf("%s then %s from %d: at %d", there, back, at, got)
+		}
+	})
+	if len(*logged) > 0 {
+		t.Errorf("the page logged: %s", strings.Join(*logged, "; "))
+	}
 }

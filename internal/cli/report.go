@@ -70,7 +70,7 @@ the episodes or items behind it.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown, csv or html")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
+	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: html: CodeRepair's task statements, and items for --contexts")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
@@ -121,6 +121,13 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 			return err
 		}
 		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+		missing := map[string]error{}
+		ro.Statements = taskStatements(ctx, d, opts.MBPP, missing)
+		ro.StatementsMissing = map[string]string{}
+		for dir, err := range missing {
+			ro.StatementsMissing[dir] = err.Error()
+			opts.IO.Statusf("%s: tasks not stated: %v", dir, err)
+		}
 	}
 	if opts.Out == "" {
 		return report.Run(ctx, ro, opts.IO.Out)

@@ -128,6 +128,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newPlanCmd(f),
 		newShowCmd(f),
 		newExportCmd(f),
+		newViewCmd(f),
 		newMergeCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),

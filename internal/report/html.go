@@ -7,8 +7,6 @@ import (
 	"html/template"
 	"io"
 	"strings"
-
-	"github.com/feedrun/feedrun/internal/harness"
 )
 
 // FormatHTML is the browser report: one self-contained file.
@@ -63,12 +61,12 @@ func cellPick(figure string) string {
 }
 
 type htmlPage struct {
-	Preamble  []string
-	Tables    []htmlTable
-	Harnesses []harness.Name
-	Data      htmlData
-	CSS       template.CSS
-	JS        template.JS
+	Title    string
+	Preamble []string
+	Tables   []htmlTable
+	Data     *viewerData // nil: the script fetches its data (feedrun view)
+	CSS      template.CSS
+	JS       template.JS
 }
 
 type htmlTable struct {
@@ -93,15 +91,6 @@ type htmlRow struct {
 
 type htmlCell struct {
 	Text, Pick string
-}
-
-// htmlData is what the page's script reads: every episode with its
-// transcript and every item of the reported runs.
-type htmlData struct {
-	Runs     []string      `json:"runs"`
-	Episodes []htmlEpisode `json:"episodes"`
-	Items    []htmlItem    `json:"items"`
-	Contexts []htmlContext `json:"contexts"`
 }
 
 type htmlEpisode struct {
@@ -159,20 +148,15 @@ type htmlContext struct {
 
 // writeHTML writes the report as one HTML page: the tables (a cell lists
 // the episodes or items behind it when clicked), their plots inline, and
-// every episode and item of d with the filters of `feedrun show`. Every
+// every episode and item of d with the viewer's filters (see viewer.go). Every
 // text from a run reaches the page as data the script sets as text, never
 // as markup, so a reply holding <script> shows as what it is.
-func (r Report) writeHTML(w io.Writer, d Data, contexts Contexts, plots []drawnPlot) error {
-	page := htmlPage{Preamble: r.preamble(), Harnesses: harness.RolloutHarnesses}
-	css, err := htmlFiles.ReadFile("html/viewer.css")
+func (r Report) writeHTML(w io.Writer, d Data, x Extras, plots []drawnPlot) error {
+	page, err := newHTMLPage()
 	if err != nil {
 		return err
 	}
-	js, err := htmlFiles.ReadFile("html/viewer.js")
-	if err != nil {
-		return err
-	}
-	page.CSS, page.JS = template.CSS(css), template.JS(js)
+	page.Title, page.Preamble = "feedrun report", r.preamble()
 	if sc := r.Scorecard; sc != nil {
 		// First, as in every format; its cells are verdicts, not figures
 		// to list episodes by.
@@ -212,7 +196,8 @@ func (r Report) writeHTML(w io.Writer, d Data, contexts Contexts, plots []drawnP
 		}
 		page.Tables = append(page.Tables, ht)
 	}
-	page.Data = newHTMLData(d, contexts)
+	vd := newViewerData(d, x.Contexts, x.Statements, x.StatementsMissing)
+	page.Data = &vd
 	if err := htmlTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
@@ -230,50 +215,4 @@ func (t Table) cellFigures() []string {
 		}
 	}
 	return out
-}
-
-func newHTMLData(d Data, contexts Contexts) htmlData {
-	hd := htmlData{Episodes: []htmlEpisode{}, Items: []htmlItem{}, Contexts: []htmlContext{}}
-	runIndex := map[string]int{}
-	for i, r := range d.Runs {
-		hd.Runs = append(hd.Runs, r.Dir)
-		runIndex[r.Dir] = i
-	}
-	for _, e := range d.Episodes {
-		he := htmlEpisode{
-			Model: modelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
-			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
-			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
-			Summary: strings.Join(episodeSummary(e), " · "), Run: runIndex[e.Run], Transcript: []htmlStep{},
-		}
-		for _, s := range e.Transcript {
-			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s), Dropped: s.Dropped}
-			if s.ActionDiffers() {
-				hs.Action = &s.Action
-			}
-			he.Transcript = append(he.Transcript, hs)
-		}
-		hd.Episodes = append(hd.Episodes, he)
-	}
-	for _, g := range itemGroups(d.Items, Filter{}) {
-		key := ContextKey(g[0].Run, g[0].ItemID)
-		ctx := -1
-		if c, ok := contexts[key]; ok {
-			ctx = len(hd.Contexts)
-			hc := htmlContext{FailedAction: c.FailedAction, Observation: c.Observation, Messages: [][2]string{}}
-			for _, m := range c.Context {
-				hc.Messages = append(hc.Messages, [2]string{m.Role, m.Content})
-			}
-			hd.Contexts = append(hd.Contexts, hc)
-		}
-		for _, it := range g {
-			hd.Items = append(hd.Items, htmlItem{
-				Model: modelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
-				Run: runIndex[it.Run], Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
-				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
-				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
-			})
-		}
-	}
-	return hd
 }

@@ -61,11 +61,18 @@ func (l location) String() string { return fmt.Sprintf("%s: row %d", l.path, l.r
 // the model is instruction-tuned: its run's manifest config
 // "instruction_tuned" does, or failing that the model's probe rows; a model
 // neither mentions is not labelled base.
-func Load(dirs []string) (Data, error) {
+func Load(dirs []string) (Data, error) { return load(dirs, true) }
+
+// LoadRows is Load without rollout_steps.csv: episodes come without their
+// steps (Stepped false), for an index of run folders that needs their
+// outcomes alone and should not read every reply of hundreds of runs.
+func LoadRows(dirs []string) (Data, error) { return load(dirs, false) }
+
+func load(dirs []string, steps bool) (Data, error) {
 	if len(dirs) == 0 {
 		return Data{}, errors.New("no run folders given")
 	}
-	l := loader{data: Data{Runs: make([]RunInfo, 0, len(dirs))}}
+	l := loader{data: Data{Runs: make([]RunInfo, 0, len(dirs))}, noSteps: !steps}
 	for _, dir := range dirs {
 		if err := l.read(dir); err != nil {
 			return Data{}, err
@@ -98,6 +105,7 @@ type loader struct {
 	// tunedFrom is, per episode, the manifest that says whether its model is
 	// instruction-tuned, or "" when the manifest does not say.
 	tunedFrom []string
+	noSteps   bool // leave rollout_steps.csv unread (LoadRows)
 }
 
 func (l *loader) read(dir string) error {
@@ -156,7 +164,7 @@ func (l *loader) read(dir string) error {
 			return err
 		}
 		l.noteTorn(torn)
-		if stepsPath := filepath.Join(dir, StepsFile); present(stepsPath) {
+		if stepsPath := filepath.Join(dir, StepsFile); !l.noSteps && present(stepsPath) {
 			torn, err := addSteps(stepsPath, episodes, locs)
 			if err != nil {
 				return err

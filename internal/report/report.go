@@ -52,6 +52,11 @@ type Options struct {
 	// see beside it (a table whose torn last row was left out); nil says
 	// nothing.
 	Warn func(line string)
+	// Statements are the rollout tasks' statements as the caller found
+	// them, which the HTML format shows at the head of each transcript;
+	// StatementsMissing says, by run folder, why a run has none.
+	Statements        Statements
+	StatementsMissing map[string]string
 }
 
 // Run reads the run folders, writes the tables to out (the HTML format with
@@ -129,7 +134,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := rep.writeHTML(&buf, data, opts.Contexts, plots); err != nil {
+		if err := rep.writeHTML(&buf, data, Extras{opts.Contexts, opts.Statements, opts.StatementsMissing}, plots); err != nil {
 			return err
 		}
 	} else if err := rep.Write(&buf, opts.Format); err != nil {

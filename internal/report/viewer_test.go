@@ -241,8 +241,13 @@ func TestHTMLReportEscapesReplies(t *testing.T) {
 	const open = `<script type="application/json" id="feedrun-data">`
 	start := strings.Index(page, open) + len(open)
 	end := strings.Index(page[start:], "</script>")
-	var data htmlData
-	ok(t, json.Unmarshal([]byte(page[start:start+end]), &data))
+	var vd viewerData
+	ok(t, json.Unmarshal([]byte(page[start:start+end]), &vd))
+	var data RunView
+	for _, r := range vd.Runs {
+		data.Episodes = append(data.Episodes, r.Episodes...)
+		data.Items = append(data.Items, r.Items...)
+	}
 	var replies, dropped []string
 	for _, e := range data.Episodes {
 		for _, s := range e.Transcript {
@@ -273,7 +278,7 @@ func TestHTMLCellsFollowTheTableModel(t *testing.T) {
 		{Figure: "a_new_figure", Label: "new figure", Kind: Count},
 	}, Rows: []Row{{Model: "m", Env: "toolshed", Harness: harness.Ban, Figures: map[string]Figure{"loop_rate": {Estimate: 0.5, Lo: math.NaN(), Hi: math.NaN()}, "a_new_figure": {Estimate: 3}}}}}
 	var b bytes.Buffer
-	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, nil, nil))
+	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, Extras{}, nil))
 	page := b.String()
 	for _, want := range []string{"<th>new figure</th>", `<td class="pick" data-pick="loop" tabindex="0">50.0%</td>`, `<td class="pick" data-pick="all" tabindex="0">3</td>`, `data-harness="ban"`} {
 		if !strings.Contains(page, want) {
@@ -363,5 +368,61 @@ func TestSharedSystemPromptPrintedOnce(t *testing.T) {
 	contexts[ContextKey(dir, "3")] = transcript.Item{ID: "3", Context: []transcript.Message{{Role: transcript.RoleSystem, Content: "another prompt"}}}
 	if out := printed(t, d, contexts, 0); !strings.Contains(out, "another prompt") || strings.Count(out, "[S1]") != 2 || strings.Contains(out, "[S2]") {
 		t.Errorf("a prompt of one item:\n%s", out)
+	}
+}
+
+func TestViewerIndexSummarisesEachRun(t *testing.T) {
+	var rollout, grammar, probeRun results.Manifest
+	rollout.Config.Env, rollout.Config.Decode = "toolshed", "free"
+	grammar.Config.Env, grammar.Config.Decode, grammar.Config.Shots = "toolshed", "grammar", 2
+	probeRun.Config.Env, probeRun.Config.OnPolicy = "coderepair", true
+	d := Data{Runs: []RunInfo{{Dir: "a/run", Manifest: rollout, Episodes: 2}, {Dir: "b/run", Manifest: grammar, Episodes: 1}, {Dir: "c/probe", Manifest: probeRun, Items: 2}}}
+	episode := func(run, task string, passed, repeated bool) Episode {
+		e := Episode{Model: "m", InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: task, Seed: 1, Steps: 2, Finished: passed, Passed: passed, Looped: repeated, Run: run}
+		if repeated {
+			e.ExactRepeats = 1
+		}
+		return e
+	}
+	d.Episodes = []Episode{episode("a/run", "t1", true, false), episode("a/run", "t2", false, true), episode("b/run", "t1", false, false)}
+	d.Items = []Item{
+		{Model: "m", Env: "coderepair", Harness: harness.Verbatim, ItemID: "i1", Run: "c/probe", GreedyRepeatPost: true, Gain: 1},
+		{Model: "m", Env: "coderepair", Harness: harness.Ban, ItemID: "i1", Run: "c/probe", Gain: -1},
+	}
+	ix := NewViewerIndex(d)
+	got := make([]string, len(ix.Runs))
+	for i, r := range ix.Runs {
+		got[i] = strings.Join([]string{r.Name, r.Kind, r.Setting, strings.Join(r.Harnesses, "+"), strconv.Itoa(r.Episodes), strconv.Itoa(r.Passed), strconv.Itoa(r.Repeated), strconv.Itoa(r.Looped), strconv.Itoa(r.Items), strconv.Itoa(r.GreedyPost), strconv.Itoa(r.Inverted)}, " ")
+	}
+	// Two folders named alike are told apart by their parents.
+	want := []string{"a/run rollout free verbatim 2 1 1 1 0 0 0", "b/run rollout grammar, 2 shots verbatim 1 0 0 0 0 0 0", "probe probe on-policy verbatim+ban 0 0 0 0 2 1 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("index rows\n%q\nwant\n%q", got, want)
+	}
+	v := NewRunView(d, "b/run", 1, nil, Statements{ContextKey("b/run", "t1"): {{Role: "user", Content: "Do t1."}}, ContextKey("a/run", "t2"): {{Role: "user", Content: "Do t2."}}}, "")
+	if len(v.Episodes) != 1 || v.Episodes[0].Run != 1 || len(v.Items) != 0 {
+		t.Errorf("b/run's view: %d episodes (run %d), %d items; want its 1 episode as run 1", len(v.Episodes), v.Episodes[0].Run, len(v.Items))
+	}
+	if len(v.Tasks) != 1 || v.Tasks["t1"][0] != [2]string{"user", "Do t1."} {
+		t.Errorf("b/run's task statements %q, want t1's alone", v.Tasks)
+	}
+}
+
+func TestLoadRowsLeavesStepsUnread(t *testing.T) {
+	eps, steps := loopFixture()
+	dir := transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps)
+	rows, err := LoadRows([]string{dir})
+	ok(t, err)
+	full := loadRuns(t, dir)
+	if len(rows.Episodes) != len(full.Episodes) || len(rows.Episodes) != 2 {
+		t.Fatalf("LoadRows read %d episodes, Load %d; want the folder's 2", len(rows.Episodes), len(full.Episodes))
+	}
+	for i, e := range rows.Episodes {
+		if e.Stepped || len(e.Transcript) > 0 || !full.Episodes[i].Stepped {
+			t.Errorf("episode %d: LoadRows stepped %v with %d steps, Load stepped %v", i, e.Stepped, len(e.Transcript), full.Episodes[i].Stepped)
+		}
+		if e.Passed != full.Episodes[i].Passed || e.ExactRepeats != full.Episodes[i].ExactRepeats {
+			t.Errorf("episode %d: LoadRows and Load disagree on its outcome", i)
+		}
 	}
 }

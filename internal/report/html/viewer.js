@@ -1,14 +1,23 @@
-// The report's viewer: filters, lists and transcripts over the episodes and
-// items the report was made from, which the page carries as JSON (parsed
-// with JSON.parse, much faster than a script literal of the same size). Every text from a run is
-// set as text (textContent, text nodes), never as markup, so a reply that
-// holds a script element or an HTML comment shows as written and runs
-// nothing.
+// The viewer: a summary of run folders, then filters, sortable lists and
+// transcripts over the episodes and items of the runs ticked. Its data
+// comes two ways: the HTML report carries the index and every run's rows
+// as JSON in the page (parsed with JSON.parse, much faster than a script
+// literal of the same size); `feedrun view` serves the page empty, the
+// index at api/runs and a run's rows at api/runs/N, fetched when the run
+// is first ticked. Every text from a run is set as text (textContent,
+// text nodes), never as markup, so a reply that holds a script element or
+// an HTML comment shows as written and runs nothing. The address's hash
+// holds the view (runs, filters, sort, the episode open, the comparison)
+// and is rewritten on every change, so a link restores it.
 "use strict";
 (function () {
-  const D = JSON.parse(document.getElementById("feedrun-data").textContent);
-  const PAGE = 200;
   const $ = (id) => document.getElementById(id);
+  const PAGE = 200;
+  const embedded = $("feedrun-data") ? JSON.parse($("feedrun-data").textContent) : null;
+  let INDEX = null;
+  const loaded = [];   // run number → its view, once fetched
+  const loading = [];  // run number → the promise of it
+  const ticked = new Set();
 
   // el builds an element; strings among the children become text nodes.
   function el(tag, attrs, ...children) {
@@ -16,33 +25,102 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === "class") e.className = v;
       else if (k === "onclick") e.addEventListener("click", v);
+      else if (k === "onchange") e.addEventListener("change", v);
       else e.setAttribute(k, v);
     }
     for (const c of children) {
-      if (c === null || c === undefined) continue;
+      if (c === null || c === undefined || c === false) continue;
       e.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
     }
     return e;
   }
 
-  // The cell clicked last, if any: {target, model, env, harness, pick, label}.
-  let cell = null;
+  function status(msg) { $("status").textContent = msg; }
+
+  function load(i) {
+    if (loaded[i]) return Promise.resolve(loaded[i]);
+    if (!loading[i]) {
+      loading[i] = (embedded ? Promise.resolve(embedded.runs[i]) : fetch("api/runs/" + i).then((r) => {
+        if (!r.ok) throw new Error("run " + INDEX.runs[i].name + ": " + r.status + " " + r.statusText);
+        return r.json();
+      })).then((v) => { loaded[i] = v; return v; });
+    }
+    return loading[i];
+  }
+
+  // ---- state: filters, sort, what is open, all mirrored in the hash ----
+
+  const filterIDs = ["model", "env", "harness", "task", "seed", "outcome", "repeats", "loops", "step", "q"];
+  let cell = null; // the table cell clicked last: {target, model, env, harness, pick, label}
+  const sort = { runs: null, episodes: null, items: null }; // {key, desc}
+  let openEp = null; // key of the episode shown
+  let openItem = null; // key of the item shown
+  let compare = []; // keys of the episodes shown beside the open one
+  let lastOpened = "episodes";
 
   function filters() {
-    const seed = $("f-seed").value, step = $("f-step").value;
+    const v = (id) => $("f-" + id).value.trim();
     return {
-      harness: $("f-harness").value,
-      task: $("f-task").value.trim(),
-      seed: seed === "" ? null : Number(seed),
-      outcome: $("f-outcome").value,
-      repeats: $("f-repeats").value,
-      loops: $("f-loops").checked,
-      step: step === "" ? null : Number(step),
+      model: v("model"), env: v("env"), harness: v("harness"), task: v("task").toLowerCase(),
+      seed: v("seed") === "" ? null : Number(v("seed")), outcome: v("outcome"), repeats: v("repeats"),
+      loops: $("f-loops").checked, step: v("step") === "" ? null : Number(v("step")), q: v("q").toLowerCase(),
     };
   }
 
-  // The same selection as report.Filter: outcome, loops, seed and step
-  // concern episodes, so setting one selects no probe items.
+  const epKey = (e) => [INDEX.runs[e.run].name, e.harness, e.task, e.seed].join("|");
+  const itemKey = (i) => [INDEX.runs[i.run].name, i.harness, i.id].join("|");
+  const runByName = (name) => INDEX.runs.findIndex((r) => r.name === name);
+
+  function writeHash() {
+    const h = new URLSearchParams();
+    // The report opens with every run ticked, the server with none: the
+    // hash names the runs ticked where that differs.
+    const names = [...ticked].sort((a, b) => a - b).map((i) => INDEX.runs[i].name);
+    if (embedded ? names.length < INDEX.runs.length : names.length > 0) h.set("runs", names.join(","));
+    for (const id of filterIDs) {
+      const input = $("f-" + id);
+      if (input.type === "checkbox") { if (input.checked) h.set(id, "1"); } else if (input.value !== "") h.set(id, input.value);
+    }
+    for (const [list, s] of Object.entries(sort)) if (s) h.set("sort-" + list, (s.desc ? "-" : "") + s.key);
+    if (cell) h.set("cell", [cell.target, cell.model, cell.env, cell.harness, cell.pick, cell.label].join("|"));
+    if (openEp) h.set("ep", openEp);
+    if (compare.length) h.set("cmp", compare.join(","));
+    if (openItem) h.set("item", openItem);
+    const text = h.toString();
+    if (location.hash.slice(1) !== text) history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);
+  }
+
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    // Links made before the hash was written name filters the same way;
+    // open=N opens the Nth episode listed.
+    for (const id of filterIDs) {
+      const input = $("f-" + id), v = h.get(id);
+      if (input.type === "checkbox") input.checked = v === "1";
+      else if (v !== null && input.tagName === "SELECT" && ![...input.options].some((o) => o.value === v)) input.append(el("option", {}, v)), input.value = v;
+      else input.value = v === null ? "" : v;
+    }
+    for (const list of Object.keys(sort)) {
+      const s = h.get("sort-" + list);
+      sort[list] = s ? { key: s.replace(/^-/, ""), desc: s.startsWith("-") } : null;
+    }
+    const c = h.get("cell");
+    if (c) { const [target, model, env, hn, pick, label] = c.split("|"); cell = { target, model, env, harness: hn, pick, label }; } else cell = null;
+    openEp = h.get("ep");
+    openItem = h.get("item");
+    compare = h.get("cmp") ? h.get("cmp").split(",") : [];
+    const runs = h.get("runs");
+    if (runs !== null) {
+      ticked.clear();
+      for (const name of runs.split(",")) { const i = runByName(name); if (i >= 0) ticked.add(i); }
+    } else if (embedded) {
+      INDEX.runs.forEach((_, i) => ticked.add(i));
+    }
+    return h;
+  }
+
+  // ---- selection ----
+
   const episodePicks = {
     all: () => true,
     exact: (e) => e.exact > 0,
@@ -64,14 +142,33 @@
   };
 
   function inCell(x, target) {
-    if (!cell || cell.target !== target) return true;
+    if (!cell) return true;
+    if (cell.target !== target) return false;
     const pick = (target === "episodes" ? episodePicks : itemPicks)[cell.pick] || (() => true);
     return x.model === cell.model && x.env === cell.env && x.harness === cell.harness && pick(x);
   }
 
+  // What text search reads of an episode or item, lower-cased once.
+  const hay = new WeakMap();
+  function haystack(x, parts) {
+    let s = hay.get(x);
+    if (s === undefined) { s = parts(x).join("\n").toLowerCase(); hay.set(x, s); }
+    return s;
+  }
+  const episodeText = (e) => e.transcript.flatMap((s) => [s.reply, s.ran || "", s.dropped || "", s.obs]);
+  function itemText(i) {
+    const c = i.ctx >= 0 ? loaded[i.run].contexts[i.ctx] : null;
+    return [i.pre, i.post].concat(c ? [c.failed_action, c.obs] : []);
+  }
+
+  // The same selection as report.Filter, with task as a substring and
+  // text search: outcome, loops, seed and step concern episodes, so
+  // setting one selects no probe items.
   function episodeSelected(e, f) {
+    if (f.model && e.model !== f.model) return false;
+    if (f.env && INDEX.runs[e.run].env !== f.env) return false;
     if (f.harness && e.harness !== f.harness) return false;
-    if (f.task && e.task !== f.task) return false;
+    if (f.task && !e.task.toLowerCase().includes(f.task)) return false;
     if (f.seed !== null && e.seed !== f.seed) return false;
     if (f.outcome === "passed" && !e.passed) return false;
     if (f.outcome === "failed" && e.passed) return false;
@@ -79,169 +176,491 @@
     if (f.repeats === "near" && e.near === 0) return false;
     if (f.loops && !e.looped) return false;
     if (f.step !== null && f.step >= e.steps) return false;
+    if (f.q && !haystack(e, episodeText).includes(f.q)) return false;
     return inCell(e, "episodes");
   }
 
   function itemSelected(i, f) {
     if (f.outcome || f.loops || f.seed !== null || f.step !== null) return false;
+    if (f.model && i.model !== f.model) return false;
+    if (f.env && INDEX.runs[i.run].env !== f.env) return false;
     if (f.harness && i.harness !== f.harness) return false;
-    if (f.task && i.id !== f.task) return false;
+    if (f.task && !i.id.toLowerCase().includes(f.task)) return false;
     if (f.repeats === "exact" && !i.greedy_post) return false;
     if (f.repeats === "near" && !i.greedy_post && !i.near_post) return false;
+    if (f.q && !haystack(i, itemText).includes(f.q)) return false;
     return inCell(i, "items");
   }
 
   function outcome(e) {
     return e.passed ? "passed" : e.finished ? "finished, not passed" : "did not finish";
   }
+  const pct = (n, d) => (d ? (100 * n / d).toFixed(1) + "%" : "");
+  const runLabel = (x) => INDEX.runs[x.run].name;
+
+  // ---- lists: columns with a sort key each ----
+
+  const columns = {
+    runs: [
+      { key: "view", label: "view", value: (r) => (ticked.has(r.i) ? 0 : 1),
+        cell: (r) => el("input", { type: "checkbox", class: "tick", "data-run": r.i, "aria-label": "view " + r.name, ...(ticked.has(r.i) ? { checked: "" } : {}) }) },
+      { key: "run", label: "run", value: (r) => r.name },
+      { key: "model", label: "model", value: (r) => r.models.join(", ") },
+      { key: "env", label: "env", value: (r) => r.env },
+      { key: "setting", label: "setting", value: (r) => r.setting },
+      { key: "harnesses", label: "harnesses", value: (r) => r.harnesses.length },
+      { key: "episodes", label: "episodes", value: (r) => r.episodes || r.sweep, cell: (r) => (r.episodes || r.sweep ? String(r.episodes || r.sweep) : "") },
+      { key: "passed", label: "passed", value: (r) => (r.episodes ? r.passed / r.episodes : -1), cell: (r) => pct(r.passed, r.episodes) },
+      { key: "repeated", label: "exact repeat", value: (r) => (r.episodes ? r.repeated / r.episodes : -1), cell: (r) => pct(r.repeated, r.episodes) },
+      { key: "looped", label: "looped", value: (r) => (r.episodes ? r.looped / r.episodes : -1), cell: (r) => pct(r.looped, r.episodes) },
+      { key: "items", label: "probe items", value: (r) => r.items, cell: (r) => (r.items ? String(r.items) : "") },
+      { key: "greedy_post", label: "greedy repeat", value: (r) => (r.items ? r.greedy_post / r.items : -1), cell: (r) => pct(r.greedy_post, r.items) },
+      { key: "inverted", label: "G < 0", value: (r) => (r.items ? r.inverted / r.items : -1), cell: (r) => pct(r.inverted, r.items) },
+      { key: "provenance", label: "provenance", value: (r) => r.provenance,
+        cell: (r) => el("details", {}, el("summary", {}, "show"), el("div", { class: "prov" }, r.dir + ": " + r.provenance)) },
+    ],
+    episodes: [
+      { key: "run", label: "run", value: runLabel },
+      { key: "model", label: "model, env", value: (e) => e.model + ", " + e.env },
+      { key: "harness", label: "harness", value: (e) => INDEX.harnesses.indexOf(e.harness) },
+      { key: "task", label: "task", value: (e) => e.task, cell: (e) => e.task },
+      { key: "seed", label: "seed", value: (e) => e.seed },
+      { key: "steps", label: "steps", value: (e) => e.steps },
+      { key: "outcome", label: "outcome", value: (e) => (e.passed ? 2 : e.finished ? 1 : 0), cell: outcome },
+      { key: "exact", label: "exact", value: (e) => e.exact },
+      { key: "near", label: "near", value: (e) => e.near },
+      { key: "looped", label: "looped", value: (e) => (e.looped ? 1 : 0), cell: (e) => (e.looped ? "yes" : "") },
+    ],
+    items: [
+      { key: "run", label: "run", value: runLabel },
+      { key: "model", label: "model, env", value: (i) => i.model + ", " + i.env },
+      { key: "harness", label: "harness", value: (i) => i.harness },
+      { key: "id", label: "item", value: (i) => i.id },
+      { key: "kind", label: "failure", value: (i) => i.kind },
+      { key: "figures", label: "figures", value: (i) => i.figures },
+    ],
+  };
+  for (const cols of Object.values(columns)) for (const c of cols) c.cell = c.cell || c.value;
+  // The harness column shows the name, sorts in report order.
+  columns.episodes[2].cell = (e) => e.harness;
+
+  function compareBy(list) {
+    const s = sort[list];
+    if (!s) return null;
+    const col = columns[list].find((c) => c.key === s.key);
+    if (!col) return null;
+    const dir = s.desc ? -1 : 1;
+    return (a, b) => {
+      const x = col.value(a), y = col.value(b);
+      return dir * (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true }));
+    };
+  }
+
+  function head(list, table) {
+    const s = sort[list];
+    table.tHead.replaceChildren(el("tr", {}, ...columns[list].map((c) => {
+      const mark = s && s.key === c.key ? (s.desc ? " ▼" : " ▲") : "";
+      return el("th", { "data-key": c.key, class: "sortable", tabindex: "0", "aria-sort": s && s.key === c.key ? (s.desc ? "descending" : "ascending") : "none" }, c.label + mark);
+    })));
+  }
+
+  function sortBy(list, key) {
+    const s = sort[list];
+    sort[list] = s && s.key === key ? (s.desc ? null : { key, desc: true }) : { key, desc: false };
+    if (list === "runs") drawRuns(); else update();
+    writeHash();
+  }
+
+  // ---- the run summary ----
+
+  function drawRuns() {
+    const f = filters();
+    let runs = INDEX.runs.map((r, i) => Object.assign({ i }, r));
+    runs = runs.filter((r) => (!f.model || r.models.includes(f.model)) && (!f.env || r.env === f.env));
+    const by = compareBy("runs");
+    if (by) runs.sort(by);
+    head("runs", $("run-list"));
+    $("run-list").tBodies[0].replaceChildren(...runs.map((r) => el("tr", { "data-run": r.i, class: ticked.has(r.i) ? "selected" : "" },
+      ...columns.runs.map((c) => el("td", {}, c.cell(r))))));
+    $("run-count").textContent = ticked.size + " of " + INDEX.runs.length + " ticked" + (runs.length < INDEX.runs.length ? ", " + runs.length + " shown" : "");
+  }
+
+  // ---- episode and item lists ----
 
   const lists = {
-    episodes: { data: D.episodes, selected: episodeSelected, shown: PAGE, matches: [],
-      row: (e, idx) => el("tr", { "data-index": idx }, el("td", {}, e.model + ", " + e.env), el("td", {}, e.harness), el("td", {}, e.task),
-        el("td", {}, e.seed), el("td", {}, e.steps), el("td", {}, outcome(e)), el("td", {}, e.exact), el("td", {}, e.near), el("td", {}, e.looped ? "yes" : "")),
-      open: (idx) => showEpisode(idx) },
-    items: { data: D.items, selected: itemSelected, shown: PAGE, matches: [],
-      row: (i, idx) => el("tr", { "data-index": idx }, el("td", {}, i.model + ", " + i.env), el("td", {}, i.harness), el("td", {}, i.id), el("td", {}, i.kind), el("td", {}, i.figures)),
-      open: (idx) => showItem(idx) },
+    episodes: { matches: [], shown: PAGE, all: () => [...ticked].flatMap((i) => (loaded[i] ? loaded[i].episodes : [])), selected: episodeSelected,
+      key: epKey, open: (e) => showEpisode(e) },
+    items: { matches: [], shown: PAGE, all: () => [...ticked].flatMap((i) => (loaded[i] ? loaded[i].items : [])), selected: itemSelected,
+      key: itemKey, open: (i) => showItem(i) },
   };
 
   function update() {
     const f = filters();
+    drawRuns();
     for (const [name, l] of Object.entries(lists)) {
-      l.matches = [];
-      l.data.forEach((x, idx) => { if (l.selected(x, f)) l.matches.push(idx); });
+      const all = l.all();
+      l.total = all.length;
+      l.matches = all.filter((x) => l.selected(x, f));
+      const by = compareBy(name);
+      if (by) l.matches.sort(by);
       l.shown = PAGE;
       draw(name);
     }
     $("f-cell").hidden = !cell;
     $("f-cell-text").textContent = cell ? cell.label : "";
+    $("episodes").hidden = ticked.size > 0 && lists.episodes.total === 0 && lists.items.total > 0;
+    $("items").hidden = ticked.size > 0 && lists.items.total === 0;
+    if (ticked.size === 0) status("No run ticked: tick runs in the table above, or choose a model.");
+    else status("");
   }
 
   function draw(name) {
-    const l = lists[name], single = name.slice(0, -1);
-    const body = document.querySelector("#" + single + "-list tbody");
-    const rows = l.matches.slice(0, l.shown).map((idx) => l.row(l.data[idx], idx));
-    body.replaceChildren(...rows);
+    const l = lists[name], single = name.slice(0, -1), table = $(single + "-list");
+    head(name, table);
+    table.tBodies[0].replaceChildren(...l.matches.slice(0, l.shown).map((x, n) => {
+      const tr = el("tr", { "data-n": n }, ...columns[name].map((c) => el("td", {}, c.cell(x))));
+      if ((name === "episodes" ? openEp : openItem) === l.key(x)) tr.classList.add("selected");
+      return tr;
+    }));
     const count = $(single + "-count");
     count.dataset.count = String(l.matches.length);
-    count.textContent = l.matches.length + " of " + l.data.length + (l.matches.length > l.shown ? " (first " + l.shown + " listed)" : "");
+    count.textContent = l.matches.length + " of " + l.total + (l.matches.length > l.shown ? " (first " + l.shown + " listed)" : "");
     $(single + "-more").hidden = l.matches.length <= l.shown;
   }
+
+  // ---- transcripts ----
 
   function text(label, value, cls) {
     return el("div", {}, el("span", { class: "label" }, label), el("pre", cls ? { class: cls } : {}, value));
   }
 
-  function transcript(e, only) {
-    const box = el("div", { class: "transcript" },
-      el("h3", {}, e.model + ", " + e.env + " · " + e.harness + " · task " + e.task + " · seed " + e.seed),
-      el("div", { class: "label" }, e.summary + " · " + D.runs[e.run]));
-    if (e.transcript.length === 0) box.append(el("p", {}, "No steps: the run folder has no rollout_steps.csv."));
-    for (const s of e.transcript) {
-      if (only !== null && s.n !== only) continue;
-      const step = el("div", { class: "step" }, text("[" + s.n + "] reply", s.reply));
-      if (s.ran !== undefined) step.append(text("ran (differs from the reply)", s.ran, "ran"));
-      if (s.dropped) step.append(text("dropped (not run)", s.dropped, "ran"));
-      step.append(text("observation", s.obs, s.failed ? "failed" : ""));
-      if (s.marks) step.append(el("div", {}, ...s.marks.map((m) => el("span", { class: "mark" }, m))));
-      box.append(step);
+  // statement is the task as the environment stated it, the system
+  // prompt folded away.
+  function statement(e) {
+    const v = loaded[e.run], msgs = v.tasks[e.task];
+    if (!msgs) {
+      return el("p", { class: "hint" }, "Task statement not shown: " + (v.tasks_missing || "the environment here has no task " + e.task) + ".");
+    }
+    const box = el("div", { class: "statement" });
+    for (const [role, content] of msgs) {
+      if (role === "system") box.append(el("details", {}, el("summary", {}, "system prompt"), el("pre", {}, content)));
+      else box.append(text(role === "user" ? "task" : role, content));
     }
     return box;
   }
 
-  function select(name, idx) {
-    const single = name.slice(0, -1);
-    for (const tr of document.querySelectorAll("#" + single + "-list tr.selected")) tr.classList.remove("selected");
-    const tr = document.querySelector("#" + single + "-list tr[data-index='" + idx + "']");
-    if (tr) tr.classList.add("selected");
+  // why is what a reader can know of an episode's outcome from its
+  // folder: a failed step says why in its observation; the final check
+  // is recorded as passed or not, not which of its conditions failed.
+  function why(e) {
+    if (e.passed) return "";
+    if (e.finished) return "Finished, but the environment's check of the result failed (the run folder records that it failed, not which condition).";
+    return "Did not finish within its steps.";
   }
 
-  function showEpisode(idx) {
-    const e = D.episodes[idx];
-    select("episodes", idx);
+  function transcript(e, only) {
+    const box = el("div", { class: "transcript" },
+      el("h3", {}, e.model + ", " + e.env + " · " + e.harness + " · task " + e.task + " · seed " + e.seed),
+      el("div", { class: "label" }, e.summary + " · " + INDEX.runs[e.run].dir),
+      why(e) && el("div", { class: "why" }, why(e)),
+      statement(e));
+    if (e.transcript.length === 0) box.append(el("p", {}, "No steps: the run folder has no rollout_steps.csv."));
+    for (const s of e.transcript) {
+      if (only !== null && s.n !== only) continue;
+      box.append(stepBox(s, null));
+    }
+    return box;
+  }
+
+  // stepBox is one step; ref, when given, is the step of another episode
+  // it is compared with, and words not in it are marked.
+  function stepBox(s, ref) {
+    const step = el("div", { class: "step" }, el("span", { class: "label" }, "[" + s.n + "] reply"), diffPre(s.reply, ref && ref.reply));
+    if (s.ran !== undefined) step.append(el("span", { class: "label" }, "ran (differs from the reply)"), diffPre(s.ran, ref && (ref.ran === undefined ? ref.reply : ref.ran), "ran"));
+    if (s.dropped) step.append(text("dropped (not run)", s.dropped, "ran"));
+    step.append(el("span", { class: "label" }, "observation"), diffPre(s.obs, ref && ref.obs, s.failed ? "failed" : ""));
+    if (s.marks) step.append(el("div", {}, ...s.marks.map((m) => el("span", { class: "mark" }, m))));
+    return step;
+  }
+
+  // diffPre shows text with the words that are not in ref marked (ref
+  // null: nothing to compare with). Words are runs of letters and digits,
+  // each other character standing alone, so that a changed argument is
+  // marked and not the whole call. The marking is a longest common
+  // subsequence of words, given up for the whole text past a size where
+  // it would stall the page.
+  function diffPre(text, ref, cls) {
+    const pre = el("pre", cls ? { class: cls } : {});
+    if (ref === null || ref === undefined || ref === text) { pre.append(text); return pre; }
+    const words = (t) => t.split(/(\s+|[^\w\s])/).filter((w) => w !== "");
+    const a = words(ref), b = words(text);
+    if (a.length * b.length > 400000) { pre.append(el("mark", {}, text)); return pre; }
+    const n = a.length, m = b.length, L = new Uint32Array((n + 1) * (m + 1));
+    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
+      L[i * (m + 1) + j] = a[i] === b[j] ? L[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(L[(i + 1) * (m + 1) + j], L[i * (m + 1) + j + 1]);
+    }
+    let i = 0, j = 0, same = "", diff = "";
+    const flush = () => {
+      if (same) pre.append(same);
+      if (diff) pre.append(el("mark", {}, diff));
+      same = diff = "";
+    };
+    while (j < m) {
+      if (i < n && a[i] === b[j]) { if (diff) flush(); same += b[j]; i++; j++; }
+      else if (i < n && L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1]) i++;
+      else { if (same) { pre.append(same); same = ""; } diff += b[j]; j++; }
+    }
+    flush();
+    return pre;
+  }
+
+  function highlight(name) {
+    const single = name.slice(0, -1), l = lists[name], open = name === "episodes" ? openEp : openItem;
+    for (const tr of $(single + "-list").tBodies[0].rows) tr.classList.toggle("selected", l.key(l.matches[Number(tr.dataset.n)]) === open);
+  }
+
+  // step moves the open episode (or item) by d in its sorted list.
+  function step(d) {
+    const l = lists[lastOpened], key = lastOpened === "episodes" ? openEp : openItem;
+    if (l.matches.length === 0) return;
+    let n = l.matches.findIndex((x) => l.key(x) === key);
+    n = n < 0 ? (d > 0 ? 0 : l.matches.length - 1) : Math.min(l.matches.length - 1, Math.max(0, n + d));
+    if (n >= l.shown) { l.shown = n + PAGE; draw(lastOpened); }
+    if (lastOpened === "episodes") compare = [];
+    l.open(l.matches[n]);
+  }
+
+  function nav(name) {
+    const l = lists[name], key = name === "episodes" ? openEp : openItem;
+    const n = l.matches.findIndex((x) => l.key(x) === key);
+    return el("div", { class: "nav" },
+      el("button", { type: "button", id: name.slice(0, -1) + "-prev", onclick: () => { lastOpened = name; step(-1); } }, "← previous (k)"),
+      el("span", { class: "label" }, n < 0 ? "not in the list" : (n + 1) + " of " + l.matches.length),
+      el("button", { type: "button", id: name.slice(0, -1) + "-next", onclick: () => { lastOpened = name; step(1); } }, "next (j) →"));
+  }
+
+  function findEpisode(key) {
+    const [run, h, task, seed] = key.split("|");
+    const i = runByName(run);
+    if (i < 0 || !loaded[i]) return null;
+    return loaded[i].episodes.find((e) => e.harness === h && e.task === task && String(e.seed) === seed) || null;
+  }
+
+  function showEpisode(e) {
+    openEp = epKey(e);
+    lastOpened = "episodes";
+    highlight("episodes");
+    drawEpisode();
+    writeHash();
+  }
+
+  function drawEpisode() {
     const view = $("episode-view");
-    const side = el("button", { type: "button", id: "side-by-side", onclick: () => sideBySide(e) }, "this task and seed across harnesses");
-    view.replaceChildren(side, transcript(e, filters().step));
-    view.scrollIntoView({ block: "nearest" });
+    const e = openEp && findEpisode(openEp);
+    if (!e) { view.replaceChildren(); return; }
+    const others = compare.map(findEpisode).filter((x) => x);
+    view.replaceChildren(nav("episodes"), compareControls(e),
+      others.length ? sideBySide([e, ...others]) : transcript(e, filters().step));
+    view.scrollIntoView({ block: "start" });
   }
 
-  // sideBySide shows one task and seed under every harness, in columns.
-  function sideBySide(e) {
-    const same = D.episodes.filter((x) => x.model === e.model && x.env === e.env && x.task === e.task && x.seed === e.seed);
-    $("episode-view").replaceChildren(el("h3", {}, "Task " + e.task + ", seed " + e.seed + " across " + same.length + " harnesses"),
-      el("div", { class: "side" }, ...same.map((x) => transcript(x, filters().step))));
+  // compareControls choose what to set beside the open episode: its task
+  // and seed under other harnesses of its run, or the same task, seed and
+  // harness in another run of its environment (another model, or free
+  // against grammar decoding).
+  function compareControls(e) {
+    const box = el("div", { class: "compare", id: "compare" }, el("span", { class: "label" }, "Side by side with:"));
+    const same = loaded[e.run].episodes.filter((x) => x !== e && x.task === e.task && x.seed === e.seed && x.model === e.model);
+    for (const x of same) {
+      const k = epKey(x);
+      box.append(el("label", {}, el("input", { type: "checkbox", "data-harness": x.harness, ...(compare.includes(k) ? { checked: "" } : {}),
+        onchange: (ev) => { compare = ev.target.checked ? compare.concat(k) : compare.filter((c) => c !== k); drawEpisode(); writeHash(); } }), " " + x.harness));
+    }
+    const runs = INDEX.runs.map((r, i) => ({ r, i })).filter(({ r, i }) => i !== e.run && r.kind === "rollout" && r.env === INDEX.runs[e.run].env);
+    if (runs.length) {
+      const sel = el("select", { id: "compare-run", onchange: (ev) => {
+        const i = Number(ev.target.value);
+        if (ev.target.value === "") return;
+        load(i).then((v) => {
+          const x = v.episodes.find((y) => y.task === e.task && y.seed === e.seed && y.harness === e.harness);
+          if (!x) { status("Run " + INDEX.runs[i].name + " has no episode of task " + e.task + ", seed " + e.seed + " under " + e.harness + "."); ev.target.value = ""; return; }
+          status("");
+          if (!compare.includes(epKey(x))) compare = compare.concat(epKey(x));
+          drawEpisode(); writeHash();
+        }).catch((err) => status(String(err)));
+      } }, el("option", { value: "" }, "another run…"), ...runs.map(({ r, i }) => el("option", { value: i }, r.name + " (" + r.models.join(", ") + (r.setting ? ", " + r.setting : "") + ")")));
+      box.append(el("label", {}, " or ", sel));
+    }
+    return box;
   }
 
-  function showItem(idx) {
-    const it = D.items[idx];
-    select("items", idx);
-    const same = D.items.filter((x) => x.run === it.run && x.model === it.model && x.env === it.env && x.id === it.id);
+  // sideBySide sets episodes in columns, a row per step number, so that
+  // step n of each is level with step n of the first; words of a step
+  // that differ from the first episode's same step are marked.
+  function sideBySide(eps) {
+    const first = eps[0];
+    const table = el("table", { class: "side" });
+    table.append(el("thead", {}, el("tr", {}, el("th", {}, "step"), ...eps.map((x, n) => el("th", {},
+      el("div", {}, x.model + " · " + x.harness), el("div", { class: "label" }, INDEX.runs[x.run].name + " · " + x.summary),
+      n > 0 && el("button", { type: "button", class: "drop", onclick: () => { compare = compare.filter((c) => c !== epKey(x)); drawEpisode(); writeHash(); } }, "remove"))))));
+    const body = el("tbody");
+    table.append(body);
+    body.append(el("tr", {}, el("th", {}, "task"), ...eps.map((x) => el("td", {}, statement(x)))));
+    const steps = Math.max(...eps.map((x) => x.transcript.length));
+    const only = filters().step;
+    for (let n = 0; n < steps; n++) {
+      if (only !== null && n !== only) continue;
+      const ref = first.transcript.find((s) => s.n === n) || null;
+      body.append(el("tr", { class: "aligned" }, el("th", {}, String(n)), ...eps.map((x, k) => {
+        const s = x.transcript.find((t) => t.n === n);
+        return el("td", {}, s ? stepBox(s, k === 0 ? null : ref ? ref : { reply: "", obs: "" }) : el("span", { class: "label" }, "(no step " + n + ")"));
+      })));
+    }
+    return el("div", { class: "scroll" }, el("h3", {}, "Task " + first.task + ", seed " + first.seed + ": " + eps.length + " episodes; words that differ from the first column's step are marked"), table);
+  }
+
+  function showItem(it) {
+    openItem = itemKey(it);
+    lastOpened = "items";
+    highlight("items");
+    drawItem();
+    writeHash();
+  }
+
+  function drawItem() {
+    const view = $("item-view");
+    let it = null;
+    if (openItem) {
+      const [run, h, id] = openItem.split("|");
+      const i = runByName(run);
+      if (i >= 0 && loaded[i]) it = loaded[i].items.find((x) => x.harness === h && x.id === id) || null;
+    }
+    if (!it) { view.replaceChildren(); return; }
+    const v = loaded[it.run];
+    const same = v.items.filter((x) => x.model === it.model && x.env === it.env && x.id === it.id);
     const box = el("div", { class: "transcript" },
       el("h3", {}, it.model + ", " + it.env + " · item " + it.id + (it.kind ? " (" + it.kind + ")" : "")),
-      el("div", { class: "label" }, D.runs[it.run]));
+      el("div", { class: "label" }, INDEX.runs[it.run].dir));
     if (it.ctx >= 0) {
-      const c = D.contexts[it.ctx];
-      for (const [role, content] of c.messages) box.append(text(role, content));
+      const c = v.contexts[it.ctx];
+      for (const [role, content] of c.messages) {
+        box.append(role === "system" ? el("details", {}, el("summary", {}, "system prompt"), el("pre", {}, content)) : text(role, content));
+      }
       box.append(text("failed action", c.failed_action, "ran"), text("observation", c.obs, "failed"));
     } else {
-      box.append(el("p", {}, "Context not shown: the item was not made again when the report was written (CodeRepair's need report --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
+      box.append(el("p", {}, "Context not shown: the item was not made again here (CodeRepair's need --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
     }
-    box.append(el("div", { class: "side" }, ...same.map((x) => el("div", { class: "transcript" },
+    box.append(el("div", { class: "side-items" }, ...same.map((x) => el("div", { class: "transcript" },
       el("h3", {}, x.harness), el("div", { class: "label" }, x.figures),
       text("greedy before the failure", x.pre || "(not kept in this run)"),
       text("greedy after the failure", x.post || "(not kept in this run)", x.greedy_post ? "failed" : "")))));
-    $("item-view").replaceChildren(box);
-    $("item-view").scrollIntoView({ block: "nearest" });
+    view.replaceChildren(nav("items"), box);
+    view.scrollIntoView({ block: "start" });
   }
 
-  for (const [name, l] of Object.entries(lists)) {
-    const single = name.slice(0, -1);
-    document.querySelector("#" + single + "-list tbody").addEventListener("click", (ev) => {
-      const tr = ev.target.closest("tr");
-      if (tr) l.open(Number(tr.dataset.index));
+  // ---- wiring ----
+
+  function tick(i, on) {
+    if (on) ticked.add(i); else ticked.delete(i);
+    return on ? load(i) : Promise.resolve();
+  }
+
+  // refresh loads the ticked runs (and those the open episode and the
+  // comparison name), then draws.
+  function refresh() {
+    const need = new Set(ticked);
+    for (const k of [openEp, openItem, ...compare]) if (k) { const i = runByName(k.split("|")[0]); if (i >= 0) need.add(i); }
+    const pending = [...need].filter((i) => !loaded[i]);
+    if (pending.length) status("Loading " + pending.length + " run(s)…");
+    return Promise.all([...need].map(load)).then(() => {
+      update();
+      drawEpisode();
+      drawItem();
+      writeHash();
+    }).catch((err) => status(String(err)));
+  }
+
+  function fillSelect(id, values) {
+    const s = $(id), cur = s.value;
+    s.replaceChildren(el("option", { value: "" }, "any"), ...values.map((v) => el("option", {}, v)));
+    s.value = cur;
+  }
+
+  function start(index) {
+    INDEX = index;
+    fillSelect("f-model", [...new Set(INDEX.runs.flatMap((r) => r.models))].sort());
+    fillSelect("f-env", [...new Set(INDEX.runs.map((r) => r.env))].sort());
+    fillSelect("f-harness", INDEX.harnesses);
+    // The report shows every run at once; the server, none until asked
+    // (readHash).
+    const h = readHash();
+    refresh().then(() => {
+      const open = h.get("open");
+      if (open !== null && !openEp && lists.episodes.matches.length > Number(open)) showEpisode(lists.episodes.matches[Number(open)]);
     });
-    $(single + "-more").addEventListener("click", () => { l.shown += PAGE; draw(name); });
+
+    $("run-list").tBodies[0].addEventListener("change", (ev) => {
+      const box = ev.target.closest("input.tick");
+      if (!box) return;
+      tick(Number(box.dataset.run), box.checked);
+      refresh();
+    });
+    for (const t of ["run-list", "episode-list", "item-list"]) {
+      const list = t === "run-list" ? "runs" : t === "episode-list" ? "episodes" : "items";
+      $(t).tHead.addEventListener("click", (ev) => { const th = ev.target.closest("th[data-key]"); if (th) sortBy(list, th.dataset.key); });
+      $(t).tHead.addEventListener("keydown", (ev) => { const th = ev.target.closest("th[data-key]"); if (th && ev.key === "Enter") sortBy(list, th.dataset.key); });
+    }
+    for (const [name, l] of Object.entries(lists)) {
+      const single = name.slice(0, -1);
+      $(single + "-list").tBodies[0].addEventListener("click", (ev) => {
+        const tr = ev.target.closest("tr");
+        if (!tr) return;
+        if (name === "episodes") compare = [];
+        l.open(l.matches[Number(tr.dataset.n)]);
+      });
+      $(single + "-more").addEventListener("click", () => { l.shown += PAGE; draw(name); });
+    }
+    for (const id of filterIDs) {
+      $("f-" + id).addEventListener("input", () => {
+        // A model (or env) with no run of it ticked ticks its runs.
+        const f = filters();
+        if ((id === "model" || id === "env") && (f.model || f.env)) {
+          const fits = (r) => (!f.model || r.models.includes(f.model)) && (!f.env || r.env === f.env);
+          if (![...ticked].some((i) => fits(INDEX.runs[i]))) INDEX.runs.forEach((r, i) => { if (fits(r)) ticked.add(i); });
+        }
+        refresh();
+      });
+    }
+    $("f-cell-clear").addEventListener("click", () => { cell = null; refresh(); });
+    $("f-reset").addEventListener("click", () => {
+      for (const id of filterIDs) { const input = $("f-" + id); if (input.type === "checkbox") input.checked = false; else input.value = ""; }
+      cell = null;
+      refresh();
+    });
+    $("f-link").addEventListener("click", () => {
+      writeHash();
+      if (navigator.clipboard) navigator.clipboard.writeText(location.href).then(() => status("Link copied."), () => status(location.href));
+      else status(location.href);
+    });
+    for (const td of document.querySelectorAll("td.pick")) {
+      const click = () => {
+        const tr = td.closest("tr"), table = td.closest(".table");
+        const heading = td.closest("table").querySelectorAll("thead th")[td.cellIndex];
+        cell = { target: table.dataset.target, model: tr.dataset.model, env: tr.dataset.env, harness: tr.dataset.harness, pick: td.dataset.pick,
+          label: tr.dataset.model + ", " + tr.dataset.env + " · " + tr.dataset.harness + " × " + (heading ? heading.textContent : "") };
+        refresh().then(() => $(table.dataset.target).scrollIntoView());
+      };
+      td.addEventListener("click", click);
+      td.addEventListener("keydown", (ev) => { if (ev.key === "Enter") click(); });
+    }
+    document.addEventListener("keydown", (ev) => {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.target.closest("input, select, textarea")) return;
+      if (ev.key === "j") step(1);
+      else if (ev.key === "k") step(-1);
+    });
+    window.addEventListener("hashchange", () => { readHash(); refresh(); });
   }
 
-  function clickCell(td) {
-    const tr = td.closest("tr"), table = td.closest("article");
-    const heading = table.querySelectorAll("thead th")[td.cellIndex];
-    cell = { target: table.dataset.target, model: tr.dataset.model, env: tr.dataset.env, harness: tr.dataset.harness, pick: td.dataset.pick,
-      label: tr.dataset.model + ", " + tr.dataset.env + " · " + tr.dataset.harness + " × " + (heading ? heading.textContent : "") };
-    update();
-    $(table.dataset.target).scrollIntoView();
-  }
-  for (const td of document.querySelectorAll("td.pick")) {
-    td.addEventListener("click", () => clickCell(td));
-    td.addEventListener("keydown", (ev) => { if (ev.key === "Enter") clickCell(td); });
-  }
-
-  for (const id of ["f-harness", "f-task", "f-seed", "f-outcome", "f-repeats", "f-loops", "f-step"]) {
-    $(id).addEventListener("input", update);
-  }
-  $("f-cell-clear").addEventListener("click", () => { cell = null; update(); });
-  $("f-reset").addEventListener("click", () => {
-    for (const id of ["f-harness", "f-task", "f-seed", "f-outcome", "f-repeats", "f-step"]) $(id).value = "";
-    $("f-loops").checked = false;
-    cell = null;
-    update();
-  });
-  // A report without episodes or without items has no list of them.
-  $("episodes").hidden = D.episodes.length === 0;
-  $("items").hidden = D.items.length === 0;
-
-  // A link can carry a view: #harness=ban&loops=1&open=0 sets the
-  // filters and opens the first matching episode (open=N: the Nth).
-  const hash = new URLSearchParams(location.hash.slice(1));
-  for (const [key, value] of hash) {
-    const input = $("f-" + key);
-    if (!input) continue;
-    if (input.type === "checkbox") input.checked = value === "1";
-    else input.value = value;
-  }
-  update();
-  const open = hash.get("open");
-  if (open !== null && lists.episodes.matches.length > Number(open)) {
-    showEpisode(lists.episodes.matches[Number(open)]);
-  }
+  if (embedded) start(embedded.index);
+  else fetch("api/runs").then((r) => { if (!r.ok) throw new Error("api/runs: " + r.status); return r.json(); }).then(start).catch((err) => status(String(err)));
 })();

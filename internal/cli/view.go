@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/viewer"
+)
+
+// ViewOptions are the settings of `feedrun view`.
+type ViewOptions struct {
+	IO      *iostreams.IOStreams
+	Dirs    []string
+	Results string // where to look for run folders when Dirs is empty
+	Addr    string
+	// Remote allows an address other than a loopback one.
+	Remote   bool
+	MBPP     string
+	Contexts bool
+	// Serving, when set, is told the viewer's address once it listens
+	// (tests); the command serves until its context ends.
+	Serving func(url string)
+}
+
+func newViewCmd(f *Factory) *cobra.Command {
+	opts := &ViewOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "view [DIR...]",
+		Short: "Serve a viewer of run folders on localhost: a summary, filters, transcripts, side by side",
+		Long: `Serve the viewer of the HTML report over HTTP, for run folders too many or
+too large for one page. With no folder named, every run folder under
+--results (default results/) is served. The page opens on a summary, a
+row per run with its pass, exact-repeat and loop rates (or, for a probe
+run, its greedy repeats after the failure and its share of G < 0); tick
+runs, or choose a model, to list their episodes and items. A run's rows
+are read when first asked for, not at start.
+
+The address is printed on stderr; open it in a browser. It listens on
+--addr (default 127.0.0.1:0, a free port) and refuses an address that is
+not a loopback one unless --remote is given: the viewer shows everything
+the folders hold to whoever can reach it. Ctrl-C stops it.
+
+Transcripts open with their task as the environment states it
+(ToolShed's from its task list, CodeRepair's from --mbpp). ToolShed probe
+items are shown with their context, made again from the run's settings;
+CodeRepair items only with --contexts, which runs their programs again
+when their run is first opened (minutes).`,
+		Example: `  feedrun view
+  feedrun view results/rollout-qwen2.5-coder-0.5b-toolshed results/rollout-qwen2.5-coder-0.5b-toolshed-grammar --addr 127.0.0.1:8080`,
+		Args: cobra.ArbitraryArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
+				return Usagef("--addr %q: expected host:port, such as 127.0.0.1:8080 (port 0: a free one)", opts.Addr)
+			}
+			if !opts.Remote && !viewer.IsLoopback(opts.Addr) {
+				return Usagef("--addr %q: expected a loopback address (127.0.0.1, [::1] or localhost); --remote serves the folders to other machines", opts.Addr)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dirs = args
+			return viewRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Results, "results", "results", "folder whose run folders are served when no DIR is given")
+	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to listen on (host:port; port 0: a free one)")
+	fl.BoolVar(&opts.Remote, "remote", false, "allow an --addr that is not a loopback one (anyone who reaches it reads the folders)")
+	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
+	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: CodeRepair's task statements, and items for --contexts")
+	return cmd
+}
+
+func viewRun(ctx context.Context, opts *ViewOptions) error {
+	for _, dir := range opts.Dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return Usagef("view: %s is not a run folder (it does not exist or is a file)", dir)
+		}
+	}
+	if len(opts.Dirs) == 0 {
+		dirs, err := report.RunFolders(opts.Results)
+		if err != nil {
+			return err
+		}
+		if len(dirs) == 0 {
+			return Usagef("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
+		}
+		opts.Dirs = dirs
+	}
+	index, err := viewIndex(opts.Dirs)
+	if err != nil {
+		return UsageError{err}
+	}
+	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
+		return runView(ctx, opts, opts.Dirs[n], n)
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return Usagef("--addr %s: %v", opts.Addr, err)
+	}
+	srv.Loopback = viewer.IsLoopback(ln.Addr().String())
+	url := "http://" + ln.Addr().String() + "/"
+	opts.IO.Statusf("feedrun view: %d run folders at %s (Ctrl-C stops)", len(opts.Dirs), url)
+	if opts.IO.Quiet {
+		// The address is the command's one output a user cannot do without.
+		fmt.Fprintln(opts.IO.ErrOut, url)
+	}
+	if opts.Serving != nil {
+		opts.Serving(url)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		// Ctrl-C is how a viewer is stopped, not a failure.
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+		return nil
+	}
+}
+
+// viewIndex reads every folder's rows once, for the summary, leaving
+// rollout_steps.csv (most of a rollout's bytes) unread. Each folder is
+// read alone, so that two folders holding the same rows (a shard and its
+// merged run) are both listed rather than refused as they are when pooled
+// for a report.
+func viewIndex(dirs []string) (report.ViewerIndex, error) {
+	parts := make([]report.Data, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
+			for i := range next {
+				parts[i], errs[i] = report.LoadRows([]string{dirs[i]})
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var all report.Data
+	for i, d := range parts {
+		if errs[i] != nil {
+			return report.ViewerIndex{}, errs[i]
+		}
+		all.Runs = append(all.Runs, d.Runs...)
+		all.Episodes = append(all.Episodes, d.Episodes...)
+		all.Items = append(all.Items, d.Items...)
+	}
+	return report.NewViewerIndex(all), nil
+}
+
+// runView is run folder dir's rows for the viewer, with its items'
+// contexts and its tasks' statements where they can be made here.
+func runView(ctx context.Context, opts *ViewOptions, dir string, n int) (report.RunView, error) {
+	d, err := report.Load([]string{dir})
+	if err != nil {
+		return report.RunView{}, err
+	}
+	contexts, missing := runContexts(ctx, d, opts.MBPP, opts.Contexts)
+	if err, ok := missing[dir]; ok {
+		opts.IO.Statusf("%s: items not shown with their context: %v", dir, err)
+	}
+	statementsMissing := map[string]error{}
+	statements := taskStatements(ctx, d, opts.MBPP, statementsMissing)
+	why := ""
+	if err := statementsMissing[dir]; err != nil {
+		why = err.Error()
+		opts.IO.Statusf("%s: tasks not stated: %v", dir, err)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return report.RunView{}, ctx.Err()
+	}
+	return report.NewRunView(d, dir, n, contexts, statements, why), nil
+}

@@ -1,0 +1,272 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// The viewer is one page and one script over two kinds of data: an index
+// of run folders (what the page opens on: a row per run with its pass,
+// repeat and loop rates) and, per run, its episodes and items with their
+// transcripts. The HTML report carries both in the page; `feedrun view`
+// serves the page empty and each run's data at its own address, fetched
+// when the reader first asks for the run, so that hundreds of runs open as
+// fast as one.
+
+// ViewerIndex is the viewer's index of run folders.
+type ViewerIndex struct {
+	Runs      []ViewerRun `json:"runs"`
+	Harnesses []string    `json:"harnesses"` // every rollout harness, in report order
+}
+
+// ViewerRun is a run folder as the viewer's summary lists it. Rates are
+// left to the page as counts over Episodes or Items, so that a share and
+// its count never disagree.
+type ViewerRun struct {
+	Name       string   `json:"name"` // the folder's name, unique in the index: links name runs by it
+	Dir        string   `json:"dir"`
+	Kind       string   `json:"kind"` // rollout, probe or sweep
+	Models     []string `json:"models"`
+	Env        string   `json:"env"`
+	Setting    string   `json:"setting"` // decoding, observations and shots, in words
+	Harnesses  []string `json:"harnesses"`
+	Episodes   int      `json:"episodes"`
+	Finished   int      `json:"finished"`
+	Passed     int      `json:"passed"`
+	Repeated   int      `json:"repeated"` // episodes with an exact repeat of a failed call
+	Looped     int      `json:"looped"`
+	Items      int      `json:"items"`
+	GreedyPost int      `json:"greedy_post"` // items whose greedy reply after the failure repeats it
+	Inverted   int      `json:"inverted"`
+	Sweep      int      `json:"sweep"`
+	Provenance string   `json:"provenance"`
+}
+
+// RunView is one run's rows as the viewer reads them: episodes with their
+// transcripts, probe items with their contexts where made again, and the
+// statements of its rollout tasks by task id (system prompt and task, as
+// role and text), or why they are not here.
+type RunView struct {
+	Episodes     []htmlEpisode          `json:"episodes"`
+	Items        []htmlItem             `json:"items"`
+	Contexts     []htmlContext          `json:"contexts"`
+	Tasks        map[string][][2]string `json:"tasks"`
+	TasksMissing string                 `json:"tasks_missing,omitempty"`
+}
+
+// Statements are rollout tasks' opening messages (system prompt and task)
+// by ContextKey(run, task), which rollout_steps.csv does not keep: the
+// command finds them in the environment the run used.
+type Statements map[string][]transcript.Message
+
+// Extras are what the viewer shows that run folders do not hold, made
+// again by the command: probe items' contexts, rollout tasks' statements
+// and, by run folder, why a run's tasks could not be stated.
+type Extras struct {
+	Contexts          Contexts
+	Statements        Statements
+	StatementsMissing map[string]string
+}
+
+// NewViewerIndex lists the runs of d in the order of d.Runs, each named
+// by its folder's name (with its parent's where two share one).
+func NewViewerIndex(d Data) ViewerIndex {
+	ix := ViewerIndex{Runs: []ViewerRun{}}
+	for _, h := range harness.RolloutHarnesses {
+		ix.Harnesses = append(ix.Harnesses, string(h))
+	}
+	seen := map[string]int{}
+	for _, r := range d.Runs {
+		seen[filepath.Base(r.Dir)]++
+	}
+	at := map[string]int{}
+	for _, r := range d.Runs {
+		c := r.Manifest.Config
+		name := filepath.Base(r.Dir)
+		if seen[name] > 1 {
+			name = filepath.Base(filepath.Dir(r.Dir)) + "/" + name
+		}
+		vr := ViewerRun{Name: name, Dir: r.Dir, Env: c.Env, Models: []string{}, Harnesses: []string{}, Provenance: provenance(r.Manifest)}
+		switch {
+		case r.Episodes > 0:
+			vr.Kind = "rollout"
+			vr.Setting = setting(c.Decode, c.Observations, c.Shots)
+		case r.Items > 0:
+			vr.Kind = "probe"
+			vr.Setting = setting("", c.Observations, 0)
+			if c.OnPolicy {
+				vr.Setting = strings.TrimPrefix(vr.Setting+", on-policy", ", ")
+			}
+		default:
+			vr.Kind = "sweep"
+			vr.Models = append(vr.Models, cmp.Or(c.Model, "scripted agent"))
+		}
+		at[r.Dir] = len(ix.Runs)
+		ix.Runs = append(ix.Runs, vr)
+	}
+	add := func(vr *ViewerRun, model string, h harness.Name) {
+		if !slices.Contains(vr.Models, model) {
+			vr.Models = append(vr.Models, model)
+		}
+		if !slices.Contains(vr.Harnesses, string(h)) {
+			vr.Harnesses = append(vr.Harnesses, string(h))
+		}
+	}
+	for _, e := range d.Episodes {
+		vr := &ix.Runs[at[e.Run]]
+		add(vr, modelLabel(e.Model, !e.InstructionTuned), e.Harness)
+		vr.Episodes++
+		vr.Finished += b2i(e.Finished)
+		vr.Passed += b2i(e.Passed)
+		vr.Repeated += b2i(e.ExactRepeats > 0)
+		vr.Looped += b2i(e.Looped)
+	}
+	for _, it := range d.Items {
+		vr := &ix.Runs[at[it.Run]]
+		add(vr, modelLabel(it.Model, !it.InstructionTuned), it.Harness)
+		vr.Items++
+		vr.GreedyPost += b2i(it.GreedyRepeatPost)
+		vr.Inverted += b2i(!it.Banned && it.Gain < 0)
+	}
+	for _, r := range d.Runs {
+		ix.Runs[at[r.Dir]].Sweep = r.Sweep
+	}
+	return ix
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// setting is how a run was made beyond its model and environment, in the
+// words of the flags that set it.
+func setting(decode, observations string, shots int) string {
+	var s []string
+	if decode != "" {
+		s = append(s, decode)
+	}
+	if observations == "tool" {
+		s = append(s, "tool observations")
+	}
+	if shots > 0 {
+		s = append(s, plural(shots, "shot"))
+	}
+	return strings.Join(s, ", ")
+}
+
+// NewRunView is the viewer's data of the run of d whose folder is run (d
+// may hold others; their rows are left out), as the index's run number
+// index: contexts and statements are what the command made again, missing
+// why it could not state the run's tasks ("" when it could).
+func NewRunView(d Data, run string, index int, contexts Contexts, statements Statements, missing string) RunView {
+	v := RunView{Episodes: []htmlEpisode{}, Items: []htmlItem{}, Contexts: []htmlContext{}, Tasks: map[string][][2]string{}, TasksMissing: missing}
+	for _, e := range d.Episodes {
+		if e.Run != run {
+			continue
+		}
+		he := htmlEpisode{
+			Model: modelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
+			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
+			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
+			Summary: strings.Join(episodeSummary(e), " · "), Run: index, Transcript: []htmlStep{},
+		}
+		for _, s := range e.Transcript {
+			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s), Dropped: s.Dropped}
+			if s.ActionDiffers() {
+				hs.Action = &s.Action
+			}
+			he.Transcript = append(he.Transcript, hs)
+		}
+		v.Episodes = append(v.Episodes, he)
+		if msgs, ok := statements[ContextKey(run, e.Task)]; ok {
+			if _, done := v.Tasks[e.Task]; !done {
+				v.Tasks[e.Task] = pairs(msgs)
+			}
+		}
+	}
+	for _, g := range itemGroups(d.Items, Filter{}) {
+		if g[0].Run != run {
+			continue
+		}
+		ctx := -1
+		if c, ok := contexts[ContextKey(run, g[0].ItemID)]; ok {
+			ctx = len(v.Contexts)
+			v.Contexts = append(v.Contexts, htmlContext{FailedAction: c.FailedAction, Observation: c.Observation, Messages: pairs(c.Context)})
+		}
+		for _, it := range g {
+			v.Items = append(v.Items, htmlItem{
+				Model: modelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
+				Run: index, Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
+				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
+				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
+			})
+		}
+	}
+	return v
+}
+
+func pairs(msgs []transcript.Message) [][2]string {
+	out := [][2]string{}
+	for _, m := range msgs {
+		out = append(out, [2]string{m.Role, m.Content})
+	}
+	return out
+}
+
+// viewerData is what the HTML report carries for its script: the index
+// and every run's view, in the index's order.
+type viewerData struct {
+	Index ViewerIndex `json:"index"`
+	Runs  []RunView   `json:"runs"`
+}
+
+func newViewerData(d Data, contexts Contexts, statements Statements, missing map[string]string) viewerData {
+	vd := viewerData{Index: NewViewerIndex(d), Runs: []RunView{}}
+	for i, r := range d.Runs {
+		vd.Runs = append(vd.Runs, NewRunView(d, r.Dir, i, contexts, statements, missing[r.Dir]))
+	}
+	return vd
+}
+
+// WriteViewerPage writes the viewer's page with no data in it: its
+// script fetches the index from api/runs and a run's view from
+// api/runs/N (see `feedrun view`).
+func WriteViewerPage(w io.Writer) error {
+	page, err := newHTMLPage()
+	if err != nil {
+		return err
+	}
+	page.Title = "feedrun view"
+	if err := htmlTemplate.Execute(w, page); err != nil {
+		return fmt.Errorf("viewer page: %w", err)
+	}
+	return nil
+}
+
+// ViewerScript is the page's script as the page carries it, for a server
+// that allows that script alone to run (a Content-Security-Policy hash).
+func ViewerScript() ([]byte, error) { return htmlFiles.ReadFile("html/viewer.js") }
+
+// newHTMLPage is the page's frame: its style and script.
+func newHTMLPage() (htmlPage, error) {
+	css, err := htmlFiles.ReadFile("html/viewer.css")
+	if err != nil {
+		return htmlPage{}, err
+	}
+	js, err := htmlFiles.ReadFile("html/viewer.js")
+	if err != nil {
+		return htmlPage{}, err
+	}
+	return htmlPage{CSS: template.CSS(css), JS: template.JS(js)}, nil
+}
