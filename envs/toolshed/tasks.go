@@ -118,6 +118,7 @@ var (
 		{Name: "send_note", Split: SplitTrain, build: buildSendNote},
 		{Name: "two_files", Split: SplitTrain, build: buildTwoFiles},
 		{Name: "contact_card", Split: SplitTrain, build: buildContactCard},
+		{Name: "contact_team", Split: SplitTrain, build: buildContactTeam},
 	}
 	templates = slices.Concat(firstTemplates, ladderTemplates)
 )
@@ -642,7 +643,14 @@ func buildReschedule(w *State, r *rand.Rand) (taskSpec, bool) {
 // finish, so that the test split grades difficulty from a single call whose
 // every argument the request spells out, through a look-up whose answer
 // goes into finish, to two calls, the second built from what the first
-// returned; the train split holds one template of each shape.
+// returned; the train split holds one template of each shape. Their
+// requests end by naming the finish call: the pilot (docs/methodology.md,
+// "The task ladder") saw Qwen2.5-Coder 1.5B make a task's one correct call
+// and then never finish, or answer with a bare "done", which the study's
+// templates leave to the system prompt.
+
+// finishDone ends the request of a ladder task that asks for no answer.
+const finishDone = `, then call finish(answer="done").`
 
 var (
 	copyFolders = []string{"/archive", "/drafts", "/tmp"}
@@ -659,8 +667,8 @@ func buildBookEvent(w *State, r *rand.Rand) (taskSpec, bool) {
 	c, ok := pick(r, w.Contacts)
 	return taskSpec{
 		key: title + "/" + date,
-		prompt: fmt.Sprintf("Put an event called %q in the calendar on %s at %s for %d minutes, with %s as its only attendee.",
-			title, date, clock, length, c.Email),
+		prompt: fmt.Sprintf("Put an event called %q in the calendar on %s at %s for %d minutes, with %s as its only attendee",
+			title, date, clock, length, c.Email) + finishDone,
 		steps: []string{
 			call("create_event", kw("title", strVal(title)), kw("date", strVal(date)), kw("time", strVal(clock)),
 				kw("duration", intVal(length)), kw("attendees", strList(c.Email))),
@@ -675,7 +683,7 @@ func buildContactEmail(w *State, r *rand.Rand) (taskSpec, bool) {
 	c, ok := pick(r, w.Contacts)
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("What is the e-mail address of %s? Answer with the address.", c.Name),
+		prompt: fmt.Sprintf("What is the e-mail address of %s? Look it up, then give the address with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Email)},
 		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Email) },
 	}, ok
@@ -691,7 +699,7 @@ func buildDeleteTwo(w *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := files[order[0]].path, files[order[1]].path
 	return taskSpec{
 		key:    a + " " + b,
-		prompt: fmt.Sprintf("Delete the files %s and %s, and leave every other file as it is.", a, b),
+		prompt: fmt.Sprintf("Delete the files %s and %s, one call each, and leave every other file as it is", a, b) + finishDone,
 		steps:  []string{call("delete_file", kw("path", strVal(a))), call("delete_file", kw("path", strVal(b))), finishCall("done")},
 		check: func(s *State, _ string) bool {
 			for p, text := range w.Files {
@@ -717,7 +725,7 @@ func buildCopyFile(w *State, r *rand.Rand) (taskSpec, bool) {
 	text := w.Files[f.path]
 	return taskSpec{
 		key:    f.path + " " + to,
-		prompt: fmt.Sprintf("Copy %s to a new file %s with the same text, and leave %s as it is.", f.path, to, f.path),
+		prompt: fmt.Sprintf("Copy %s to a new file %s with the same text (read it first), and leave %s as it is", f.path, to, f.path) + finishDone,
 		steps: []string{
 			call("read_file", kw("path", strVal(f.path))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(text))),
@@ -737,7 +745,7 @@ func buildSendNote(w *State, r *rand.Rand) (taskSpec, bool) {
 	m, _ := pick(r, messages)
 	return taskSpec{
 		key:    c.Email + "/" + m.subject,
-		prompt: fmt.Sprintf("Send an e-mail to %s with the subject %q and the body %q.", c.Email, m.subject, m.body),
+		prompt: fmt.Sprintf("Send an e-mail to %s with the subject %q and the body %q", c.Email, m.subject, m.body) + finishDone,
 		steps: []string{
 			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(m.subject)), kw("body", strVal(m.body))),
 			finishCall("done"),
@@ -753,7 +761,7 @@ func buildTwoFiles(_ *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := trainNotes[order[0]], trainNotes[order[1]]
 	return taskSpec{
 		key:    a.path + " " + b.path,
-		prompt: fmt.Sprintf("Create the file %s with exactly the text %q, and the file %s with exactly the text %q.", a.path, a.content, b.path, b.content),
+		prompt: fmt.Sprintf("Create the file %s with exactly the text %q, and the file %s with exactly the text %q, one call each", a.path, a.content, b.path, b.content) + finishDone,
 		steps: []string{
 			call("write_file", kw("path", strVal(a.path)), kw("content", strVal(a.content))),
 			call("write_file", kw("path", strVal(b.path)), kw("content", strVal(b.content))),
@@ -778,12 +786,24 @@ func buildContactCard(w *State, r *rand.Rand) (taskSpec, bool) {
 	}, first) + "_phone.txt"
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text.", c.Name, to),
+		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text (look it up first)", c.Name, to) + finishDone,
 		steps: []string{
 			call("get_contact", kw("name", strVal(c.Name))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(c.Phone))),
 			finishCall("done"),
 		},
 		check: func(s *State, _ string) bool { return strings.TrimSpace(s.Files[to]) == c.Phone },
+	}, ok
+}
+
+// buildContactTeam is contact_email's shape for training: one look-up,
+// whose answer goes into finish.
+func buildContactTeam(w *State, r *rand.Rand) (taskSpec, bool) {
+	c, ok := pick(r, w.Contacts)
+	return taskSpec{
+		key:    c.Name,
+		prompt: fmt.Sprintf("Which team does %s work on? Look it up, then give the team with finish(answer=\"...\").", c.Name),
+		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Team)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Team) },
 	}, ok
 }
