@@ -699,7 +699,7 @@ func buildDeleteTwo(w *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := files[order[0]].path, files[order[1]].path
 	return taskSpec{
 		key:    a + " " + b,
-		prompt: fmt.Sprintf("Delete the files %s and %s, one call each, and leave every other file as it is", a, b) + finishDone,
+		prompt: fmt.Sprintf("Delete two files, one call per reply: first %s, then %s. Leave every other file as it is", a, b) + finishDone,
 		steps:  []string{call("delete_file", kw("path", strVal(a))), call("delete_file", kw("path", strVal(b))), finishCall("done")},
 		check: func(s *State, _ string) bool {
 			for p, text := range w.Files {
@@ -761,7 +761,7 @@ func buildTwoFiles(_ *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := trainNotes[order[0]], trainNotes[order[1]]
 	return taskSpec{
 		key:    a.path + " " + b.path,
-		prompt: fmt.Sprintf("Create the file %s with exactly the text %q, and the file %s with exactly the text %q, one call each", a.path, a.content, b.path, b.content) + finishDone,
+		prompt: fmt.Sprintf("Create two files, one call per reply: first %s with exactly the text %q, then %s with exactly the text %q", a.path, a.content, b.path, b.content) + finishDone,
 		steps: []string{
 			call("write_file", kw("path", strVal(a.path)), kw("content", strVal(a.content))),
 			call("write_file", kw("path", strVal(b.path)), kw("content", strVal(b.content))),
