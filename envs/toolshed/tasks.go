@@ -644,10 +644,11 @@ func buildReschedule(w *State, r *rand.Rand) (taskSpec, bool) {
 // every argument the request spells out, through a look-up whose answer
 // goes into finish, to two calls, the second built from what the first
 // returned; the train split holds one template of each shape. Their
-// requests end by naming the finish call: the pilot (docs/methodology.md,
+// requests name the tools and end by naming the finish call, and those of
+// two calls ask for one call per reply: the pilot (docs/methodology.md,
 // "The task ladder") saw Qwen2.5-Coder 1.5B make a task's one correct call
-// and then never finish, or answer with a bare "done", which the study's
-// templates leave to the system prompt.
+// and then never finish, answer with a bare "done", write every call in one
+// reply, or nest the look-up inside the write.
 
 // finishDone ends the request of a ladder task that asks for no answer.
 const finishDone = `, then call finish(answer="done").`
@@ -683,7 +684,7 @@ func buildContactEmail(w *State, r *rand.Rand) (taskSpec, bool) {
 	c, ok := pick(r, w.Contacts)
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("What is the e-mail address of %s? Look it up, then give the address with finish(answer=\"...\").", c.Name),
+		prompt: fmt.Sprintf("What is the e-mail address of %s? Look it up with get_contact, then give the address with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Email)},
 		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Email) },
 	}, ok
@@ -725,7 +726,7 @@ func buildCopyFile(w *State, r *rand.Rand) (taskSpec, bool) {
 	text := w.Files[f.path]
 	return taskSpec{
 		key:    f.path + " " + to,
-		prompt: fmt.Sprintf("Copy %s to a new file %s with the same text (read it first), and leave %s as it is", f.path, to, f.path) + finishDone,
+		prompt: fmt.Sprintf("Copy %s to a new file %s: read it with read_file, then write its text to %s with write_file, one call per reply. Leave %s as it is", f.path, to, to, f.path) + finishDone,
 		steps: []string{
 			call("read_file", kw("path", strVal(f.path))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(text))),
@@ -786,7 +787,7 @@ func buildContactCard(w *State, r *rand.Rand) (taskSpec, bool) {
 	}, first) + "_phone.txt"
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text (look it up first)", c.Name, to) + finishDone,
+		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text: look it up with get_contact, then write it with write_file, one call per reply", c.Name, to) + finishDone,
 		steps: []string{
 			call("get_contact", kw("name", strVal(c.Name))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(c.Phone))),
@@ -802,7 +803,7 @@ func buildContactTeam(w *State, r *rand.Rand) (taskSpec, bool) {
 	c, ok := pick(r, w.Contacts)
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("Which team does %s work on? Look it up, then give the team with finish(answer=\"...\").", c.Name),
+		prompt: fmt.Sprintf("Which team does %s work on? Look it up with get_contact, then give the team with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Team)},
 		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Team) },
 	}, ok
