@@ -700,7 +700,7 @@ func buildDeleteTwo(w *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := files[order[0]].path, files[order[1]].path
 	return taskSpec{
 		key:    a + " " + b,
-		prompt: fmt.Sprintf("Delete two files, one call per reply: first %s, then %s. Leave every other file as it is", a, b) + finishDone,
+		prompt: fmt.Sprintf("Delete two files, leaving every other file as it is. Your first reply: delete_file for %s. Your next reply, after its result: delete_file for %s", a, b) + finishDone,
 		steps:  []string{call("delete_file", kw("path", strVal(a))), call("delete_file", kw("path", strVal(b))), finishCall("done")},
 		check: func(s *State, _ string) bool {
 			for p, text := range w.Files {
@@ -726,7 +726,7 @@ func buildCopyFile(w *State, r *rand.Rand) (taskSpec, bool) {
 	text := w.Files[f.path]
 	return taskSpec{
 		key:    f.path + " " + to,
-		prompt: fmt.Sprintf("Copy %s to a new file %s: read it with read_file, then write its text to %s with write_file, one call per reply. Leave %s as it is", f.path, to, to, f.path) + finishDone,
+		prompt: fmt.Sprintf("Copy %s to a new file %s, leaving %s as it is. Your first reply: read_file for %s. Your next reply, after its result: write_file of that text to %s", f.path, to, f.path, f.path, to) + finishDone,
 		steps: []string{
 			call("read_file", kw("path", strVal(f.path))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(text))),
@@ -762,7 +762,7 @@ func buildTwoFiles(_ *State, r *rand.Rand) (taskSpec, bool) {
 	a, b := trainNotes[order[0]], trainNotes[order[1]]
 	return taskSpec{
 		key:    a.path + " " + b.path,
-		prompt: fmt.Sprintf("Create two files, one call per reply: first %s with exactly the text %q, then %s with exactly the text %q", a.path, a.content, b.path, b.content) + finishDone,
+		prompt: fmt.Sprintf("Create two files. Your first reply: write_file for %s with exactly the text %q. Your next reply, after its result: write_file for %s with exactly the text %q", a.path, a.content, b.path, b.content) + finishDone,
 		steps: []string{
 			call("write_file", kw("path", strVal(a.path)), kw("content", strVal(a.content))),
 			call("write_file", kw("path", strVal(b.path)), kw("content", strVal(b.content))),
@@ -787,7 +787,7 @@ func buildContactCard(w *State, r *rand.Rand) (taskSpec, bool) {
 	}, first) + "_phone.txt"
 	return taskSpec{
 		key:    c.Name,
-		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text: look it up with get_contact, then write it with write_file, one call per reply", c.Name, to) + finishDone,
+		prompt: fmt.Sprintf("Write the phone number of %s into a new file %s, with the number as its only text. Your first reply: get_contact for %s. Your next reply, after its result: write_file of the number to %s", c.Name, to, c.Name, to) + finishDone,
 		steps: []string{
 			call("get_contact", kw("name", strVal(c.Name))),
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(c.Phone))),
