@@ -113,6 +113,8 @@ var (
 	ladderTemplates = []Template{
 		{Name: "book_event", Split: SplitTest, build: buildBookEvent},
 		{Name: "contact_email", Split: SplitTest, build: buildContactEmail},
+		{Name: "address_owner", Split: SplitTest, build: buildAddressOwner},
+		{Name: "save_vendor", Split: SplitTest, build: buildSaveVendor},
 		{Name: "delete_two", Split: SplitTest, build: buildDeleteTwo},
 		{Name: "copy_file", Split: SplitTest, build: buildCopyFile},
 		{Name: "send_note", Split: SplitTrain, build: buildSendNote},
@@ -687,6 +689,36 @@ func buildContactEmail(w *State, r *rand.Rand) (taskSpec, bool) {
 		prompt: fmt.Sprintf("What is the e-mail address of %s? Look it up with get_contact, then give the address with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Email)},
 		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Email) },
+	}, ok
+}
+
+// buildAddressOwner needs one look-up by search, whose answer goes into
+// finish.
+func buildAddressOwner(w *State, r *rand.Rand) (taskSpec, bool) {
+	c, ok := pick(r, w.Contacts)
+	return taskSpec{
+		key:    c.Email,
+		prompt: fmt.Sprintf("Whose e-mail address is %s? Look it up with search_contacts, then give their full name with finish(answer=\"...\").", c.Email),
+		steps:  []string{call("search_contacts", kw("query", strVal(c.Email))), finishCall(c.Name)},
+		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Name) },
+	}, ok
+}
+
+// buildSaveVendor needs one call whose every argument the request gives.
+func buildSaveVendor(_ *State, r *rand.Rand) (taskSpec, bool) {
+	v, ok := pick(r, vendorPool)
+	tag, _ := pick(r, contactTags)
+	return taskSpec{
+		key:    v.Name,
+		prompt: fmt.Sprintf("Add %s to the contacts with add_contact, with the e-mail address %s and the tag %q", v.Name, v.Email, tag) + finishDone,
+		steps: []string{
+			call("add_contact", kw("name", strVal(v.Name)), kw("email", strVal(v.Email)), kw("tags", strList(tag))),
+			finishCall("done"),
+		},
+		check: func(s *State, _ string) bool {
+			c, ok := s.contact(v.Name)
+			return ok && strings.EqualFold(c.Email, v.Email) && slices.Contains(c.Tags, tag)
+		},
 	}, ok
 }
 
