@@ -68,10 +68,11 @@ func (t Task) InitialState() *State { return t.state.Clone() }
 const FirstTasks = 5
 
 // DefaultTasksPerTemplate is how many tasks a template yields unless the
-// environment says otherwise: enough for the test split to hold more than
-// 240 tasks, which resolves differences of about 10 percentage points
-// between harnesses (docs/methodology.md, "The task ladder"). Templates
-// whose pools hold fewer distinct requests yield all they hold.
+// environment says otherwise: enough for the test split to hold at least
+// 240 tasks, where its 30 of before were too few to tell harnesses apart by
+// the 8 to 17 points the study reports (docs/methodology.md, "The task
+// ladder"). Templates whose pools hold fewer distinct requests yield all
+// they hold.
 const DefaultTasksPerTemplate = 45
 
 // maxOffices bounds the offices a template may try before it has
