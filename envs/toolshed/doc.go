@@ -14,4 +14,9 @@
 // environment checks itself, so a run never succeeds because the model said
 // it was done. MakeItems turns those correct calls into failing calls of every
 // applicable failure kind, executed where the correct call would have run.
+//
+// How many tasks each template yields is a setting (Environment's
+// TasksPerTemplate); the first FirstTasks of each of the first templates are
+// the tasks every earlier run played and the probe's items are made from,
+// and they stay the same whatever the setting.
 package toolshed

@@ -19,7 +19,11 @@ const Name = env.ToolShedName
 // Environment is ToolShed behind the runners' contract (internal/env): the
 // core and every capability but closed actions, since free text after a
 // call can always still change what a reply parses as.
-type Environment struct{}
+type Environment struct {
+	// TasksPerTemplate is how many tasks each template yields at most
+	// (FirstTasks at least); zero means DefaultTasksPerTemplate.
+	TasksPerTemplate int
+}
 
 var _ interface {
 	env.Env
@@ -28,6 +32,7 @@ var _ interface {
 	env.Demonstrator
 	env.MemoryKeys
 	env.ControlActions
+	env.TaskSet
 } = Environment{}
 
 // Its episodes gate writes on their reads.
@@ -41,15 +46,37 @@ func (Environment) Name() string { return Name }
 // committed before grammar decoding existed used 96.
 func (Environment) MaxTokens() int { return 128 }
 
-// DatasetSHA256 hashes the system prompt and the task set, so a manifest
-// shows whether two runs saw the same tasks.
-func (Environment) DatasetSHA256() string {
+// DatasetSHA256 hashes the system prompt and the tasks the probe's items
+// are made from (the first tasks of the first templates), so a probe's
+// manifest shows whether two runs saw the same items. It is the hash that
+// every manifest recorded before the ladder, when those were all the tasks.
+func (Environment) DatasetSHA256() string { return tasksSHA256(firstTasks(), false) }
+
+// TasksSHA256 hashes the system prompt and every rollout task, so a
+// rollout's manifest shows whether two runs played the same task set: the
+// setting, or a template added, changes which tasks --tasks picks.
+func (e Environment) TasksSHA256() string { return tasksSHA256(e.tasks(), true) }
+
+// tasksSHA256 hashes tasks as DatasetSHA256 always has, adding each task's
+// template and split where withSplit is set.
+func tasksSHA256(tasks []Task, withSplit bool) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", SystemPrompt())
-	for _, t := range AllTasks() {
+	for _, t := range tasks {
+		if withSplit {
+			fmt.Fprintf(h, "%s\x00%s\x00", t.Template, t.Split)
+		}
 		fmt.Fprintf(h, "%s\x00%s\x00%q\n", t.ID, t.Prompt, t.Steps)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// tasks are the environment's tasks under its setting.
+func (e Environment) tasks() []Task {
+	if e.TasksPerTemplate == 0 {
+		return AllTasks()
+	}
+	return Tasks(e.TasksPerTemplate)
 }
 
 func (Environment) Items(_ context.Context, seed uint64, n int) ([]transcript.Item, error) {
@@ -59,7 +86,7 @@ func (Environment) Items(_ context.Context, seed uint64, n int) ([]transcript.It
 // ExecuteItem replays the item's earlier correct steps on a fresh episode
 // of its task, then runs action where the context leaves off.
 func (Environment) ExecuteItem(_ context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-	t, ok := taskByID(it.TaskID)
+	t, ok := taskByID(firstTasks(), it.TaskID)
 	if !ok {
 		return "", nil, fmt.Errorf("toolshed: no task %s", it.TaskID)
 	}
@@ -73,8 +100,8 @@ func (Environment) ExecuteItem(_ context.Context, it transcript.Item, action str
 	return obs, failure, nil
 }
 
-func taskByID(id string) (Task, bool) {
-	for _, t := range AllTasks() {
+func taskByID(tasks []Task, id string) (Task, bool) {
+	for _, t := range tasks {
 		if t.ID == id {
 			return t, true
 		}
@@ -82,16 +109,16 @@ func taskByID(id string) (Task, bool) {
 	return Task{}, false
 }
 
-func (Environment) Tasks() []env.Task {
+func (e Environment) Tasks() []env.Task {
 	var out []env.Task
-	for _, t := range AllTasks() {
+	for _, t := range e.tasks() {
 		out = append(out, env.Task{ID: t.ID, Template: t.Template, Split: t.Split})
 	}
 	return out
 }
 
-func (Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, error) {
-	t, ok := taskByID(task.ID)
+func (e Environment) NewEpisode(_ context.Context, task env.Task) (env.Episode, error) {
+	t, ok := taskByID(e.tasks(), task.ID)
 	if !ok {
 		return nil, fmt.Errorf("toolshed: no task %q", task.ID)
 	}
@@ -141,9 +168,9 @@ func (Environment) Pattern(action string) (string, string, bool) {
 	return c.Tool, c.Tool + "(" + strings.Join(args, ", ") + ")", true
 }
 
-func (Environment) TaskTools(task env.Task) []string {
+func (e Environment) TaskTools(task env.Task) []string {
 	var tools []string
-	for _, t := range AllTasks() {
+	for _, t := range e.tasks() {
 		if t.Template != task.Template {
 			continue
 		}
@@ -177,7 +204,7 @@ func (e Environment) Demonstrations(_ context.Context, n int, exclude []env.Task
 		if tpl.Split != SplitTrain || skip[tpl.Name] {
 			continue
 		}
-		for _, t := range AllTasks() {
+		for _, t := range e.tasks() {
 			if t.Template == tpl.Name {
 				firsts = append(firsts, t)
 				break

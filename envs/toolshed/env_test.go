@@ -32,7 +32,7 @@ func TestDemonstrationsAreCheckedTrainingEpisodes(t *testing.T) {
 		t.Fatalf("demonstrations differ with the evaluated tasks: %v vs %v", demos, again)
 	}
 	for _, d := range demos {
-		task, _ := taskByID(d.TaskID)
+		task, _ := taskByID(AllTasks(), d.TaskID)
 		if task.Split != SplitTrain {
 			t.Errorf("demonstration %s is from a %s template", d.TaskID, task.Split)
 		}
@@ -54,7 +54,7 @@ func TestDemonstrationsAreCheckedTrainingEpisodes(t *testing.T) {
 
 func mustTask(t *testing.T, id string) Task {
 	t.Helper()
-	task, ok := taskByID(id)
+	task, ok := taskByID(AllTasks(), id)
 	if !ok {
 		t.Fatalf("no task %s", id)
 	}
@@ -76,5 +76,30 @@ func TestGrammarNamesEveryToolAndParameter(t *testing.T) {
 				t.Errorf("grammar lacks %s's parameter %s", tool.Name, p.Name)
 			}
 		}
+	}
+}
+
+// committedDatasetSHA256 is the dataset every committed ToolShed run's
+// manifest records: the probe's items are made from its tasks.
+const committedDatasetSHA256 = "34a54dc8a87231b1341c56b1e62abfba0209cd37860d700db99d8206f71cc7b0"
+
+// The probe's dataset is the one committed runs recorded, whatever the
+// setting, so their items are made again and paired with new runs'; the
+// rollout task set has a hash of its own, so a rollout folder played on
+// fewer tasks (every committed one) refuses to resume on today's.
+func TestDatasetHashes(t *testing.T) {
+	for _, e := range []Environment{{}, {TasksPerTemplate: FirstTasks}, {TasksPerTemplate: 12}} {
+		if got := e.DatasetSHA256(); got != committedDatasetSHA256 {
+			t.Errorf("%d tasks per template: dataset sha256 %s, committed runs recorded %s", e.TasksPerTemplate, got, committedDatasetSHA256)
+		}
+		if e.TasksSHA256() == committedDatasetSHA256 {
+			t.Errorf("%d tasks per template: the rollout tasks hash as the committed dataset", e.TasksPerTemplate)
+		}
+	}
+	if (Environment{}).TasksSHA256() == (Environment{TasksPerTemplate: 12}).TasksSHA256() {
+		t.Error("two settings hash their rollout tasks alike")
+	}
+	if (Environment{}).TasksSHA256() != (Environment{TasksPerTemplate: DefaultTasksPerTemplate}).TasksSHA256() {
+		t.Error("the default setting and its value hash their tasks differently")
 	}
 }

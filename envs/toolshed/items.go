@@ -12,7 +12,9 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// MakeItems returns probe items made from every task's correct calls: for each
+// MakeItems returns probe items made from the correct calls of the tasks
+// the probe has always used, the first tasks of the first templates (a
+// task set that grows must not change a seed's items): for each
 // step, one failing call of each failure kind that applies, executed on the
 // office as the earlier correct steps left it, so that its observation is
 // the error the environment really raises. The seed chooses among the ways
@@ -21,7 +23,7 @@ import (
 // failure kinds; n <= 0 keeps all.
 func MakeItems(seed uint64, n int) []transcript.Item {
 	var all []transcript.Item
-	for _, t := range AllTasks() {
+	for _, t := range firstTasks() {
 		all = append(all, taskItems(seed, t)...)
 	}
 	if n <= 0 || n >= len(all) {

@@ -67,7 +67,7 @@ func TestTasksCoverEveryTool(t *testing.T) {
 
 // TestTaskStepsSolveTask runs each task's correct calls on a fresh episode:
 // every call succeeds and the predicate passes; an episode that does nothing,
-// or only says it is done, fails.
+// only says it is done, or stops one call short, fails.
 func TestTaskStepsSolveTask(t *testing.T) {
 	for _, task := range AllTasks() {
 		t.Run(task.ID, func(t *testing.T) {
@@ -78,6 +78,16 @@ func TestTaskStepsSolveTask(t *testing.T) {
 			mustExecute(t, idle, `finish(answer="done")`)
 			if idle.Check() {
 				t.Error("an episode that only calls finish passes")
+			}
+			if calls := len(task.Steps) - 1; calls > 1 {
+				short := StartEpisode(task)
+				for _, step := range task.Steps[:calls-1] {
+					mustExecute(t, short, step)
+				}
+				mustExecute(t, short, task.Steps[calls])
+				if short.Check() {
+					t.Errorf("an episode that leaves out %s passes", task.Steps[calls-1])
+				}
 			}
 			ep := StartEpisode(task)
 			for i, step := range task.Steps {
@@ -174,5 +184,80 @@ func TestAnswerChecks(t *testing.T) {
 	}
 	if answerHasNumber("19 files", 9) || !answerHasNumber("There are 9.", 9) {
 		t.Error("answerHasNumber matches part of a number")
+	}
+}
+
+// The default task set holds at least 240 test tasks, each a request its
+// template has not made before; its first tasks of each split are the ones
+// that split held before the setting, in their order, so that --tasks N
+// picks the same tasks it did for N up to those counts.
+func TestTaskSetSizeAndOrder(t *testing.T) {
+	first := map[string][]string{}
+	for _, task := range Tasks(FirstTasks) {
+		if slices.ContainsFunc(firstTemplates, func(tpl Template) bool { return tpl.Name == task.Template }) {
+			first[task.Split] = append(first[task.Split], task.ID)
+		}
+	}
+	got := map[string][]string{}
+	prompts := map[string]bool{}
+	for _, task := range AllTasks() {
+		got[task.Split] = append(got[task.Split], task.ID)
+		key := task.Template + "\x00" + task.Prompt
+		if prompts[key] {
+			t.Errorf("%s repeats a request of its template: %s", task.ID, task.Prompt)
+		}
+		prompts[key] = true
+	}
+	if n := len(got[SplitTest]); n < 240 {
+		t.Errorf("%d test tasks, want at least 240", n)
+	}
+	for _, split := range []string{SplitTrain, SplitTest} {
+		if n := len(first[split]); len(got[split]) < n || !slices.Equal(got[split][:n], first[split]) {
+			t.Errorf("the %s split begins %v, want the %d tasks it held before, %v", split, got[split][:min(n, len(got[split]))], n, first[split])
+		}
+	}
+	if len(first[SplitTest]) != 30 {
+		t.Errorf("%d test tasks before the ladder, want 30", len(first[SplitTest]))
+	}
+}
+
+// The ladder grades the test split by the calls a task needs before finish:
+// one, two and three, each on at least two templates; the train split
+// holds templates of one call and of two, so that memory and
+// demonstrations have learned from the shapes of the ladder's lower rungs.
+func TestSplitsGradeByCalls(t *testing.T) {
+	templatesByCalls := map[string]map[int]map[string]bool{SplitTrain: {}, SplitTest: {}}
+	for _, task := range AllTasks() {
+		n := len(task.Steps) - 1
+		if templatesByCalls[task.Split][n] == nil {
+			templatesByCalls[task.Split][n] = map[string]bool{}
+		}
+		templatesByCalls[task.Split][n][task.Template] = true
+	}
+	for _, calls := range []int{1, 2, 3} {
+		if got := len(templatesByCalls[SplitTest][calls]); got < 2 {
+			t.Errorf("%d test templates need %d calls, want at least 2", got, calls)
+		}
+	}
+	for calls := range templatesByCalls[SplitTest] {
+		if calls < 3 && len(templatesByCalls[SplitTrain][calls]) == 0 {
+			t.Errorf("no training template needs %d calls, as test templates do", calls)
+		}
+	}
+}
+
+// Grammar decoding can write every task's correct calls: no string they
+// need is longer than the grammar allows.
+func TestCorrectCallsFitTheGrammar(t *testing.T) {
+	for _, task := range AllTasks() {
+		for _, step := range task.Steps {
+			for _, a := range mustParse(t, step).Args {
+				for _, v := range append([]Value{a.Value}, a.Value.List...) {
+					if n := len([]rune(v.Str)); n > MaxStringChars {
+						t.Errorf("%s: %s needs a string of %d characters, over the grammar's %d", task.ID, step, n, MaxStringChars)
+					}
+				}
+			}
+		}
 	}
 }

@@ -220,7 +220,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	datasetSHA := env.DatasetSHA256()
+	datasetSHA := rollout.DatasetSHA256(env)
 	tasks, err := rollout.SelectTasks(env, opts.Tasks, splitFilter(opts.Split))
 	if err != nil {
 		return UsageError{err}

@@ -155,6 +155,16 @@ type ProbeItems interface {
 	ExecuteItem(ctx context.Context, it transcript.Item, action string) (string, *transcript.StructuredError, error)
 }
 
+// TaskSet is an environment whose rollout tasks reach beyond the data its
+// probe items come from (ToolShed's items come from the first tasks of its
+// first templates, its rollouts play many more): what a rollout's manifest
+// records in place of DatasetSHA256, so that resuming a run folder played
+// on another task set is refused.
+type TaskSet interface {
+	// TasksSHA256 identifies the rollout tasks, in their order.
+	TasksSHA256() string
+}
+
 // Grammar is an environment whose replies can be constrained to its action
 // syntax: what --decode grammar needs.
 type Grammar interface {

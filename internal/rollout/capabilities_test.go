@@ -144,3 +144,16 @@ func TestMemoryNeedsMemoryKeys(t *testing.T) {
 		t.Error("the store shows no lesson of the episode it learned")
 	}
 }
+
+// A rollout records the hash of the tasks it chooses from where the
+// environment has a task set of its own beside its probe's data, and the
+// dataset's hash where it has none.
+func TestRolloutsHashTheirTaskSet(t *testing.T) {
+	ts := toolshed.Environment{}
+	if got := DatasetSHA256(ts); got != ts.TasksSHA256() || got == ts.DatasetSHA256() {
+		t.Errorf("ToolShed's rollouts record %s, want its task set's %s (not the probe's %s)", got, ts.TasksSHA256(), ts.DatasetSHA256())
+	}
+	if got := DatasetSHA256(env.CoreOnly{Env: ts}); got != ts.DatasetSHA256() {
+		t.Errorf("without a task set, rollouts record %s, want the dataset's %s", got, ts.DatasetSHA256())
+	}
+}

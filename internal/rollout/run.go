@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -218,6 +219,16 @@ func (p *Plan) stepRecord(h harness.Name, r Result, st Step) []string {
 		b(st.Looped), b(st.GateBlocked), strings.Join(st.RuledOut, " | "), strconv.FormatInt(st.VirtualTime.Milliseconds(), 10), strconv.Itoa(st.Tokens),
 		st.Dropped,
 	}
+}
+
+// DatasetSHA256 identifies the tasks e's rollouts choose from, for their
+// manifests: its TasksSHA256 where it has one (ToolShed, whose probe items
+// come from fewer tasks than it plays), else its DatasetSHA256.
+func DatasetSHA256(e Env) string {
+	if ts, ok := e.(env.TaskSet); ok {
+		return ts.TasksSHA256()
+	}
+	return e.DatasetSHA256()
 }
 
 // SelectTasks takes the first n tasks (all when n <= 0) of the split
