@@ -76,9 +76,9 @@ const maxBacktracks = 64
 const seedStream = 0x9e3779b97f4a7c15
 
 // Decoder chooses the tokens of one reply: greedily or by a seeded draw at
-// the request's temperature, never a token the request's bans, its action
-// ban or its grammar forbid, backing out of a dead end where a grammar and
-// the bans together leave no token. It is plain Go and knows no model: a
+// the request's temperature, never a token the request's bans, its
+// sequence bans, its action ban or its grammar forbid, backing out of a
+// dead end where a grammar and the bans together leave no token. It is plain Go and knows no model: a
 // model evaluates the tokens it asks for (Step) and hands it the logits
 // that follow (Choose), so that every implementation of Model decodes by
 // the same policy and draws from the same random stream.
@@ -140,7 +140,7 @@ func (d *Decoder) Choose(logits []float32, logProb func(Token) float64) (Step, b
 		allowed = d.grammar.Mask()
 	}
 	masked := func(t Token) bool {
-		return excluded[t] || Banned(d.req.Bans, gen, t) || Banned(d.deadEnds, gen, t) || (allowed != nil && !allowed[t])
+		return excluded[t] || Banned(d.req.Bans, gen, t) || TokensBanned(d.req.SequenceBans, gen, t) || Banned(d.deadEnds, gen, t) || (allowed != nil && !allowed[t])
 	}
 	exclude := func(t Token) {
 		if excluded == nil {

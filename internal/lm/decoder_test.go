@@ -230,6 +230,26 @@ func TestBanMasksOnlyTheBannedSequencesLastToken(t *testing.T) {
 	}
 }
 
+// A sequence ban (the study's ban in rollouts) masks the ban's last token
+// wherever the reply so far ends with the rest of it, mid-reply and again
+// after, and nothing else; a ban by position (Bans) would let the same
+// tokens through once the reply has started otherwise.
+func TestSequenceBanMasksOnlyTheLastTokenAfterASuffixMatch(t *testing.T) {
+	logits := toyLogits(map[string]string{"": "a", "a": "b", "ab": "cd", "abc": "$", "abd": "b", "abdb": "ce", "abdbe": "$"})
+	free, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8}, nil, logits)
+	if err != nil || free.Text != "abc" {
+		t.Fatalf("unbanned reply %q (%v), want %q", free.Text, err, "abc")
+	}
+	got, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8, SequenceBans: [][]Token{toy("bc")}}, nil, logits)
+	if err != nil || got.Text != "abdbe" {
+		t.Errorf("sequence ban %q: got %q (%v), want %q: c masked after each b, b itself kept", "bc", got.Text, err, "abdbe")
+	}
+	got, _, err = decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8, Bans: [][]Token{toy("bc")}}, nil, logits)
+	if err != nil || got.Text != "abc" {
+		t.Errorf("positional ban %q: got %q (%v), want %q", "bc", got.Text, err, "abc")
+	}
+}
+
 // The action ban forbids a reply whose action is banned however it ends,
 // and a grammar's reply stays a sentence of it.
 func TestActionBanUnderAGrammar(t *testing.T) {

@@ -34,14 +34,24 @@ type Fake struct {
 	// says it must be a whole sentence, for ending the reply there). A
 	// request with a grammar is an error when it is nil.
 	Grammar func(grammar, text string, whole bool) bool
-	closed  bool
+	// Pieces are tokens beyond the bytes and end of turn (ids
+	// FakeEndOfTurn+1 on), each writing several bytes at once. Tokenize
+	// never uses them, so a reply written through one spells the same
+	// text with other tokens than Tokenize gives, as a BPE model may.
+	Pieces []string
+	closed bool
 }
 
 var _ Model = (*Fake)(nil)
 
 // Info describes the fake.
 func (f *Fake) Info() Info {
-	return Info{Name: "fake", Architecture: "fake", VocabSize: 257, ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
+	return Info{Name: "fake", Architecture: "fake", VocabSize: f.vocabSize(), ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
+}
+
+// vocabSize counts the bytes, end of turn and the pieces.
+func (f *Fake) vocabSize() int {
+	return int(FakeEndOfTurn) + 1 + len(f.Pieces)
 }
 
 // Tokenize maps each byte to one token, and "<eot>" to FakeEndOfTurn when
@@ -62,10 +72,13 @@ func (f *Fake) Tokenize(text string, _, parseSpecial bool) ([]Token, error) {
 	return out, nil
 }
 
-// TokenText is the byte, or "<eot>" for end of turn.
+// TokenText is the byte, "<eot>" for end of turn, or the piece.
 func (f *Fake) TokenText(t Token) string {
 	if t == FakeEndOfTurn {
 		return fakeEOTText
+	}
+	if p := int(t - FakeEndOfTurn - 1); p >= 0 && p < len(f.Pieces) {
+		return f.Pieces[p]
 	}
 	if t < 0 || t > 255 {
 		return ""
@@ -110,7 +123,7 @@ func (f *Fake) logits(memory, seq []Token) []float64 {
 	if len(seq) > 0 {
 		prev = seq[len(seq)-1]
 	}
-	out := make([]float64, 257)
+	out := make([]float64, f.vocabSize())
 	for t := range out {
 		h := fnv.New64a()
 		h.Write([]byte{byte(prev), byte(prev >> 8), byte(t), byte(t >> 8)})
@@ -241,7 +254,7 @@ func (g *fakeGrammar) Allows(t Token) bool {
 }
 
 func (g *fakeGrammar) Mask() []bool {
-	out := make([]bool, FakeEndOfTurn+1)
+	out := make([]bool, g.f.vocabSize())
 	for t := range out {
 		out[t] = g.Allows(Token(t))
 	}
