@@ -112,10 +112,10 @@ type batchMember struct {
 // takes over its slot (ActRequest.First).
 func (m *batchMember) BeginEpisode() {}
 
-func (m *batchMember) Act(_ context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	a := m.ask(ActRequest{Episode: m.episode, First: m.first, Task: task, Msgs: msgs, Banned: banned, Seed: seed})
+func (m *batchMember) Act(_ context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error) {
+	a := m.ask(ActRequest{Episode: m.episode, First: m.first, Task: task, Msgs: msgs, Ban: ban, Seed: seed})
 	m.first = false
-	return a.reply.Reply, a.reply.Tokens, a.err
+	return a.reply, a.err
 }
 
 // lockedGuidance makes a guidance function safe for episodes that play at

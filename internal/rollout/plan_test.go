@@ -44,11 +44,11 @@ type cancelAfter struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+func (c *cancelAfter) Act(ctx context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error) {
 	if c.n--; c.n == 0 {
 		c.cancel()
 	}
-	return c.Agent.Act(ctx, task, msgs, banned, seed)
+	return c.Agent.Act(ctx, task, msgs, ban, seed)
 }
 
 func testPlan(m lm.Model, dir string, agent func(Agent) Agent, shard results.Shard) *Plan {

@@ -114,7 +114,7 @@ type ScriptedAgent struct{}
 
 func (ScriptedAgent) BeginEpisode() {}
 
-func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
+func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _ Ban, _ uint64) (ActReply, error) {
 	step := 0
 	for _, m := range msgs {
 		if m.Role == transcript.RoleUser && (strings.Contains(m.Content, " tests: ") || m.Content == NudgeObservation) {
@@ -122,9 +122,9 @@ func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _
 		}
 	}
 	if step >= len(fixTestSuites) {
-		return `finish(answer="done")`, 0, nil
+		return ActReply{Reply: `finish(answer="done")`}, nil
 	}
-	return RunTests(step), 0, nil
+	return ActReply{Reply: RunTests(step)}, nil
 }
 
 // SweepPlan is the retry-budget grid: every retry budget × loop policy ×
