@@ -69,11 +69,13 @@ RAW_BENCHMARKS = {
     "score": ("BenchmarkRawScore4", "effective-tokens/s"),
 }
 
-# The fixed rollout: every probe harness on three ToolShed tasks, one
-# seed, free greedy decoding, a short step budget.
-ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub"
+# The fixed rollout: every rollout harness but memory (which needs a
+# store) on three ToolShed tasks, one seed, free greedy decoding, a short
+# step budget: the study's ban and the text ban both, since they decode
+# differently.
+ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub"
 def rollout_args(tasks, *split):
-    """A rollout's work: every probe harness on tasks ToolShed tasks (of
+    """A rollout's work: every harness but memory on tasks ToolShed tasks (of
     split, e.g. "--split", "test"), one seed, free greedy decoding, a short
     step budget."""
     return ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, *split, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]

@@ -175,8 +175,8 @@ for line in b.rollout_rows("grid", [("--batch 1", (60, 120.0)), ("--batch 16", (
 	}
 	want := "[] ['rollout_steps.csv']\n" +
 		"[('--batch 1', ['--batch', '1']), ('--batch 16', ['--batch', '16']), ('--lanes 2', ['--lanes', '2'])]\n" +
-		"['--env', 'coderepair', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
-		"['--env', 'toolshed', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub', '--split', 'test', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
+		"['--env', 'coderepair', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
+		"['--env', 'toolshed', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub', '--split', 'test', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
 		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 1` | 30.0 episodes/min | — | 1.00× `--batch 1` |\n" +
 		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 16` | 45.0 episodes/min | — | 1.50× `--batch 1` |\n"
 	if string(out) != want {

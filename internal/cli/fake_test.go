@@ -226,6 +226,12 @@ func TestRolloutRunsAgainstTheFake(t *testing.T) {
 		t.Errorf("tasks %s, %s, %s, %s: want two harnesses of one task, then the next", episodes[0]["task"], episodes[1]["task"], episodes[2]["task"], episodes[3]["task"])
 	}
 	checkManifest(t, out, "model")
+	// ban is the study's token ban, and the manifest says so: report and
+	// resume tell it from the text ban of runs made before.
+	m, err := results.ReadManifest(out)
+	if err != nil || m.Config.Ban != results.BanTokens {
+		t.Errorf("manifest config ban %q (%v), want %q", m.Config.Ban, err, results.BanTokens)
+	}
 }
 
 func TestRolloutGrammarDecodingOnTheFake(t *testing.T) {

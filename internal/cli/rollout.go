@@ -277,6 +277,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
 		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
+	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
+		config.Ban = results.BanTokens
+	}
 	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {

@@ -132,3 +132,26 @@ func TestLockHolderFromProcLocks(t *testing.T) {
 		t.Errorf("holder %d of a POSIX lock, want 0 (flock only)", got)
 	}
 }
+
+// A run whose ban and abstract+ban banned a failed action's text (made
+// before runs recorded config "ban") is never finished under the study's
+// token ban, whose run records it: the resume is refused, naming the ban.
+// A run without those harnesses records nothing and resumes as before.
+func TestResumeUnderTheOtherBanIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	m.Config = Config{Runner: RunnerRollout, Harness: []string{"verbatim", "ban"}}
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.Close())
+	study := m
+	study.Config.Ban = BanTokens
+	_, err = OpenFolder(dir, study)
+	if !errors.As(err, new(Refused)) {
+		t.Fatalf("resume under the study's ban: got %v, want Refused", err)
+	}
+	errContains(t, err, `ban (not in the manifest, now "tokens")`)
+	same, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, same.Close())
+}
