@@ -397,3 +397,35 @@ func TestFakeBacktracksUnderAGrammar(t *testing.T) {
 		t.Errorf("with %q banned the fake replied %q (%v)", banned, got[0].Text, err)
 	}
 }
+
+// A ban is idle on a trace only where at no choice the tokens before it
+// end with all of a ban but its last token: then the banned decode is the
+// unbanned one. Whether the masked token was chosen does not matter, since
+// a mask changes a sampled draw either way. The trace's last choice (the
+// end of turn) counts like any other.
+func TestTokenBansIdle(t *testing.T) {
+	trace := append(toy("axb"), toyEOT)
+	for _, c := range []struct {
+		name string
+		req  GenerateRequest
+		want bool
+	}{
+		{"no bans", GenerateRequest{}, true},
+		{"a sequence never begun", GenerateRequest{SequenceBans: [][]Token{toy("cd")}}, true},
+		{"a sequence whose rest ends the reply mid-way", GenerateRequest{SequenceBans: [][]Token{toy("xc")}}, false},
+		{"a sequence whose rest ends the whole reply", GenerateRequest{SequenceBans: [][]Token{toy("bc")}}, false},
+		{"a one-token sequence masks at every choice", GenerateRequest{SequenceBans: [][]Token{toy("z")}}, false},
+		{"a positional ban after the reply's start", GenerateRequest{Bans: [][]Token{toy("xc")}}, true},
+		{"a positional ban at the reply's start", GenerateRequest{Bans: [][]Token{toy("ac")}}, false},
+	} {
+		if got := TokenBansIdle(c.req, trace); got != c.want {
+			t.Errorf("%s: idle %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The trace is what the decoder chose, the end of turn included.
+	logits := toyLogits(map[string]string{"": "a", "a": "x", "ax": "b", "axb": "$"})
+	g, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8}, nil, logits)
+	if err != nil || !slices.Equal(g.Trace, trace) {
+		t.Errorf("trace %v (%v), want %v", g.Trace, err, trace)
+	}
+}

@@ -111,6 +111,11 @@ type Generation struct {
 	LogProbs   []float64
 	Text       string
 	StopReason string
+	// Trace is every token the decoder chose, in order: the reply's, those
+	// a text turn end cut off, and the end-of-turn token that ended it. It
+	// is what tells whether a ban would have changed the reply
+	// (TokenBansIdle); nil where the decoder backed out of a dead end.
+	Trace []Token
 }
 
 // Model is a loaded checkpoint.
