@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // playSlots plays units with up to slots episodes at once (continuous
@@ -112,8 +110,9 @@ type batchMember struct {
 // takes over its slot (ActRequest.First).
 func (m *batchMember) BeginEpisode() {}
 
-func (m *batchMember) Act(_ context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error) {
-	a := m.ask(ActRequest{Episode: m.episode, First: m.first, Task: task, Msgs: msgs, Ban: ban, Seed: seed})
+func (m *batchMember) Act(_ context.Context, r ActRequest) (ActReply, error) {
+	r.Episode, r.First = m.episode, m.first
+	a := m.ask(r)
 	m.first = false
 	return a.reply, a.err
 }

@@ -127,7 +127,7 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			t.Fatal(err)
 		}
 		agent.BeginEpisode()
-		got, err := agent.Act(context.Background(), task, ep.Messages(), Ban{}, 1)
+		got, err := agent.Act(context.Background(), ActRequest{Task: task, Msgs: ep.Messages(), Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			continue
 		}
 		agent.BeginEpisode()
-		next, err := agent.Act(context.Background(), task, ep.Messages(), Ban{Actions: []string{action}}, 1)
+		next, err := agent.Act(context.Background(), ActRequest{Task: task, Msgs: ep.Messages(), Ban: Ban{Actions: []string{action}}, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,4 +468,61 @@ func topLevelAfterDef(code string) string {
 		}
 	}
 	return ""
+}
+
+// Sharing changes no row on the real runtime: every harness (memory with
+// an empty store, which still gates writes), on ToolShed free and greedy,
+// on ToolShed under its grammar and sampled, and on CodeRepair free, writes
+// with sharing, one by one and batched, the bytes that decoding every step
+// writes; and it shares steps in each.
+func TestSmolLM2SharingChangesNoRow(t *testing.T) {
+	ts := toolshed.Environment{}
+	cr := openCodeRepair(t)
+	cases := []struct {
+		name        string
+		e           Env
+		tasks       []Task
+		decode      string
+		temperature float64
+		steps       int
+		batched     bool
+	}{
+		{"toolshed free", ts, ts.Tasks()[:2], DecodeFree, 0, 3, true},
+		{"toolshed grammar", ts, ts.Tasks()[2:4], DecodeGrammar, 0.7, 3, true},
+		{"coderepair free", cr, cr.Tasks()[:1], DecodeFree, 0, 2, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			play := func(batch int, unshared bool) (map[string][]byte, ShareCounts) {
+				m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch, Streams: batch > 1})
+				agent := &ModelAgent{Model: m, Env: c.e, MaxTokens: c.e.MaxTokens(), Temperature: c.temperature, Decode: c.decode, Unshared: unshared}
+				dir := t.TempDir()
+				p := &Plan{
+					Model: "smollm2-135m", Env: c.e, Agent: agent, Harnesses: harness.RolloutHarnesses, Tasks: c.tasks, Seeds: 1,
+					Batch: batch, OutDir: dir, Config: Config{MaxSteps: c.steps, OnLoop: "nudge"}, Guidance: MemoryGuidance(tempStore(t), c.e),
+				}
+				if _, err := p.Execute(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				return readFiles(t, dir), agent.Shares()
+			}
+			want, all := play(1, true)
+			runs := []int{1}
+			if c.batched {
+				runs = append(runs, 4)
+			}
+			for _, batch := range runs {
+				got, counts := play(batch, false)
+				for name, data := range got {
+					if !bytes.Equal(data, want[name]) {
+						t.Errorf("batch %d: %s with sharing differs from decoding every step:\n%s\nvs\n%s", batch, name, data, want[name])
+					}
+				}
+				t.Logf("batch %d: %d steps computed, %d shared (%d of them by a ban that never bit), of %d", batch, counts.Computed, counts.Shared, counts.Unbanned, all.Computed)
+				if counts.Shared == 0 || counts.Computed+counts.Shared != all.Computed {
+					t.Errorf("batch %d: %d computed and %d shared of %d steps; want some shared, none lost", batch, counts.Computed, counts.Shared, all.Computed)
+				}
+			}
+		})
+	}
 }

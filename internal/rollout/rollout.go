@@ -29,9 +29,9 @@ type Agent interface {
 	// BeginEpisode starts an episode whose replies must not depend on
 	// earlier episodes (see lm.Model.BeginUnit).
 	BeginEpisode()
-	// Act returns the next reply to task; ban is what the reply must not
-	// repeat of earlier failed actions; seed drives sampling.
-	Act(ctx context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error)
+	// Act returns an episode's next reply (Episode and First are for
+	// BatchAgent and ignored here).
+	Act(ctx context.Context, r ActRequest) (ActReply, error)
 }
 
 // Ban is what an episode's next reply must not repeat of the actions that
@@ -62,18 +62,22 @@ type BatchAgent interface {
 	ActTogether(ctx context.Context, reqs []ActRequest) ([]ActReply, error)
 }
 
-// ActRequest is one episode's request for its next reply (see Agent.Act).
-// Episode numbers the episode's slot within its batch, from 1; an agent
-// may keep each slot's transcript cached under it. First says the request
-// is its episode's first: a new episode has taken over the slot, and what
-// the slot held is of no use to it.
+// ActRequest is one episode's request for its next reply (see Agent.Act):
+// the reply to Task after Msgs, holding nothing Ban forbids, sampled with
+// Seed. Episode numbers the episode's slot within its batch, from 1; an
+// agent may keep each slot's transcript cached under it. First says the
+// request is its episode's first: a new episode has taken over the slot,
+// and what the slot held is of no use to it. EpisodeSeed is the episode's
+// seed: the episodes of one task and episode seed, whatever their harness,
+// form the group within which an agent may share replies (ModelAgent).
 type ActRequest struct {
-	Episode int
-	First   bool
-	Task    Task
-	Msgs    []transcript.Message
-	Ban     Ban
-	Seed    uint64
+	Episode     int
+	First       bool
+	Task        Task
+	Msgs        []transcript.Message
+	Ban         Ban
+	Seed        uint64
+	EpisodeSeed uint64
 }
 
 // ActReply is the reply to an ActRequest and how many tokens it took.
@@ -104,7 +108,23 @@ type ModelAgent struct {
 	MaxTokens   int
 	Temperature float64
 	Decode      string
+	// Unshared decodes every request, equal ones included (see share.go):
+	// replies are the same either way, and it exists to check that and to
+	// time what sharing saves.
+	Unshared bool
+	// CountTokens counts the distinct prompt tokens and the generated
+	// tokens of the decoded requests (ShareCounts).
+	CountTokens bool
 	grammar     string // Env's grammar, built on first use: it is the same at every step
+	share       sharer
+}
+
+// Shares says how many replies the agent decoded and how many it handed
+// on from an equal request.
+func (a *ModelAgent) Shares() ShareCounts {
+	a.share.mu.Lock()
+	defer a.share.mu.Unlock()
+	return a.share.counts
 }
 
 func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
@@ -112,8 +132,9 @@ func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
 // BeginBatch starts a unit in which episodes act together.
 func (a *ModelAgent) BeginBatch() { a.Model.BeginUnit() }
 
-func (a *ModelAgent) Act(ctx context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error) {
-	out, err := a.ActTogether(ctx, []ActRequest{{Episode: 1, Task: task, Msgs: msgs, Ban: ban, Seed: seed}})
+func (a *ModelAgent) Act(ctx context.Context, r ActRequest) (ActReply, error) {
+	r.Episode, r.First = 1, false
+	out, err := a.ActTogether(ctx, []ActRequest{r})
 	if err != nil {
 		return ActReply{}, err
 	}
@@ -131,7 +152,7 @@ func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActRep
 			return nil, err
 		}
 	}
-	gs, err := a.Model.Generate(gen)
+	gs, err := a.generate(reqs, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +430,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		if cfg.Harness.BansTokens() {
 			ban.Tokens = failedTokens
 		}
-		got, err := agent.Act(ctx, task, msgs, ban, stepSeed(task.ID, seed, i))
+		got, err := agent.Act(ctx, ActRequest{Task: task, Msgs: msgs, Ban: ban, Seed: stepSeed(task.ID, seed, i), EpisodeSeed: seed})
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}

@@ -27,8 +27,8 @@ type script struct {
 }
 
 func (s *script) BeginEpisode() { s.n = 0 }
-func (s *script) Act(_ context.Context, _ Task, msgs []transcript.Message, _ Ban, _ uint64) (ActReply, error) {
-	s.seen = append(s.seen, msgs)
+func (s *script) Act(_ context.Context, r ActRequest) (ActReply, error) {
+	s.seen = append(s.seen, r.Msgs)
 	a := s.actions[min(s.n, len(s.actions)-1)]
 	s.n++
 	return ActReply{Reply: a, Tokens: 1}, nil
@@ -174,8 +174,8 @@ type recordTokens struct {
 	tokens [][]lm.Token
 }
 
-func (r *recordTokens) Act(ctx context.Context, task Task, msgs []transcript.Message, ban Ban, seed uint64) (ActReply, error) {
-	got, err := r.Agent.Act(ctx, task, msgs, ban, seed)
+func (r *recordTokens) Act(ctx context.Context, req ActRequest) (ActReply, error) {
+	got, err := r.Agent.Act(ctx, req)
 	r.tokens = append(r.tokens, got.ActionTokens)
 	return got, err
 }
@@ -381,7 +381,7 @@ func TestGrammarRolloutOnTheFake(t *testing.T) {
 		}
 	}
 	// A grammar the fake cannot serve is an error, not a free reply.
-	if _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), Task{}, (&fixTestEpisode{}).Messages(), Ban{}, 1); err == nil {
+	if _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), ActRequest{Msgs: (&fixTestEpisode{}).Messages(), Seed: 1}); err == nil {
 		t.Error("grammar decoding on a model without a grammar engine succeeded")
 	}
 }

@@ -114,9 +114,9 @@ type ScriptedAgent struct{}
 
 func (ScriptedAgent) BeginEpisode() {}
 
-func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _ Ban, _ uint64) (ActReply, error) {
+func (ScriptedAgent) Act(_ context.Context, r ActRequest) (ActReply, error) {
 	step := 0
-	for _, m := range msgs {
+	for _, m := range r.Msgs {
 		if m.Role == transcript.RoleUser && (strings.Contains(m.Content, " tests: ") || m.Content == NudgeObservation) {
 			step++
 		}
