@@ -155,3 +155,28 @@ func TestResumeUnderTheOtherBanIsRefused(t *testing.T) {
 	ok(t, err)
 	ok(t, same.Close())
 }
+
+// What a run decoded is a record beside the run that wrote it: the first
+// run's in the manifest's own fields, a resumption's in its entry; a
+// folder made before the record resumes as before, since resuming
+// compares none of it.
+func TestRepliesAreRecordedPerRunAndNeverRefuseAResume(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.RecordReplies(Replies{Computed: 7, Shared: 3}))
+	ok(t, f.Close())
+	again, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, again.RecordReplies(Replies{Computed: 2, Shared: 1}))
+	ok(t, again.Close())
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	if got.Replies == nil || *got.Replies != (Replies{7, 3}) {
+		t.Errorf("the first run's replies %+v, want 7 computed, 3 shared", got.Replies)
+	}
+	if len(got.Resumed) != 1 || got.Resumed[0].Replies == nil || *got.Resumed[0].Replies != (Replies{2, 1}) {
+		t.Errorf("the resumption's entry %+v, want 2 computed, 1 shared", got.Resumed)
+	}
+}

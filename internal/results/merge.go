@@ -379,6 +379,17 @@ func mergedManifest(shardDirs []string, manifests []Manifest) Manifest {
 			m.Finished = s.Finished
 		}
 		m.Resumed = append(m.Resumed, s.Resumed...)
+		// Each shard's first run decoded its own replies: the merged
+		// run's first runs decoded them all.
+		if s.Replies != nil {
+			sum := Replies{}
+			if m.Replies != nil {
+				sum = *m.Replies
+			}
+			sum.Computed += s.Replies.Computed
+			sum.Shared += s.Replies.Shared
+			m.Replies = &sum
+		}
 	}
 	slices.SortStableFunc(m.Resumed, func(a, b Resumption) int { return a.At.Compare(b.At) })
 	m.MergedFrom = slices.Clone(shardDirs)
