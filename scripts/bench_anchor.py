@@ -69,11 +69,13 @@ RAW_BENCHMARKS = {
     "score": ("BenchmarkRawScore4", "effective-tokens/s"),
 }
 
-# The fixed rollout: every probe harness on three ToolShed tasks, one
-# seed, free greedy decoding, a short step budget.
-ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub"
+# The fixed rollout: every rollout harness but memory (which needs a
+# store) on three ToolShed tasks, one seed, free greedy decoding, a short
+# step budget: the study's ban and the text ban both, since they decode
+# differently.
+ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub"
 def rollout_args(tasks, *split):
-    """A rollout's work: every probe harness on tasks ToolShed tasks (of
+    """A rollout's work: every harness but memory on tasks ToolShed tasks (of
     split, e.g. "--split", "test"), one seed, free greedy decoding, a short
     step budget."""
     return ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, *split, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
@@ -335,8 +337,10 @@ def bandwidth(binary, threads):
 
 def rollout(feedrun, model, threads, workdir, grid, extra):
     """Episodes and seconds of one play of a rollout (grid, its flags),
-    model loading included, and its run folder; extra are the flags of the
-    variant (--batch N, --lanes N)."""
+    model loading included, its run folder, and, when extra asks for
+    --count-tokens, the distinct prompt tokens and the generated tokens it
+    decoded (else None); extra are the flags of the variant (--batch N,
+    --lanes N, --share=false)."""
     out = tempfile.mkdtemp(prefix="rollout-", dir=workdir)
     cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *grid, *extra, "--out", out]
     start = time.perf_counter()
@@ -346,7 +350,13 @@ def rollout(feedrun, model, threads, workdir, grid, extra):
         raise SystemExit(f"the rollout failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
     with open(os.path.join(out, "rollout_episodes.csv"), newline="") as f:
         episodes = sum(1 for _ in csv.DictReader(f))
-    return episodes, elapsed, out
+    tokens = None
+    if "--count-tokens" in extra:
+        m = re.search(r"(\d+) distinct prompt tokens, (\d+) generated tokens", run.stdout)
+        if not m:
+            raise SystemExit(f"the rollout did not count its tokens: {' '.join(cmd)}\n{run.stdout}")
+        tokens = (int(m.group(1)), int(m.group(2)))
+    return episodes, elapsed, out, tokens
 
 
 ROLLOUT_FILES = ("rollout_episodes.csv", "rollout_steps.csv")
@@ -366,21 +376,22 @@ def differing_rows(a, b):
 
 def play_variants(feedrun, model, threads, workdir, grid, variants):
     """Plays grid once under each (label, flags) variant, the first being
-    --batch 1; the labels with (episodes, seconds). Each batched variant
-    must write --batch 1's rows byte for byte. Lane runs are not held to
-    them: whether their merged files keep the plan's order was not
-    checked."""
-    played, first = [], None
+    --batch 1 (which also counts the tokens the job decodes); the labels
+    with (episodes, seconds), and those counts. Each variant but the lane
+    runs must write --batch 1's rows byte for byte, sharing on or off. Lane
+    runs are not held to them: whether their merged files keep the plan's
+    order was not checked."""
+    played, first, tokens = [], None, None
     for label, extra in variants:
         status("rollout: " + " ".join(grid + extra))
-        episodes, elapsed, out = rollout(feedrun, model, threads, workdir, grid, extra)
+        episodes, elapsed, out, counted = rollout(feedrun, model, threads, workdir, grid, extra)
         status(f"rollout {label}: {episodes} episodes in {elapsed:.1f} s")
         if first is None:
-            first = out
-        elif extra[0] == "--batch" and (differ := differing_rows(first, out)):
+            first, tokens = out, counted
+        elif "--lanes" not in extra and (differ := differing_rows(first, out)):
             raise SystemExit(f"rollout {label} wrote other rows than --batch 1 ({', '.join(differ)}): its speed is not comparable")
         played.append((label, (episodes, elapsed)))
-    return played
+    return played, tokens
 
 
 def sha256(path):
@@ -421,9 +432,10 @@ def rollout_variants(batch):
     threads split between processes), and two such lanes each decoding
     batch episodes together (on one thread, 8 streams gained more over one
     than on two in a profile of the AMD machine)."""
-    variants = [("--batch 1", ["--batch", "1"])]
+    variants = [("--batch 1", ["--batch", "1", "--count-tokens"]), ("--batch 1 --share=false", ["--batch", "1", "--share=false"])]
     if batch > 1:
         variants.append((f"--batch {batch}", ["--batch", str(batch)]))
+        variants.append((f"--batch {batch} --share=false", ["--batch", str(batch), "--share=false"]))
     variants.append(("--lanes 2", ["--lanes", "2"]))
     if batch > 1:
         variants.append((f"--lanes 2 --batch {batch}", ["--lanes", "2", "--batch", str(batch)]))
@@ -434,28 +446,44 @@ def grid_variants(batches):
     """The larger grid's variants: one episode at a time, each batch size
     of batches (above 1) in turn, then two lanes of one thread each, the
     other way to use two cores."""
-    return ([("--batch 1", ["--batch", "1"])] + [(f"--batch {b}", ["--batch", str(b)]) for b in batches if b > 1]
+    return ([("--batch 1", ["--batch", "1", "--count-tokens"]), ("--batch 1 --share=false", ["--batch", "1", "--share=false"])]
+            + [v for b in batches if b > 1 for v in ((f"--batch {b}", ["--batch", str(b)]),
+                                                     (f"--batch {b} --share=false", ["--batch", str(b), "--share=false"]))]
             + [("--lanes 2", ["--lanes", "2"])])
 
 
-def rollout_rows(work, played):
-    """Table rows of one rollout's variants, each against --batch 1."""
-    lines, first = [], None
-    for label, (episodes, elapsed) in played:
+def rollout_rows(work, played, raw=None):
+    """Table rows of one rollout's variants, each against --batch 1, and,
+    given raw llama.cpp's prompt and single-sequence decode rates, the
+    --batch 1 job's time against its floor: the distinct prompt tokens
+    the job must evaluate at raw's prompt rate plus the tokens it must
+    generate at raw's decode rate."""
+    (variants, tokens), lines, first = played, [], None
+    for label, (episodes, elapsed) in variants:
         rate = episodes / elapsed * 60
         first = first or rate
         lines.append(f"| {work} ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
                      f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
+    if raw and tokens:
+        prompt, generated = tokens
+        floor = prompt / raw["prompt"] + generated / raw["decode1"]
+        elapsed = variants[0][1][1]
+        lines.append(f"| {work}, `--batch 1`, the whole job against its floor: {prompt} distinct prompt tokens at raw's prompt rate "
+                     f"+ {generated} generated tokens at raw's 1-sequence decode rate | {elapsed:.1f} s | {floor:.1f} s floor | "
+                     f"{ratio(floor, elapsed)} of the floor's speed |")
     return lines
 
 
 TABLE_HEAD = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
 
 
-def grid_rows(grid):
+HARNESS_COUNT = len(ROLLOUT_HARNESSES.split(","))
+
+
+def grid_rows(grid, raw=None):
     """Table rows of the larger grid, (env, tasks, played)."""
     env, tasks, played = grid
-    return rollout_rows(f"larger grid, {GRID_WORK[env]}, 8 harnesses × {tasks} tasks × 1 seed", played)
+    return rollout_rows(f"larger grid, {GRID_WORK[env]}, {HARNESS_COUNT} harnesses × {tasks} tasks × 1 seed", played, raw)
 
 
 def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
@@ -469,9 +497,9 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
     lines = list(TABLE_HEAD)
     for work, fv, rv, unit in rows:
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
-    lines += rollout_rows("rollout, ToolShed, 8 harnesses × 3 tasks × 1 seed", rollouts)
+    lines += rollout_rows(f"rollout, ToolShed, {HARNESS_COUNT} harnesses × 3 tasks × 1 seed", rollouts, r)
     if grid:
-        lines += grid_rows(grid)
+        lines += grid_rows(grid, r)
     lines.append("")
     lines.append("| decode limit | figure |")
     lines.append("|---|---|")

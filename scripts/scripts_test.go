@@ -141,7 +141,8 @@ func TestBenchAnchorScripts(t *testing.T) {
 
 // TestBenchAnchorRolloutChecks: a batched play whose rows differ from
 // --batch 1's is refused by name of the file that differs, and the rollout
-// rows give each variant's rate against --batch 1. The larger grid plays
+// rows give each variant's rate against --batch 1, sharing on and off, and
+// the job's time against its floor at raw llama.cpp's rates. The larger grid plays
 // two lanes besides its batches, and on CodeRepair it takes MBPP problems
 // (no ToolShed split) under the same harnesses and budget.
 func TestBenchAnchorRolloutChecks(t *testing.T) {
@@ -167,18 +168,19 @@ print(b.differing_rows(d + "/one", d + "/same"), b.differing_rows(d + "/one", d 
 print(b.grid_variants([1, 16]))
 print(b.grid_args(5, "coderepair"))
 print(b.grid_args(5))
-for line in b.rollout_rows("grid", [("--batch 1", (60, 120.0)), ("--batch 16", (60, 80.0))]):
+for line in b.rollout_rows("grid", ([("--batch 1", (60, 120.0)), ("--batch 16", (60, 80.0))], (3000, 500)), {"prompt": 1000.0, "decode1": 50.0}):
     print(line)`
 	out, err := exec.Command("python3", "-c", check, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
 	}
 	want := "[] ['rollout_steps.csv']\n" +
-		"[('--batch 1', ['--batch', '1']), ('--batch 16', ['--batch', '16']), ('--lanes 2', ['--lanes', '2'])]\n" +
-		"['--env', 'coderepair', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
-		"['--env', 'toolshed', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,drop,error-only,scrub', '--split', 'test', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
+		"[('--batch 1', ['--batch', '1', '--count-tokens']), ('--batch 1 --share=false', ['--batch', '1', '--share=false']), ('--batch 16', ['--batch', '16']), ('--batch 16 --share=false', ['--batch', '16', '--share=false']), ('--lanes 2', ['--lanes', '2'])]\n" +
+		"['--env', 'coderepair', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
+		"['--env', 'toolshed', '--harness', 'verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub', '--split', 'test', '--tasks', '5', '--seeds', '1', '--max-steps', '6']\n" +
 		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 1` | 30.0 episodes/min | — | 1.00× `--batch 1` |\n" +
-		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 16` | 45.0 episodes/min | — | 1.50× `--batch 1` |\n"
+		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 16` | 45.0 episodes/min | — | 1.50× `--batch 1` |\n" +
+		"| grid, `--batch 1`, the whole job against its floor: 3000 distinct prompt tokens at raw's prompt rate + 500 generated tokens at raw's 1-sequence decode rate | 120.0 s | 13.0 s floor | 0.11× of the floor's speed |\n"
 	if string(out) != want {
 		t.Errorf("bench_anchor.py printed\n%s\nwant\n%s", out, want)
 	}

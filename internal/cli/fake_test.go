@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,6 +201,10 @@ func TestRolloutRunsAgainstTheFake(t *testing.T) {
 	if !strings.Contains(status, "done: 4 episodes measured, 0 already there") {
 		t.Errorf("status %q", status)
 	}
+	// Both harnesses' first steps are one step each task: shared.
+	if m := regexp.MustCompile(`(\d+) steps computed, (\d+) shared`).FindStringSubmatch(status); m == nil || m[2] == "0" {
+		t.Errorf("status %q does not say that steps were shared", status)
+	}
 	episodes := readCSV(t, out, results.RolloutEpisodes)
 	steps := readCSV(t, out, results.RolloutSteps)
 	if len(episodes) != 4 {
@@ -226,6 +231,15 @@ func TestRolloutRunsAgainstTheFake(t *testing.T) {
 		t.Errorf("tasks %s, %s, %s, %s: want two harnesses of one task, then the next", episodes[0]["task"], episodes[1]["task"], episodes[2]["task"], episodes[3]["task"])
 	}
 	checkManifest(t, out, "model")
+	// ban is the study's token ban, and the manifest says so: report and
+	// resume tell it from the text ban of runs made before.
+	m, err := results.ReadManifest(out)
+	if err != nil || m.Config.Ban != results.BanTokens {
+		t.Errorf("manifest config ban %q (%v), want %q", m.Config.Ban, err, results.BanTokens)
+	}
+	if m.Replies == nil || m.Replies.Computed+m.Replies.Shared != len(steps) || m.Replies.Shared == 0 {
+		t.Errorf("manifest replies %+v, want the %d steps, some shared", m.Replies, len(steps))
+	}
 }
 
 func TestRolloutGrammarDecodingOnTheFake(t *testing.T) {

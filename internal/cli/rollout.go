@@ -51,6 +51,12 @@ type RolloutOptions struct {
 	Launch        laneLauncher // starts lane workers; the Factory's
 	Command       []string     // the command line, the Factory's
 
+	// Share decodes each distinct reply once for every episode that asks
+	// for it; off, every request is decoded (the rows are the same: it
+	// exists to check that and to time what sharing saves). CountTokens
+	// reports the distinct prompt tokens and the generated tokens decoded.
+	Share, CountTokens bool
+
 	settled runFlags // check's reading of the flags
 }
 
@@ -197,6 +203,11 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(fl, "backoff-ms", 0, unbounded)
 	bound(fl, "lanes", 1, maxLanes)
+	// Switches for checking and timing sharing, not for studies.
+	fl.BoolVar(&opts.Share, "share", true, "decode each distinct step once and hand it to every episode that asks (false: decode every step; the rows are the same)")
+	fl.BoolVar(&opts.CountTokens, "count-tokens", false, "report the distinct prompt tokens and the generated tokens the run decoded")
+	_ = fl.MarkHidden("share")
+	_ = fl.MarkHidden("count-tokens")
 	return cmd
 }
 
@@ -251,9 +262,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if opts.settled.autoShard {
 		out = shardFolder(out, shard)
 	}
+	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode,
+		Unshared: !opts.Share, CountTokens: opts.CountTokens}
 	plan := &rollout.Plan{
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
-		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode},
+		Agent: agent,
 		Config: rollout.Config{
 			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: demoMessages(demos),
 			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
@@ -280,6 +293,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
 		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
 	}
+	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
+		config.Ban = results.BanTokens
+	}
 	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
 	folder, err := results.OpenFolder(out, man)
@@ -292,6 +308,17 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	plan.Cut = tornRow(opts.IO)
 	sum, err := plan.Execute(ctx)
+	if err == nil || errors.Is(err, results.ErrInterrupted) {
+		sh := agent.Shares()
+		opts.IO.Statusf("rollout: %d steps computed, %d shared from another episode's equal step", sh.Computed, sh.Shared)
+		if opts.CountTokens {
+			// On standard output, for make bench-anchor, which runs quiet.
+			fmt.Fprintf(opts.IO.Out, "rollout: %d distinct prompt tokens, %d generated tokens decoded\n", sh.PromptTokens, sh.Generated)
+		}
+		if rerr := folder.RecordReplies(results.Replies{Computed: sh.Computed, Shared: sh.Shared}); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
 }
 

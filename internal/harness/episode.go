@@ -88,10 +88,12 @@ func lastUser(msgs []transcript.Message) int {
 	return -1
 }
 
-// Banned lists the actions the decoder must not reproduce under n: every
-// earlier semantically failed action of the episode.
+// Banned lists the actions whose text the decoder must not reproduce under
+// n: every earlier semantically failed action of the episode under a text
+// ban, none otherwise (the study's ban works on the tokens the model wrote,
+// which the rollout loop keeps: a Turn holds text only).
 func (n Name) Banned(turns []Turn) []string {
-	if !n.Bans() {
+	if !n.BansText() {
 		return nil
 	}
 	var out []string

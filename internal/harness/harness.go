@@ -22,18 +22,29 @@ const (
 	Abstract    Name = "abstract"
 	Ban         Name = "ban"
 	AbstractBan Name = "abstract+ban"
-	Drop        Name = "drop"
-	ErrorOnly   Name = "error-only"
-	Scrub       Name = "scrub"
-	Memory      Name = "memory"
+	// BanText and AbstractBanText forbid the failed action's text however
+	// it is tokenised or wrapped: the ban and abstract+ban of rollouts
+	// before the study's token ban was theirs, kept so both can be
+	// compared. Their exact repeats are 0 by construction.
+	BanText         Name = "ban-text"
+	AbstractBanText Name = "abstract+ban-text"
+	Drop            Name = "drop"
+	ErrorOnly       Name = "error-only"
+	Scrub           Name = "scrub"
+	Memory          Name = "memory"
 )
 
 // ProbeHarnesses are the variants the one-step probe measures, in report
-// order. Memory needs earlier episodes and exists only in rollouts.
+// order. Memory needs earlier episodes and exists only in rollouts. The
+// text bans do too: the probe scores the failed action's own tokens, which
+// ban already makes impossible, and generates one greedy reply whose
+// other spellings of the action the probe's figures do not count, so a
+// text ban would repeat ban's figures under another name.
 var ProbeHarnesses = []Name{Verbatim, Instruction, Abstract, Ban, AbstractBan, Drop, ErrorOnly, Scrub}
 
-// RolloutHarnesses are the variants the agent loop runs.
-var RolloutHarnesses = append(slices.Clone(ProbeHarnesses), Memory)
+// RolloutHarnesses are the variants the agent loop runs, in report order:
+// the text bans beside the study's, then memory.
+var RolloutHarnesses = slices.Concat(ProbeHarnesses[:5], []Name{BanText, AbstractBanText}, ProbeHarnesses[5:], []Name{Memory})
 
 // Parse reads a comma-separated --harness value against the allowed set;
 // "all" stands for every allowed variant.
@@ -62,11 +73,21 @@ func joinNames(ns []Name) string {
 	return strings.Join(parts, ", ")
 }
 
-// Bans reports whether the decoder masks earlier failed actions.
-func (n Name) Bans() bool { return n == Ban || n == AbstractBan }
+// Bans reports whether the decoder masks earlier failed actions, by their
+// tokens or by their text.
+func (n Name) Bans() bool { return n.BansTokens() || n.BansText() }
+
+// BansTokens reports whether the decoder masks the tokens the model wrote
+// for earlier failed actions (the study's ban): the last token of each
+// wherever the rest of it ends the reply so far.
+func (n Name) BansTokens() bool { return n == Ban || n == AbstractBan }
+
+// BansText reports whether the decoder forbids the text of earlier failed
+// actions, however tokenised or wrapped.
+func (n Name) BansText() bool { return n == BanText || n == AbstractBanText }
 
 // Abstracts reports whether failed turns are replaced by descriptions.
-func (n Name) Abstracts() bool { return n == Abstract || n == AbstractBan }
+func (n Name) Abstracts() bool { return n == Abstract || n == AbstractBan || n == AbstractBanText }
 
 // InstructionText is appended to the system prompt by the instruction
 // harness, in every context of an item.

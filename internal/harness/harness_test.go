@@ -140,8 +140,11 @@ func TestEpisodeContextsAreTheDesignedOnes(t *testing.T) {
 		{Verbatim, cat(sysTask, ok, verbatimTurns, nudge), nil},
 		{Instruction, cat([]string{"system", "SYS\n\n" + InstructionText, "user", "TASK"}, ok, verbatimTurns, nudge), nil},
 		{Abstract, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), nil},
-		{Ban, cat(sysTask, ok, verbatimTurns, nudge), []string{"A2", "A3"}},
-		{AbstractBan, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), []string{"A2", "A3"}},
+		// The study's bans work on tokens the loop keeps, not on text.
+		{Ban, cat(sysTask, ok, verbatimTurns, nudge), nil},
+		{AbstractBan, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), nil},
+		{BanText, cat(sysTask, ok, verbatimTurns, nudge), []string{"A2", "A3"}},
+		{AbstractBanText, cat(sysTask, ok, []string{"user", "Observation: D2", "user", "Observation: D3"}, nudge), []string{"A2", "A3"}},
 		{Drop, cat(sysTask, ok, nudge), nil},
 		{ErrorOnly, cat(sysTask, ok, []string{"user", "Observation: ERR2", "user", "Observation: ERR3"}, nudge), nil},
 		{Scrub, cat([]string{"system", "SYS", "user", "TASK\n\n" + RuledOutHeader + "\n- D2\n- D3"}, ok, nudge), nil},

@@ -76,9 +76,9 @@ const maxBacktracks = 64
 const seedStream = 0x9e3779b97f4a7c15
 
 // Decoder chooses the tokens of one reply: greedily or by a seeded draw at
-// the request's temperature, never a token the request's bans, its action
-// ban or its grammar forbid, backing out of a dead end where a grammar and
-// the bans together leave no token. It is plain Go and knows no model: a
+// the request's temperature, never a token the request's bans, its
+// sequence bans, its action ban or its grammar forbid, backing out of a
+// dead end where a grammar and the bans together leave no token. It is plain Go and knows no model: a
 // model evaluates the tokens it asks for (Step) and hands it the logits
 // that follow (Choose), so that every implementation of Model decodes by
 // the same policy and draws from the same random stream.
@@ -91,6 +91,11 @@ type Decoder struct {
 	ban     TextBan
 	out     Generation
 	done    bool
+	// trace is every token chosen, the one that ended the reply included
+	// (Generation.Trace); backedOut says a dead end was backed out of,
+	// after which no one sequence of choices made the reply.
+	trace     []Token
+	backedOut bool
 	// deadEnds are replies the grammar and the bans together left no way
 	// to continue; each is forbidden as a sequence once backed out of.
 	deadEnds [][]Token
@@ -117,7 +122,13 @@ func (d *Decoder) Tokens() []Token { return d.out.Tokens }
 func (d *Decoder) Done() bool { return d.done }
 
 // Generation is the reply, once Done.
-func (d *Decoder) Generation() Generation { return d.out }
+func (d *Decoder) Generation() Generation {
+	g := d.out
+	if !d.backedOut {
+		g.Trace = slices.Clone(d.trace)
+	}
+	return g
+}
 
 // Choose takes the distribution after the prompt and the reply so far
 // (logits, and logProb, the model's log-probability of a token under it at
@@ -140,7 +151,7 @@ func (d *Decoder) Choose(logits []float32, logProb func(Token) float64) (Step, b
 		allowed = d.grammar.Mask()
 	}
 	masked := func(t Token) bool {
-		return excluded[t] || Banned(d.req.Bans, gen, t) || Banned(d.deadEnds, gen, t) || (allowed != nil && !allowed[t])
+		return excluded[t] || Banned(d.req.Bans, gen, t) || TokensBanned(d.req.SequenceBans, gen, t) || Banned(d.deadEnds, gen, t) || (allowed != nil && !allowed[t])
 	}
 	exclude := func(t Token) {
 		if excluded == nil {
@@ -175,6 +186,9 @@ func (d *Decoder) Choose(logits []float32, logProb func(Token) float64) (Step, b
 	}
 	if next < 0 && d.grammar != nil {
 		return d.backtrack()
+	}
+	if next >= 0 {
+		d.trace = append(d.trace, next)
 	}
 	if next < 0 || d.vocab.IsEndOfTurn(next) {
 		d.stop(StopEndOfTurn)
@@ -226,6 +240,7 @@ func (d *Decoder) backtrack() (Step, bool, error) {
 		d.stop(StopEndOfTurn)
 		return Step{}, false, fmt.Errorf("the grammar and the bans leave no token after %q", text)
 	}
+	d.backedOut = true
 	d.deadEnds = append(d.deadEnds, slices.Clone(gen))
 	d.out.Tokens, d.out.LogProbs = gen[:n-1], d.out.LogProbs[:n-1]
 	step := Step{Pos: len(d.req.Prompt) + n - 2, Rewind: true}
@@ -311,4 +326,29 @@ func (d *Decoder) endTextTurn(text string, k int) {
 	d.out.StopReason = StopEndOfTurn
 	d.out.Text = text[:k]
 	d.done = true
+}
+
+// TokenBansIdle reports whether req's token bans (Bans and SequenceBans)
+// would have masked no token at any choice of trace: the Trace of an
+// otherwise equal request without them. Then decoding req chooses exactly
+// trace, greedy or sampled: every choice sees the same logits over the
+// same unmasked tokens and draws the same random numbers. Any masked token
+// at any step counts, chosen or not, since a masked token changes a
+// sampled draw's total.
+func TokenBansIdle(req GenerateRequest, trace []Token) bool {
+	for i := range trace {
+		gen := trace[:i]
+		for _, b := range req.Bans {
+			if len(b) > 0 && len(b)-1 == len(gen) && equalTokens(b[:len(b)-1], gen) {
+				return false
+			}
+		}
+		for _, b := range req.SequenceBans {
+			n := len(b) - 1
+			if n >= 0 && n <= len(gen) && equalTokens(b[:n], gen[len(gen)-n:]) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -230,6 +230,26 @@ func TestBanMasksOnlyTheBannedSequencesLastToken(t *testing.T) {
 	}
 }
 
+// A sequence ban (the study's ban in rollouts) masks the ban's last token
+// wherever the reply so far ends with the rest of it, mid-reply and again
+// after, and nothing else; a ban by position (Bans) would let the same
+// tokens through once the reply has started otherwise.
+func TestSequenceBanMasksOnlyTheLastTokenAfterASuffixMatch(t *testing.T) {
+	logits := toyLogits(map[string]string{"": "a", "a": "b", "ab": "cd", "abc": "$", "abd": "b", "abdb": "ce", "abdbe": "$"})
+	free, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8}, nil, logits)
+	if err != nil || free.Text != "abc" {
+		t.Fatalf("unbanned reply %q (%v), want %q", free.Text, err, "abc")
+	}
+	got, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8, SequenceBans: [][]Token{toy("bc")}}, nil, logits)
+	if err != nil || got.Text != "abdbe" {
+		t.Errorf("sequence ban %q: got %q (%v), want %q: c masked after each b, b itself kept", "bc", got.Text, err, "abdbe")
+	}
+	got, _, err = decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8, Bans: [][]Token{toy("bc")}}, nil, logits)
+	if err != nil || got.Text != "abc" {
+		t.Errorf("positional ban %q: got %q (%v), want %q", "bc", got.Text, err, "abc")
+	}
+}
+
 // The action ban forbids a reply whose action is banned however it ends,
 // and a grammar's reply stays a sentence of it.
 func TestActionBanUnderAGrammar(t *testing.T) {
@@ -375,5 +395,37 @@ func TestFakeBacktracksUnderAGrammar(t *testing.T) {
 	got, err := f.Generate([]GenerateRequest{{Prompt: prompt, MaxTokens: 4, Grammar: "g", ActionBan: &ActionBan{Actions: banned}}})
 	if err != nil || !slices.Contains(sentences, got[0].Text) || slices.Contains(banned, got[0].Text) {
 		t.Errorf("with %q banned the fake replied %q (%v)", banned, got[0].Text, err)
+	}
+}
+
+// A ban is idle on a trace only where at no choice the tokens before it
+// end with all of a ban but its last token: then the banned decode is the
+// unbanned one. Whether the masked token was chosen does not matter, since
+// a mask changes a sampled draw either way. The trace's last choice (the
+// end of turn) counts like any other.
+func TestTokenBansIdle(t *testing.T) {
+	trace := append(toy("axb"), toyEOT)
+	for _, c := range []struct {
+		name string
+		req  GenerateRequest
+		want bool
+	}{
+		{"no bans", GenerateRequest{}, true},
+		{"a sequence never begun", GenerateRequest{SequenceBans: [][]Token{toy("cd")}}, true},
+		{"a sequence whose rest ends the reply mid-way", GenerateRequest{SequenceBans: [][]Token{toy("xc")}}, false},
+		{"a sequence whose rest ends the whole reply", GenerateRequest{SequenceBans: [][]Token{toy("bc")}}, false},
+		{"a one-token sequence masks at every choice", GenerateRequest{SequenceBans: [][]Token{toy("z")}}, false},
+		{"a positional ban after the reply's start", GenerateRequest{Bans: [][]Token{toy("xc")}}, true},
+		{"a positional ban at the reply's start", GenerateRequest{Bans: [][]Token{toy("ac")}}, false},
+	} {
+		if got := TokenBansIdle(c.req, trace); got != c.want {
+			t.Errorf("%s: idle %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The trace is what the decoder chose, the end of turn included.
+	logits := toyLogits(map[string]string{"": "a", "a": "x", "ax": "b", "axb": "$"})
+	g, _, err := decodeToy(t, GenerateRequest{Prompt: []Token{0}, MaxTokens: 8}, nil, logits)
+	if err != nil || !slices.Equal(g.Trace, trace) {
+		t.Errorf("trace %v (%v), want %v", g.Trace, err, trace)
 	}
 }

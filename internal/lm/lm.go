@@ -64,6 +64,13 @@ type GenerateRequest struct {
 	// token is masked. This makes the exact banned sequence impossible while
 	// any other text, including every proper prefix of it, stays possible.
 	Bans [][]Token
+	// SequenceBans are token sequences the decoder must not complete
+	// wherever they start in the reply: when the tokens generated so far
+	// end with all of one but its last token, that last token is masked.
+	// This is the study's ban in rollouts: the same text written through
+	// other tokens stays possible (a re-spelled repeat), as it was for the
+	// study's agents.
+	SequenceBans [][]Token
 	// ActionBan forbids replies whose action (what an environment executes
 	// of a reply) is one of a set, wherever in the reply it stands.
 	ActionBan *ActionBan
@@ -104,6 +111,11 @@ type Generation struct {
 	LogProbs   []float64
 	Text       string
 	StopReason string
+	// Trace is every token the decoder chose, in order: the reply's, those
+	// a text turn end cut off, and the end-of-turn token that ended it. It
+	// is what tells whether a ban would have changed the reply
+	// (TokenBansIdle); nil where the decoder backed out of a dead end.
+	Trace []Token
 }
 
 // Model is a loaded checkpoint.

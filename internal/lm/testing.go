@@ -34,14 +34,27 @@ type Fake struct {
 	// says it must be a whole sentence, for ending the reply there). A
 	// request with a grammar is an error when it is nil.
 	Grammar func(grammar, text string, whole bool) bool
-	closed  bool
+	// Pieces are tokens beyond the bytes and end of turn (ids
+	// FakeEndOfTurn+1 on), each writing one or more bytes. Tokenize never
+	// uses them, so a reply written through one spells the same text with
+	// other tokens than Tokenize gives, as a BPE model may. The copy head
+	// reads a piece as its bytes and, where it would copy the bytes a
+	// piece writes, favours the piece as much as the first byte: which
+	// spelling wins is up to the rest of the logits, or a ban.
+	Pieces []string
+	closed bool
 }
 
 var _ Model = (*Fake)(nil)
 
 // Info describes the fake.
 func (f *Fake) Info() Info {
-	return Info{Name: "fake", Architecture: "fake", VocabSize: 257, ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
+	return Info{Name: "fake", Architecture: "fake", VocabSize: f.vocabSize(), ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
+}
+
+// vocabSize counts the bytes, end of turn and the pieces.
+func (f *Fake) vocabSize() int {
+	return int(FakeEndOfTurn) + 1 + len(f.Pieces)
 }
 
 // Tokenize maps each byte to one token, and "<eot>" to FakeEndOfTurn when
@@ -62,10 +75,13 @@ func (f *Fake) Tokenize(text string, _, parseSpecial bool) ([]Token, error) {
 	return out, nil
 }
 
-// TokenText is the byte, or "<eot>" for end of turn.
+// TokenText is the byte, "<eot>" for end of turn, or the piece.
 func (f *Fake) TokenText(t Token) string {
 	if t == FakeEndOfTurn {
 		return fakeEOTText
+	}
+	if p := int(t - FakeEndOfTurn - 1); p >= 0 && p < len(f.Pieces) {
+		return f.Pieces[p]
 	}
 	if t < 0 || t > 255 {
 		return ""
@@ -110,7 +126,7 @@ func (f *Fake) logits(memory, seq []Token) []float64 {
 	if len(seq) > 0 {
 		prev = seq[len(seq)-1]
 	}
-	out := make([]float64, 257)
+	out := make([]float64, f.vocabSize())
 	for t := range out {
 		h := fnv.New64a()
 		h.Write([]byte{byte(prev), byte(prev >> 8), byte(t), byte(t >> 8)})
@@ -119,18 +135,43 @@ func (f *Fake) logits(memory, seq []Token) []float64 {
 	if f.Copy == 0 {
 		return out
 	}
-	bestK, next := 0, Token(-1)
+	seq = f.bytesOf(seq)
+	bestK, next, at := 0, Token(-1), -1
 	for p := 0; p < len(memory); p++ {
 		k := 0
 		for k < 16 && p-k-1 >= 0 && len(seq)-k-1 >= 0 && memory[p-k-1] == seq[len(seq)-k-1] {
 			k++
 		}
 		if k > bestK || (k == bestK && k > 0) {
-			bestK, next = k, memory[p]
+			bestK, next, at = k, memory[p], p
 		}
 	}
 	if next >= 0 {
 		out[next] += f.Copy
+		for i, piece := range f.Pieces {
+			if at+len(piece) <= len(memory) && f.Detokenize(memory[at:at+len(piece)]) == piece {
+				out[int(FakeEndOfTurn)+1+i] += f.Copy
+			}
+		}
+	}
+	return out
+}
+
+// bytesOf is seq with every piece written as its bytes, the way the copy
+// head reads it.
+func (f *Fake) bytesOf(seq []Token) []Token {
+	if len(f.Pieces) == 0 {
+		return seq
+	}
+	out := make([]Token, 0, len(seq))
+	for _, t := range seq {
+		if p := int(t - FakeEndOfTurn - 1); p >= 0 && p < len(f.Pieces) {
+			for i := 0; i < len(f.Pieces[p]); i++ {
+				out = append(out, Token(f.Pieces[p][i]))
+			}
+			continue
+		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -241,7 +282,7 @@ func (g *fakeGrammar) Allows(t Token) bool {
 }
 
 func (g *fakeGrammar) Mask() []bool {
-	out := make([]bool, FakeEndOfTurn+1)
+	out := make([]bool, g.f.vocabSize())
 	for t := range out {
 		out[t] = g.Allows(Token(t))
 	}

@@ -152,7 +152,7 @@ func stepRec(env, h, task string, step int, action string, failed bool) []string
 			rec[i] = action
 		case "failed":
 			rec[i] = strconv.FormatBool(failed)
-		case "transient", "repeat", "near_repeat", "looped", "gate_blocked":
+		case "transient", "repeat", "near_repeat", "looped", "gate_blocked", "respelled":
 			rec[i] = "false"
 		case "retries", "virtual_time_ms", "tokens":
 			rec[i] = "0"

@@ -35,7 +35,12 @@ type Episode struct {
 	Passed       bool // finished and the environment's own check passed: success
 	ExactRepeats int  // steps that repeated an earlier failed call exactly
 	NearRepeats  int  // steps that repeated one after normalisation
-	Looped       bool // the same call three times in a row
+	// RespelledRepeats are the exact repeats written through other tokens
+	// than the failure (the study's ban lets only these through); Spelled
+	// says the row has the column, which runs before it lack.
+	RespelledRepeats int
+	Spelled          bool
+	Looped           bool // the same call three times in a row
 	// Lessons is how many lessons the memory harness showed (0 elsewhere,
 	// and in runs made before the column).
 	Lessons int
@@ -84,7 +89,7 @@ func isFinishCall(action string) bool {
 // gave up, from the run's steps. An episode whose steps do not match its
 // step count is an error: the two tables of the run disagree.
 func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
-	steps, _, torn, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
+	steps, _, torn, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV3Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
 	if err != nil {
 		return Torn{}, err
 	}
@@ -118,7 +123,7 @@ func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
 func readEpisodes(path string) ([]Episode, []location, Torn, error) {
-	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV1Header}, parseEpisode)
+	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV2Header, results.RolloutEpisodesV1Header}, parseEpisode)
 }
 
 func parseEpisode(r *rowReader) (Episode, error) {
@@ -141,6 +146,9 @@ func parseEpisode(r *rowReader) (Episode, error) {
 	if r.has("lessons") {
 		e.Lessons = int(r.natural("lessons"))
 	}
+	if e.Spelled = r.has("respelled_repeats"); e.Spelled {
+		e.RespelledRepeats = int(r.natural("respelled_repeats"))
+	}
 	// The rollout counts a repeat per step and passes only finished
 	// episodes; a row that breaks either has its columns mixed up.
 	switch {
@@ -149,6 +157,8 @@ func parseEpisode(r *rowReader) (Episode, error) {
 		r.fail("passed", fmt.Errorf("expected false for an episode that did not finish, got %q", r.cell("passed")))
 	case e.ExactRepeats > e.Steps:
 		r.fail("exact_repeats", fmt.Errorf("expected at most the episode's %d steps, got %d", e.Steps, e.ExactRepeats))
+	case e.RespelledRepeats > e.ExactRepeats:
+		r.fail("respelled_repeats", fmt.Errorf("expected at most exact_repeats (%d), got %d", e.ExactRepeats, e.RespelledRepeats))
 	case e.NearRepeats < e.ExactRepeats || e.NearRepeats > e.Steps:
 		r.fail("near_repeats", fmt.Errorf("expected from exact_repeats (%d) to the episode's %d steps, got %d", e.ExactRepeats, e.Steps, e.NearRepeats))
 	case e.Lessons > 0 && e.Harness != harness.Memory:

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -171,6 +172,18 @@ func (l *loader) read(dir string) error {
 			}
 			l.noteTorn(torn)
 		}
+		// ban and abstract+ban forbade a failed action's text in runs made
+		// before the study's token ban, which say nothing of the ban: their
+		// rows are those of today's ban-text and abstract+ban-text.
+		switch manifest.Config.Ban {
+		case "":
+			for i := range episodes {
+				episodes[i].Harness = textBan(episodes[i].Harness)
+			}
+		case results.BanTokens:
+		default:
+			return fmt.Errorf("%s: config field ban: expected %s, got %q", filepath.Join(dir, results.ManifestName), results.BanTokens, manifest.Config.Ban)
+		}
 		// The rollout records instruction_tuned for its one model.
 		tuned, from := false, ""
 		if said := manifest.Config.InstructionTuned; said != nil {
@@ -215,6 +228,18 @@ func (l *loader) noteTorn(t Torn) {
 	if t.Bytes > 0 {
 		l.data.Torn = append(l.data.Torn, t)
 	}
+}
+
+// textBan is the name of h in a run made before the study's token ban:
+// its ban and abstract+ban were the text bans.
+func textBan(h harness.Name) harness.Name {
+	switch h {
+	case harness.Ban:
+		return harness.BanText
+	case harness.AbstractBan:
+		return harness.AbstractBanText
+	}
+	return h
 }
 
 // present is false only for a file that does not exist: any other error

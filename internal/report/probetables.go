@@ -188,9 +188,12 @@ var byConstruction = []forced{
 	// The decoder masks the failed action: probability 0, never greedy.
 	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "p_repeat_post", 0},
 	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "greedy_repeat_post", 0},
-	// In rollouts the ban blocks a failed action from being played again.
-	{RolloutTable, []harness.Name{harness.Ban, harness.AbstractBan}, "exact_repeat_rate", 0},
-	{RolloutTable, []harness.Name{harness.Ban, harness.AbstractBan}, "exact_repeats", 0},
+	// In rollouts the text ban blocks a failed action from being played
+	// again, however written; the study's ban (ban, abstract+ban) masks
+	// only the tokens it was written in, so its repeats are measured.
+	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "exact_repeat_rate", 0},
+	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "exact_repeats", 0},
+	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "respelled_repeat_rate", 0},
 }
 
 // markByConstruction labels the figures a row's harness fixes, dropping

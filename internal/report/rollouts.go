@@ -17,6 +17,7 @@ var rolloutColumns = []Column{
 	{Figure: "exact_repeat_rate", Label: "exact repeat", Kind: Share},
 	{Figure: "exact_repeat_rate_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
 	{Figure: "exact_repeats", Label: "exact repeats/episode", Kind: Mean},
+	{Figure: "respelled_repeat_rate", Label: "re-spelled repeat", Kind: Share},
 	{Figure: "near_repeat_rate", Label: "near repeat", Kind: Share},
 	{Figure: "near_repeat_rate_diff", Label: "Δ vs verbatim", Kind: ShareDiff},
 	{Figure: "loop_rate", Label: "looped", Kind: Share},
@@ -47,7 +48,8 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, b Bootstra
 		Columns: slices.Clone(rolloutColumns),
 		Notes: []string{
 			"Rates are over every episode of the harness, with Wilson score intervals: exact repeat is the share of episodes with at least one exact repeat of an earlier failed call; passed is success (finished, and the environment's own check passed).",
-			"Under ban and abstract+ban a failed call cannot be played again, so their exact repeats are 0 by construction: not measured, no interval.",
+			"ban and abstract+ban are the study's ban: the decoder masks the last token of the tokens the model wrote for a failed call wherever the rest of them ends the reply so far, so the same call written through other tokens stays possible and their exact repeats are measured. Under ban-text and abstract+ban-text the failed call's text is forbidden however it is written, so their exact repeats are 0 by construction: not measured, no interval.",
+			"re-spelled repeat: the share of episodes with an exact repeat written through other tokens than every earlier failure of that call (from runs that record it; blank before). Under the study's ban every exact repeat is one. Runs made before the study's ban was the rollouts' report their ban and abstract+ban as ban-text and abstract+ban-text, which is what they ran.",
 			"Δ vs verbatim = harness − verbatim over episodes paired by task and seed, pairs resampled; episodes without a partner are left out (unpaired, both arms counted), so a Δ need not equal the difference of the rates beside it.",
 			"with a failed step: episodes with at least one failed step (from rollout_steps.csv); recovered: the share of those that passed; gave up: the share of those that called finish right after a failed step (ToolShed only: a CodeRepair episode ends when its tests pass, with no finish call). Δ passed (failed-step pairs) is the success difference over the pairs in which both episodes had a failed step, where a harness has something to act on.",
 			testNote,
@@ -101,6 +103,9 @@ var episodeRates = []struct {
 	{"near_repeat_rate", func(e Episode) float64 { return indicator(e.NearRepeats > 0) }},
 }
 
+// respelled is whether an episode re-spelled a failed call.
+func respelled(e Episode) float64 { return indicator(e.RespelledRepeats > 0) }
+
 // rolloutFigures is Table 4's figures for harness h's episodes against
 // verbatim's. On the verbatim row the comparisons do not apply.
 func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) map[string]Figure {
@@ -112,6 +117,9 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 	}
 	for _, r := range episodeRates {
 		figs[r.figure] = f.proportion(column(episodes, r.value), false)
+	}
+	if len(episodes) > 0 && !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Spelled }) {
+		figs["respelled_repeat_rate"] = f.proportion(column(episodes, respelled), false)
 	}
 	stepped := !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Stepped })
 	if stepped && len(episodes) > 0 {

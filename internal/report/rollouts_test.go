@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -21,6 +22,7 @@ type episode struct {
 	model, env, harness, task string
 	seed                      uint64
 	steps, exact              int
+	respelled                 int
 	finished, passed, looped  bool
 }
 
@@ -40,6 +42,7 @@ func (e episode) record() []string {
 	return []string{
 		e.model, e.env, e.harness, e.task, "tpl-" + e.task, strconv.FormatUint(e.seed, 10), strconv.Itoa(e.steps),
 		b(e.finished), b(e.passed), strconv.Itoa(e.exact), strconv.Itoa(e.exact), b(e.looped), "false", "0", "0", "100", "0",
+		strconv.Itoa(e.respelled),
 	}
 }
 
@@ -62,6 +65,10 @@ func rolloutDir(t *testing.T, config results.Config, rows ...episode) string {
 	recs := make([][]string, len(rows))
 	for i, e := range rows {
 		recs[i] = e.record()
+		// As the rollout records it: these ran the study's ban.
+		if harness.Name(e.harness).BansTokens() && config.Ban == "" {
+			config.Ban = results.BanTokens
+		}
 	}
 	dir := newRun(t, config)
 	writeTable(t, dir, EpisodesFile, EpisodesHeader, recs)
@@ -444,8 +451,8 @@ func TestRunProbeAndRollouts(t *testing.T) {
 				t.Errorf("no %s rows", id)
 			}
 		}
-		// 2 models × 2 envs, verbatim with 9 figures, two harnesses with 16.
-		if want := 4 * (9 + 2*16); seen[RolloutTable] != want {
+		// 2 models × 2 envs, verbatim with 10 figures, two harnesses with 17.
+		if want := 4 * (10 + 2*17); seen[RolloutTable] != want {
 			t.Errorf("%d rollout rows, want %d", seen[RolloutTable], want)
 		}
 		for _, want := range []string{"rollouts,gemma (base),toolshed,memory,passed_rate,", "rollouts,tuned,coderepair,abstract,loop_rate_diff,"} {
@@ -466,7 +473,7 @@ func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	constrained := rolloutDir(t, grammarCfg, ep("verbatim", "t1", 1), ep("ban", "t1", 1))
 	old := newRun(t, tuned(true))
 	rec := ep("verbatim", "t1", 1).record()
-	writeTable(t, old, EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-1]})
+	writeTable(t, old, EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-2]})
 	other := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.env = "coderepair" }))
 	data, err := Load([]string{free, constrained, other})
 	if err != nil {
@@ -495,4 +502,70 @@ func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	if !maps.Equal(envs, want) {
 		t.Errorf("verbatim rows and their study figures: %v, want %v", envs, want)
 	}
+}
+
+// Under the study's ban (ban, abstract+ban) exact repeats are measured,
+// with intervals, and the re-spelled ones counted; under the text bans they
+// are 0 by construction. A run made before the study's ban, whose manifest
+// says nothing of it, ran the text ban under the name ban: its rows are
+// read as ban-text, never as the study's ban.
+func TestTheStudysBanIsMeasuredAndOldBanRunsReadAsTheTextBan(t *testing.T) {
+	var now, old []episode
+	for i, task := range []string{"t1", "t2", "t3", "t4"} {
+		now = append(now, ep("verbatim", task, 1).with(func(e *episode) { e.exact = 1 }),
+			ep("ban", task, 1).with(func(e *episode) { e.exact, e.respelled = i%2, i%2 }),
+			ep("ban-text", task, 1))
+		old = append(old, ep("verbatim", task, 1), ep("ban", task, 1), ep("abstract+ban", task, 1))
+	}
+	tables := rolloutTables(t, rolloutDir(t, tuned(true), now...))
+	ban := figure(t, tables, RolloutTable, "m", "toolshed", "ban", "exact_repeat_rate")
+	if ban.ByConstruction || ban.Estimate != 0.5 || math.IsNaN(ban.Lo) || ban.Lo >= ban.Hi {
+		t.Errorf("ban's exact repeats: %+v, want 0.5 measured, with an interval", ban)
+	}
+	if f := figure(t, tables, RolloutTable, "m", "toolshed", "ban", "respelled_repeat_rate"); f.ByConstruction || f.Estimate != 0.5 {
+		t.Errorf("ban's re-spelled repeats: %+v, want 0.5 measured", f)
+	}
+	for _, fig := range []string{"exact_repeat_rate", "exact_repeats", "respelled_repeat_rate"} {
+		if f := figure(t, tables, RolloutTable, "m", "toolshed", "ban-text", fig); !f.ByConstruction {
+			t.Errorf("ban-text's %s: %+v, want by construction", fig, f)
+		}
+	}
+	// A run from before: no ban in its manifest, and no re-spelled column.
+	dir := newRun(t, tuned(true))
+	var recs [][]string
+	for _, e := range old {
+		rec := e.record()
+		recs = append(recs, rec[:len(rec)-1])
+	}
+	writeTable(t, dir, EpisodesFile, results.RolloutEpisodesV2Header, recs)
+	data, err := Load([]string{dir})
+	ok(t, err)
+	var names []string
+	for _, e := range data.Episodes {
+		if !slices.Contains(names, string(e.Harness)) {
+			names = append(names, string(e.Harness))
+		}
+	}
+	if want := []string{"verbatim", "ban-text", "abstract+ban-text"}; !slices.Equal(names, want) {
+		t.Errorf("an old run's harnesses read as %q, want %q", names, want)
+	}
+	tables = rolloutTables(t, dir)
+	if f := figure(t, tables, RolloutTable, "m", "toolshed", "ban-text", "exact_repeat_rate"); !f.ByConstruction {
+		t.Errorf("an old run's ban: %+v, want ban-text's 0 by construction", f)
+	}
+	for _, r := range tables[0].Rows {
+		if _, ok := r.Figures["respelled_repeat_rate"]; ok {
+			t.Errorf("%s: a re-spelled rate from a run that did not record re-spellings", r.Harness)
+		}
+	}
+}
+
+// rolloutTables loads folders and computes Table 4 with a small bootstrap.
+func rolloutTables(t *testing.T, dirs ...string) []Table {
+	t.Helper()
+	data, err := Load(dirs)
+	ok(t, err)
+	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	ok(t, err)
+	return []Table{tb}
 }

@@ -141,7 +141,11 @@ func episodeSummary(e Episode) []string {
 	default:
 		out = append(out, "did not finish")
 	}
-	out = append(out, plural(e.ExactRepeats, "exact repeat"), plural(e.NearRepeats, "near repeat"))
+	out = append(out, plural(e.ExactRepeats, "exact repeat"))
+	if e.RespelledRepeats > 0 {
+		out = append(out, strconv.Itoa(e.RespelledRepeats)+" re-spelled")
+	}
+	out = append(out, plural(e.NearRepeats, "near repeat"))
 	if e.Looped {
 		out = append(out, "looped")
 	}
@@ -165,6 +169,8 @@ func stepMarks(st Step) []string {
 		m = append(m, "RETRIED×"+strconv.Itoa(st.Retries))
 	}
 	switch {
+	case st.Respelled:
+		m = append(m, "REPEAT(re-spelled)")
 	case st.Repeat:
 		m = append(m, "REPEAT")
 	case st.NearRepeat:

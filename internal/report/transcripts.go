@@ -12,6 +12,9 @@ type Step struct {
 	Transient   bool // the failure was a transient fault (a retry may pass)
 	Retries     int
 	Repeat      bool // the action repeats an earlier failed one exactly
+	// Respelled: the repeat was written through other tokens than every
+	// earlier failure of that action (false in runs before it was kept).
+	Respelled   bool
 	NearRepeat  bool // it repeats one after the environment's normalisation
 	Looped      bool // the same call three times in a row
 	GateBlocked bool // a ban harness refused the call before it ran
@@ -46,6 +49,9 @@ func parseTranscriptStep(r *rowReader) (Step, error) {
 	}
 	if r.has("dropped") {
 		s.Dropped = r.cell("dropped")
+	}
+	if r.has("respelled") {
+		s.Respelled = r.bool("respelled")
 	}
 	return s, r.err
 }

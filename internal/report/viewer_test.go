@@ -23,6 +23,7 @@ type stepFixture struct {
 	reply, action, observation   string
 	dropped                      string
 	failed, repeat, near, looped bool
+	respelled                    bool
 }
 
 func (s stepFixture) record(header []string) []string {
@@ -32,7 +33,7 @@ func (s stepFixture) record(header []string) []string {
 		"step": strconv.Itoa(s.n), "reply": s.reply, "action": s.action, "observation": s.observation,
 		"failed": b(s.failed), "transient": "false", "retries": "0", "repeat": b(s.repeat), "near_repeat": b(s.near),
 		"looped": b(s.looped), "gate_blocked": "false", "ruled_out": "", "virtual_time_ms": "0", "tokens": "3",
-		"dropped": s.dropped,
+		"dropped": s.dropped, "respelled": b(s.respelled),
 	}
 	rec := make([]string, len(header))
 	for i, col := range header {

@@ -77,6 +77,15 @@ type Config struct {
 	Demonstrations []string // the demonstrations' tasks
 	Split          string
 
+	// Ban is BanTokens in a run whose harnesses include ban or
+	// abstract+ban: they masked the tokens the model wrote for a failed
+	// action (the study's ban). It is "" in runs without them and in runs
+	// made before, whose ban and abstract+ban forbade the action's text,
+	// as ban-text and abstract+ban-text now do: report reads their rows
+	// under those names. A resume compares it like any setting, so such a
+	// run is never finished under the other ban.
+	Ban string
+
 	// FaultRate is the transient fault probability (rollout and sweep).
 	FaultRate float64
 
@@ -98,6 +107,10 @@ const (
 	DecodeFree    = "free"
 	DecodeGrammar = "grammar"
 )
+
+// BanTokens is Config.Ban of a run whose ban and abstract+ban masked the
+// failed action's tokens.
+const BanTokens = "tokens"
 
 // DecodeMode is the run's decode mode: free for a run made before grammar
 // decoding existed, which decoded freely.
@@ -128,6 +141,7 @@ func (c *Config) settings(sweep bool) []setting {
 		{"agent", []Runner{s}, &c.Agent},
 		{"backoff_factor", []Runner{r}, &c.BackoffFactor},
 		{"backoff_ms", []Runner{r}, &c.BackoffMS},
+		{"ban", nil, &c.Ban},
 		{"chat_template", []Runner{p}, &c.ChatTemplate},
 		{"context", []Runner{p, r}, &c.Context},
 		{"decode", []Runner{r}, &c.Decode},

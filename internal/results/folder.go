@@ -27,6 +27,7 @@ type Folder struct {
 	Dir     string
 	lock    *Lock
 	resumed *Resumption // logged by Begin; nil for a new run
+	resume  bool        // the folder held a run before this one
 }
 
 // OpenFolder makes dir when it does not exist and takes its lock; a
@@ -52,6 +53,7 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 		err = WriteManifest(dir, m)
 	case err == nil:
 		if err = CheckResume(dir, old, m); err == nil {
+			f.resume = true
 			f.resumed = &Resumption{
 				At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
 				LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads, CPU: m.CPU,
@@ -91,6 +93,25 @@ func (f *Folder) Finish() error {
 		return err
 	}
 	man.Finished = time.Now().UTC()
+	return WriteManifest(f.Dir, man)
+}
+
+// RecordReplies writes what this run decoded into the manifest: beside
+// the fields of the run that created the folder, or in this run's entry
+// of Resumed.
+func (f *Folder) RecordReplies(r Replies) error {
+	if err := f.Begin(); err != nil {
+		return err
+	}
+	man, err := ReadManifest(f.Dir)
+	if err != nil {
+		return err
+	}
+	if !f.resume {
+		man.Replies = &r
+	} else if n := len(man.Resumed); n > 0 {
+		man.Resumed[n-1].Replies = &r
+	}
 	return WriteManifest(f.Dir, man)
 }
 

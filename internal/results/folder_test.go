@@ -132,3 +132,51 @@ func TestLockHolderFromProcLocks(t *testing.T) {
 		t.Errorf("holder %d of a POSIX lock, want 0 (flock only)", got)
 	}
 }
+
+// A run whose ban and abstract+ban banned a failed action's text (made
+// before runs recorded config "ban") is never finished under the study's
+// token ban, whose run records it: the resume is refused, naming the ban.
+// A run without those harnesses records nothing and resumes as before.
+func TestResumeUnderTheOtherBanIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	m.Config = Config{Runner: RunnerRollout, Harness: []string{"verbatim", "ban"}}
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.Close())
+	study := m
+	study.Config.Ban = BanTokens
+	_, err = OpenFolder(dir, study)
+	if !errors.As(err, new(Refused)) {
+		t.Fatalf("resume under the study's ban: got %v, want Refused", err)
+	}
+	errContains(t, err, `ban (not in the manifest, now "tokens")`)
+	same, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, same.Close())
+}
+
+// What a run decoded is a record beside the run that wrote it: the first
+// run's in the manifest's own fields, a resumption's in its entry; a
+// folder made before the record resumes as before, since resuming
+// compares none of it.
+func TestRepliesAreRecordedPerRunAndNeverRefuseAResume(t *testing.T) {
+	dir := t.TempDir()
+	m := shardManifest(0, 1)
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.RecordReplies(Replies{Computed: 7, Shared: 3}))
+	ok(t, f.Close())
+	again, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, again.RecordReplies(Replies{Computed: 2, Shared: 1}))
+	ok(t, again.Close())
+	got, err := ReadManifest(dir)
+	ok(t, err)
+	if got.Replies == nil || *got.Replies != (Replies{7, 3}) {
+		t.Errorf("the first run's replies %+v, want 7 computed, 3 shared", got.Replies)
+	}
+	if len(got.Resumed) != 1 || got.Resumed[0].Replies == nil || *got.Resumed[0].Replies != (Replies{2, 1}) {
+		t.Errorf("the resumption's entry %+v, want 2 computed, 1 shared", got.Resumed)
+	}
+}

@@ -56,6 +56,19 @@ type Manifest struct {
 	// above describe only the run that created it, and a folder may be
 	// finished by another build or with another thread count.
 	Resumed []Resumption `json:"resumed,omitempty"`
+	// Replies is what the run that created the folder decoded; nil in
+	// runs that do not say (probes, sweeps, older rollouts). It is a
+	// record, not an input: resuming compares no part of it.
+	Replies *Replies `json:"replies,omitempty"`
+}
+
+// Replies says how many of a rollout's replies were decoded and how many
+// were handed on from another episode's equal request (sharing; see
+// rollout.ModelAgent), in one run of the folder: the one that created it,
+// or one resumption.
+type Replies struct {
+	Computed int `json:"computed"`
+	Shared   int `json:"shared"`
 }
 
 // Resumption is one rerun of a run folder: when, with which build, and how
@@ -69,6 +82,7 @@ type Resumption struct {
 	Attention      string    `json:"attention,omitempty"`
 	Threads        int       `json:"threads"`
 	CPU            string    `json:"cpu,omitempty"`
+	Replies        *Replies  `json:"replies,omitempty"`
 }
 
 // DirtySuffix ends the version of a build made from a working tree with

@@ -183,8 +183,10 @@ func runIdentity(m Manifest) (map[string]any, error) {
 		return nil, err
 	}
 	// Threads change no result (llama's TestThreadCountDoesNotChangeResults)
-	// and the resumption log is provenance, kept in the merged manifest.
-	for _, k := range []string{"shard", "started", "finished", "merged_from", "threads", "resumed"} {
+	// and the resumption log is provenance, kept in the merged manifest;
+	// how many steps each shard shared depends on which episodes it held,
+	// and changes no row either (the merged manifest sums them).
+	for _, k := range []string{"shard", "started", "finished", "merged_from", "threads", "resumed", "replies"} {
 		delete(fields, k)
 	}
 	return fields, nil
@@ -405,6 +407,17 @@ func mergedManifest(shardDirs []string, manifests []Manifest) Manifest {
 			m.Finished = s.Finished
 		}
 		m.Resumed = append(m.Resumed, s.Resumed...)
+		// Each shard's first run decoded its own replies: the merged
+		// run's first runs decoded them all.
+		if s.Replies != nil {
+			sum := Replies{}
+			if m.Replies != nil {
+				sum = *m.Replies
+			}
+			sum.Computed += s.Replies.Computed
+			sum.Shared += s.Replies.Shared
+			m.Replies = &sum
+		}
 	}
 	slices.SortStableFunc(m.Resumed, func(a, b Resumption) int { return a.At.Compare(b.At) })
 	m.MergedFrom = slices.Clone(shardDirs)

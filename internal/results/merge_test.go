@@ -304,12 +304,17 @@ func TestMergeAcceptsOtherThreadsAndKeepsResumptions(t *testing.T) {
 	m1.Command = append(m1.Command, "--threads=1", "--out", "elsewhere")
 	m0.Resumed = []Resumption{{At: t0.Add(3 * time.Hour), FeedrunVersion: "0.1.1", Threads: 1}}
 	m1.Resumed = []Resumption{{At: t0.Add(2 * time.Hour), FeedrunVersion: "0.1.1", Threads: 2}}
+	// Each shard shared what its own episodes let it: a record, summed.
+	m0.Replies, m1.Replies = &Replies{Computed: 5, Shared: 2}, &Replies{Computed: 4, Shared: 3}
 	a := writeShard(t, root, m0, probeRow("1", "-1", "x"))
 	b := writeShard(t, root, m1, probeRow("2", "-2", "y"))
 	m, err := Merge(filepath.Join(root, "merged"), []string{a, b}, []TableSpec{probeSpec})
 	ok(t, err)
 	if len(m.Resumed) != 2 || !m.Resumed[0].At.Equal(t0.Add(2*time.Hour)) || m.Resumed[1].Threads != 1 {
 		t.Errorf("merged Resumed = %+v, want both shards' reruns in time order", m.Resumed)
+	}
+	if m.Replies == nil || *m.Replies != (Replies{Computed: 9, Shared: 5}) || *m0.Replies != (Replies{Computed: 5, Shared: 2}) {
+		t.Errorf("merged replies %+v, want the shards' summed (9 computed, 5 shared), the shards' own unchanged", m.Replies)
 	}
 }
 

@@ -41,37 +41,51 @@ var ProbeTokens = TableSpec{
 
 // RolloutEpisodes is rollout_episodes.csv: one row per model × env ×
 // harness × task × seed. lessons (how many lessons the memory harness
-// showed) came later; RolloutEpisodesV1Header is the header of the runs
-// written before it, which report still reads.
+// showed) came later, and respelled_repeats (exact repeats written through
+// other tokens than the failure) later still; RolloutEpisodesV1Header and
+// RolloutEpisodesV2Header are the headers of the runs written before each,
+// which report still reads.
 var RolloutEpisodes = TableSpec{
 	Name: "rollout_episodes.csv",
 	Header: []string{
 		"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
 		"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens", "lessons",
+		"respelled_repeats",
 	},
 	Key: []string{"model", "env", "harness", "task", "seed"},
 }
 
+// RolloutEpisodesV2Header is rollout_episodes.csv's header before
+// respelled_repeats.
+var RolloutEpisodesV2Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-1]
+
 // RolloutEpisodesV1Header is rollout_episodes.csv's header before lessons.
-var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-1]
+var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-2]
 
 // RolloutSteps is rollout_steps.csv: one row per step of an episode. reply
 // is what the model wrote, action what the environment executed of it (the
 // call, the function), dropped what it left out of the reply (CodeRepair:
 // test calls, prints, a second def around the function), kept for audit.
+// respelled marks a repeat written through other tokens than every
+// earlier failure of the same action.
 // Runs before reply and action were told apart wrote the reply as action
-// (RolloutStepsV1Header); runs before dropped have RolloutStepsV2Header.
+// (RolloutStepsV1Header); runs before dropped have RolloutStepsV2Header,
+// and runs before respelled RolloutStepsV3Header.
 var RolloutSteps = TableSpec{
 	Name: "rollout_steps.csv",
 	Header: []string{
 		"model", "env", "harness", "task", "seed", "step", "reply", "action", "observation", "failed", "transient",
 		"retries", "repeat", "near_repeat", "looped", "gate_blocked", "ruled_out", "virtual_time_ms", "tokens", "dropped",
+		"respelled",
 	},
 	Key: []string{"model", "env", "harness", "task", "seed", "step"},
 }
 
+// RolloutStepsV3Header is rollout_steps.csv's header before respelled.
+var RolloutStepsV3Header = RolloutSteps.Header[:len(RolloutSteps.Header)-1]
+
 // RolloutStepsV2Header is rollout_steps.csv's header before dropped.
-var RolloutStepsV2Header = RolloutSteps.Header[:len(RolloutSteps.Header)-1]
+var RolloutStepsV2Header = RolloutSteps.Header[:len(RolloutSteps.Header)-2]
 
 // RolloutStepsV1Header is rollout_steps.csv's header before reply.
 var RolloutStepsV1Header = []string{

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // playSlots plays units with up to slots episodes at once (continuous
@@ -112,10 +110,11 @@ type batchMember struct {
 // takes over its slot (ActRequest.First).
 func (m *batchMember) BeginEpisode() {}
 
-func (m *batchMember) Act(_ context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	a := m.ask(ActRequest{Episode: m.episode, First: m.first, Task: task, Msgs: msgs, Banned: banned, Seed: seed})
+func (m *batchMember) Act(_ context.Context, r ActRequest) (ActReply, error) {
+	r.Episode, r.First = m.episode, m.first
+	a := m.ask(r)
 	m.first = false
-	return a.reply.Reply, a.reply.Tokens, a.err
+	return a.reply, a.err
 }
 
 // lockedGuidance makes a guidance function safe for episodes that play at

@@ -92,7 +92,7 @@ func TestTheBanAsksForClosedActionsOnlyWhereThereAreSome(t *testing.T) {
 	} {
 		agent := &ModelAgent{Model: &lm.Fake{}, Env: c.e, MaxTokens: 8}
 		var readErr readError
-		req, err := agent.request(ActRequest{Msgs: msgs, Banned: []string{banned}}, &readErr)
+		req, err := agent.request(ActRequest{Msgs: msgs, Ban: Ban{Actions: []string{banned}}}, &readErr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,10 +110,10 @@ func TestTheBanAsksForClosedActionsOnlyWhereThereAreSome(t *testing.T) {
 func TestGrammarDecodingNeedsAGrammar(t *testing.T) {
 	fake := &lm.Fake{Copy: 50, Grammar: fixTestGrammar}
 	msgs := (&fixTestEpisode{}).Messages()
-	if _, _, err := (&ModelAgent{Model: fake, Env: FixTest{}, MaxTokens: 32, Decode: DecodeGrammar}).Act(context.Background(), Task{}, msgs, nil, 1); err != nil {
+	if _, err := (&ModelAgent{Model: fake, Env: FixTest{}, MaxTokens: 32, Decode: DecodeGrammar}).Act(context.Background(), ActRequest{Msgs: msgs, Seed: 1}); err != nil {
 		t.Fatalf("with a grammar: %v", err)
 	}
-	_, _, err := (&ModelAgent{Model: fake, Env: env.CoreOnly{Env: FixTest{}}, MaxTokens: 32, Decode: DecodeGrammar}).Act(context.Background(), Task{}, msgs, nil, 1)
+	_, err := (&ModelAgent{Model: fake, Env: env.CoreOnly{Env: FixTest{}}, MaxTokens: 32, Decode: DecodeGrammar}).Act(context.Background(), ActRequest{Msgs: msgs, Seed: 1})
 	var missing env.Missing
 	if !errors.As(err, &missing) || missing.Env != "fixtest" || missing.Capability != "action grammar" {
 		t.Errorf("without a grammar: %v, want a Missing action grammar of fixtest", err)

@@ -17,7 +17,6 @@ import (
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // tinyModel loads the tiny random llama through the real llama.cpp
@@ -44,11 +43,11 @@ type cancelAfter struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
+func (c *cancelAfter) Act(ctx context.Context, r ActRequest) (ActReply, error) {
 	if c.n--; c.n == 0 {
 		c.cancel()
 	}
-	return c.Agent.Act(ctx, task, msgs, banned, seed)
+	return c.Agent.Act(ctx, r)
 }
 
 func testPlan(m lm.Model, dir string, agent func(Agent) Agent, shard results.Shard) *Plan {

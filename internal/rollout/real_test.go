@@ -17,15 +17,18 @@ import (
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 )
 
 // TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan plays one ToolShed task
 // with the real SmolLM2-135M-Instruct. Greedy, it answers in prose that does
 // not parse and then writes the same reply again: under verbatim that is an
-// exact repeat of a failed action, and under ban the decoder must make
-// every earlier failed reply impossible.
-func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
+// exact repeat of a failed action, and under ban-text the decoder must make
+// every earlier failed reply impossible. Under the study's ban the tokens
+// it wrote for a failed action never come back in that order: a repeat,
+// if any, is re-spelled.
+func TestSmolLM2RepeatsUnderVerbatimNeverUnderBanTextAndOnlyRespelledUnderBan(t *testing.T) {
 	path, err := models.CachedPath("smollm2-135m")
 	if err != nil {
 		t.Fatal(err) // `make test` pulls it; a skipped integration test proves nothing
@@ -36,9 +39,10 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 	}
 	defer m.Close()
 	task := toolshed.Environment{}.Tasks()[1]
-	agent := &ModelAgent{Model: m, Env: toolshed.Environment{}, MaxTokens: toolshed.Environment{}.MaxTokens()}
+	rec := &recordTokens{Agent: &ModelAgent{Model: m, Env: toolshed.Environment{}, MaxTokens: toolshed.Environment{}.MaxTokens()}}
 	run := func(h harness.Name) Result {
-		res, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: h, MaxSteps: 4, OnLoop: "stop"}, task, 1)
+		rec.tokens = nil
+		res, err := Run(context.Background(), toolshed.Environment{}, rec, Config{Harness: h, MaxSteps: 4, OnLoop: "stop"}, task, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,13 +52,43 @@ func TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan(t *testing.T) {
 	if verb.ExactRepeats == 0 {
 		t.Fatalf("verbatim: no exact repeat in %d steps (%+v): the ban check below would prove nothing", len(verb.Steps), verb.Steps)
 	}
-	ban := run(harness.Ban)
+	ban := run(harness.BanText)
 	if failed := failedNeverReturn(t, ban); ban.ExactRepeats != 0 || failed == 0 {
-		t.Errorf("ban: %d exact repeats over %d failed actions", ban.ExactRepeats, failed)
+		t.Errorf("ban-text: %d exact repeats over %d failed actions", ban.ExactRepeats, failed)
 	}
 	if verb.Passed || ban.Passed {
 		t.Error("prose that never calls a tool passed the task's check")
 	}
+	study := run(harness.Ban)
+	later := 0
+	for i, st := range study.Steps {
+		if st.Repeat != st.Respelled {
+			t.Errorf("ban step %d: repeat %v, re-spelled %v: the failure's own tokens came back", i, st.Repeat, st.Respelled)
+		}
+		for j := range i {
+			if !study.Steps[j].Failed {
+				continue
+			}
+			later++
+			if f := rec.tokens[j]; len(f) > 0 && containsRun(rec.tokens[i], f) {
+				t.Errorf("ban step %d writes step %d's failed tokens %v again", i, j, f)
+			}
+		}
+	}
+	if later == 0 {
+		t.Fatalf("ban: no step after a failed one in %d steps: the check proves nothing", len(study.Steps))
+	}
+	t.Logf("ban: %d steps, %d exact repeats, %d re-spelled", len(study.Steps), study.ExactRepeats, study.RespelledRepeats)
+}
+
+// containsRun reports whether run occurs in ts as consecutive tokens.
+func containsRun(ts, run []lm.Token) bool {
+	for i := 0; i+len(run) <= len(ts); i++ {
+		if slices.Equal(ts[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
 
 func loadSmolLM2(t *testing.T, opts llama.Options) *llama.Model {
@@ -93,10 +127,11 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			t.Fatal(err)
 		}
 		agent.BeginEpisode()
-		reply, _, err := agent.Act(context.Background(), task, ep.Messages(), nil, 1)
+		got, err := agent.Act(context.Background(), ActRequest{Task: task, Msgs: ep.Messages(), Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
+		reply := got.Reply
 		fence := strings.Index(reply, "```")
 		action := readAction(t, cr, task, reply)
 		kind := ""
@@ -111,10 +146,11 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 			continue
 		}
 		agent.BeginEpisode()
-		again, _, err := agent.Act(context.Background(), task, ep.Messages(), []string{action}, 1)
+		next, err := agent.Act(context.Background(), ActRequest{Task: task, Msgs: ep.Messages(), Ban: Ban{Actions: []string{action}}, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
+		again := next.Reply
 		if readAction(t, cr, task, again) == action || slices.Contains(closedActions(t, cr, task, again), action) {
 			t.Errorf("%s, fenced %s: the banned program came back in %q", task.ID, kind, again)
 		}
@@ -126,7 +162,7 @@ func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 
 // The base Gemma, in the plain role format, echoes a CodeRepair problem and
 // then its own syntax error, and writes that error back whole once it has
-// failed: an exact repeat under verbatim. Under ban the failed program must
+// failed: an exact repeat under verbatim. Under ban-text the failed program must
 // not come back. Its replies open with the format's space, which CodeRepair
 // keeps as indentation; the ban once read them so and let every such repeat
 // through.
@@ -145,9 +181,9 @@ func TestGemmaNeverRepeatsAFailedProgramUnderBan(t *testing.T) {
 	if verb := run(harness.Verbatim); verb.ExactRepeats == 0 {
 		t.Fatalf("verbatim: no exact repeat in %d steps: the ban check below would prove nothing", len(verb.Steps))
 	}
-	ban := run(harness.Ban)
+	ban := run(harness.BanText)
 	if failed := failedNeverReturn(t, ban); ban.ExactRepeats != 0 || failed < 2 {
-		t.Errorf("ban: %d exact repeats over %d failed programs", ban.ExactRepeats, failed)
+		t.Errorf("ban-text: %d exact repeats over %d failed programs", ban.ExactRepeats, failed)
 	}
 }
 
@@ -168,7 +204,7 @@ func failedNeverReturn(t *testing.T, res Result) int {
 }
 
 // Constrained to ToolShed's call grammar after two solved demonstrations,
-// SmolLM2 writes a call at every step, and under ban never one that
+// SmolLM2 writes a call at every step, and under ban-text never one that
 // failed before.
 func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 	ts := toolshed.Environment{}
@@ -188,7 +224,7 @@ func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 	agent := &ModelAgent{Model: m, Env: ts, MaxTokens: ts.MaxTokens(), Decode: DecodeGrammar}
 	failedSteps := 0
 	for _, task := range tasks {
-		for _, h := range []harness.Name{harness.Verbatim, harness.Ban} {
+		for _, h := range []harness.Name{harness.Verbatim, harness.BanText} {
 			res, err := Run(context.Background(), ts, agent, Config{Harness: h, MaxSteps: 5, OnLoop: "stop", Demonstrations: shown}, task, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -200,8 +236,8 @@ func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 				if st.Failed {
 					failedSteps++
 				}
-				if h == harness.Ban && st.Repeat {
-					t.Errorf("ban %s step %d repeats the failed action %q", task.ID, st.Index, st.Action)
+				if h == harness.BanText && st.Repeat {
+					t.Errorf("ban-text %s step %d repeats the failed action %q", task.ID, st.Index, st.Action)
 				}
 			}
 		}
@@ -432,4 +468,64 @@ func topLevelAfterDef(code string) string {
 		}
 	}
 	return ""
+}
+
+// Sharing changes no row on the real runtime: every harness (memory with
+// an empty store, which still gates writes), on ToolShed free and greedy
+// (one by one and batched), on ToolShed under its grammar and sampled, and
+// on CodeRepair free, writes with sharing the bytes that decoding every
+// step writes; and it shares steps in each. One task and two steps each:
+// the second step is where drop returns to the first context and the bans
+// meet a failure (ToolShed's second task fails its first step under
+// verbatim, see TestSmolLM2RepeatsUnderVerbatimNeverUnderBanTextAndOnlyRespelledUnderBan).
+func TestSmolLM2SharingChangesNoRow(t *testing.T) {
+	ts := toolshed.Environment{}
+	cr := openCodeRepair(t)
+	cases := []struct {
+		name        string
+		e           Env
+		tasks       []Task
+		decode      string
+		temperature float64
+		steps       int
+		batched     bool
+	}{
+		{"toolshed free", ts, ts.Tasks()[1:2], DecodeFree, 0, 2, true},
+		{"toolshed grammar", ts, ts.Tasks()[2:3], DecodeGrammar, 0.7, 2, false},
+		{"coderepair free", cr, cr.Tasks()[:1], DecodeFree, 0, 2, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			play := func(batch int, unshared bool) (map[string][]byte, ShareCounts) {
+				m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch, Streams: batch > 1})
+				agent := &ModelAgent{Model: m, Env: c.e, MaxTokens: c.e.MaxTokens(), Temperature: c.temperature, Decode: c.decode, Unshared: unshared}
+				dir := t.TempDir()
+				p := &Plan{
+					Model: "smollm2-135m", Env: c.e, Agent: agent, Harnesses: harness.RolloutHarnesses, Tasks: c.tasks, Seeds: 1,
+					Batch: batch, OutDir: dir, Config: Config{MaxSteps: c.steps, OnLoop: "nudge"}, Guidance: MemoryGuidance(tempStore(t), c.e),
+				}
+				if _, err := p.Execute(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				return readFiles(t, dir), agent.Shares()
+			}
+			want, all := play(1, true)
+			runs := []int{1}
+			if c.batched {
+				runs = append(runs, 4)
+			}
+			for _, batch := range runs {
+				got, counts := play(batch, false)
+				for name, data := range got {
+					if !bytes.Equal(data, want[name]) {
+						t.Errorf("batch %d: %s with sharing differs from decoding every step:\n%s\nvs\n%s", batch, name, data, want[name])
+					}
+				}
+				t.Logf("batch %d: %d steps computed, %d shared (%d of them by a ban that never bit), of %d", batch, counts.Computed, counts.Shared, counts.Unbanned, all.Computed)
+				if counts.Shared == 0 || counts.Computed+counts.Shared != all.Computed {
+					t.Errorf("batch %d: %d computed and %d shared of %d steps; want some shared, none lost", batch, counts.Computed, counts.Shared, all.Computed)
+				}
+			}
+		})
+	}
 }

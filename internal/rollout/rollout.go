@@ -29,10 +29,22 @@ type Agent interface {
 	// BeginEpisode starts an episode whose replies must not depend on
 	// earlier episodes (see lm.Model.BeginUnit).
 	BeginEpisode()
-	// Act returns the next reply to task; banned lists actions (what the
-	// environment executes of a reply) that the reply must not hold; seed
-	// drives sampling. tokens counts what was generated.
-	Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (reply string, tokens int, err error)
+	// Act returns an episode's next reply (Episode and First are for
+	// BatchAgent and ignored here).
+	Act(ctx context.Context, r ActRequest) (ActReply, error)
+}
+
+// Ban is what an episode's next reply must not repeat of the actions that
+// failed before it, under the harness's ban (docs/methodology.md#harnesses).
+type Ban struct {
+	// Actions are failed actions (what the environment executes of a
+	// reply) whose text the reply must not hold, however tokenised or
+	// wrapped: ban-text and abstract+ban-text.
+	Actions []string
+	// Tokens are the tokens the model wrote for failed actions
+	// (ActReply.ActionTokens), of which the reply must not complete one
+	// wherever it starts: ban and abstract+ban, the study's ban.
+	Tokens [][]lm.Token
 }
 
 // BatchAgent is an Agent that can also act for several episodes in one
@@ -50,24 +62,35 @@ type BatchAgent interface {
 	ActTogether(ctx context.Context, reqs []ActRequest) ([]ActReply, error)
 }
 
-// ActRequest is one episode's request for its next reply (see Agent.Act).
-// Episode numbers the episode's slot within its batch, from 1; an agent
-// may keep each slot's transcript cached under it. First says the request
-// is its episode's first: a new episode has taken over the slot, and what
-// the slot held is of no use to it.
+// ActRequest is one episode's request for its next reply (see Agent.Act):
+// the reply to Task after Msgs, holding nothing Ban forbids, sampled with
+// Seed. Episode numbers the episode's slot within its batch, from 1; an
+// agent may keep each slot's transcript cached under it. First says the
+// request is its episode's first: a new episode has taken over the slot,
+// and what the slot held is of no use to it. EpisodeSeed is the episode's
+// seed: the episodes of one task and episode seed, whatever their harness,
+// form the group within which an agent may share replies (ModelAgent).
 type ActRequest struct {
-	Episode int
-	First   bool
-	Task    Task
-	Msgs    []transcript.Message
-	Banned  []string
-	Seed    uint64
+	Episode     int
+	First       bool
+	Task        Task
+	Msgs        []transcript.Message
+	Ban         Ban
+	Seed        uint64
+	EpisodeSeed uint64
 }
 
 // ActReply is the reply to an ActRequest and how many tokens it took.
 type ActReply struct {
 	Reply  string
 	Tokens int
+	// ActionTokens are the reply's tokens that write its action: the
+	// shortest run of generated tokens whose text holds the action, or
+	// every token of the reply where the environment's action is not a
+	// piece of its text. They are what the study's ban masks once the
+	// action failed, and what tells a re-spelled repeat from an exact
+	// one. nil from an agent that writes no tokens (a script).
+	ActionTokens []lm.Token
 }
 
 // Decoding modes of ModelAgent.
@@ -85,7 +108,23 @@ type ModelAgent struct {
 	MaxTokens   int
 	Temperature float64
 	Decode      string
+	// Unshared decodes every request, equal ones included (see share.go):
+	// replies are the same either way, and it exists to check that and to
+	// time what sharing saves.
+	Unshared bool
+	// CountTokens counts the distinct prompt tokens and the generated
+	// tokens of the decoded requests (ShareCounts).
+	CountTokens bool
 	grammar     string // Env's grammar, built on first use: it is the same at every step
+	share       sharer
+}
+
+// Shares says how many replies the agent decoded and how many it handed
+// on from an equal request.
+func (a *ModelAgent) Shares() ShareCounts {
+	a.share.mu.Lock()
+	defer a.share.mu.Unlock()
+	return a.share.counts
 }
 
 func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
@@ -93,12 +132,13 @@ func (a *ModelAgent) BeginEpisode() { a.Model.BeginUnit() }
 // BeginBatch starts a unit in which episodes act together.
 func (a *ModelAgent) BeginBatch() { a.Model.BeginUnit() }
 
-func (a *ModelAgent) Act(ctx context.Context, task Task, msgs []transcript.Message, banned []string, seed uint64) (string, int, error) {
-	out, err := a.ActTogether(ctx, []ActRequest{{Episode: 1, Task: task, Msgs: msgs, Banned: banned, Seed: seed}})
+func (a *ModelAgent) Act(ctx context.Context, r ActRequest) (ActReply, error) {
+	r.Episode, r.First = 1, false
+	out, err := a.ActTogether(ctx, []ActRequest{r})
 	if err != nil {
-		return "", 0, err
+		return ActReply{}, err
 	}
-	return out[0].Reply, out[0].Tokens, nil
+	return out[0], nil
 }
 
 // ActTogether generates every request's reply in one Generate, each
@@ -112,7 +152,7 @@ func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActRep
 			return nil, err
 		}
 	}
-	gs, err := a.Model.Generate(gen)
+	gs, err := a.generate(reqs, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +161,63 @@ func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActRep
 	}
 	out := make([]ActReply, len(gs))
 	for i, g := range gs {
-		out[i] = ActReply{Reply: g.Text, Tokens: len(g.Tokens)}
+		action, err := a.actionTokens(reqs[i].Task, g)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ActReply{Reply: g.Text, Tokens: len(g.Tokens), ActionTokens: action}
 	}
 	return out, nil
+}
+
+// actionTokens are the tokens of g that write its action, as the
+// environment reads it (ActReply.ActionTokens). The study's ban masks the
+// failed action's tokens, not the reply's: the environment executes the
+// action, and the prose or fence around it changes from reply to reply,
+// so a ban on the whole reply would let the same call through after any
+// other word. Where the action is not a piece of the reply's text (an
+// environment that rewrites what it extracts), the whole reply stands for
+// it.
+func (a *ModelAgent) actionTokens(task Task, g lm.Generation) ([]lm.Token, error) {
+	action := strings.TrimSpace(g.Text)
+	if a.Env != nil {
+		rd, err := executedAction(a.Env, task, g.Text)
+		if err != nil {
+			return nil, err
+		}
+		action = rd.Action
+	}
+	return ActionSpan(g.Tokens, action, func(ts []lm.Token) string {
+		if len(ts) == 0 {
+			return ""
+		}
+		return a.Model.Detokenize(ts)
+	}), nil
+}
+
+// ActionSpan is the shortest run of tokens whose text holds action at its
+// first place in their joined text, or all of tokens when action is empty
+// or not in it.
+func ActionSpan(tokens []lm.Token, action string, detokenize func([]lm.Token) string) []lm.Token {
+	text := detokenize(tokens)
+	k := strings.Index(text, action)
+	if action == "" || k < 0 {
+		return slices.Clone(tokens)
+	}
+	// from: the last token that starts at or before k; to: the first
+	// prefix long enough to hold all of the action.
+	from, to := 0, len(tokens)
+	for i := 1; i <= len(tokens); i++ {
+		n := len(detokenize(tokens[:i]))
+		if n <= k {
+			from = i
+		}
+		if n >= k+len(action) {
+			to = i
+			break
+		}
+	}
+	return slices.Clone(tokens[from:to])
 }
 
 // readError keeps the first error of the environment's reading of a reply
@@ -173,13 +267,16 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 		}
 		req.Grammar = a.grammar
 	}
-	if len(r.Banned) > 0 {
+	if len(r.Ban.Tokens) > 0 {
+		req.SequenceBans = r.Ban.Tokens
+	}
+	if len(r.Ban.Actions) > 0 {
 		// Two bans: the token form is the decoder mask on the failed
 		// action's own tokens wherever they start; the action form reads
 		// the reply as the environment will and closes every other
 		// tokenisation and every wrapping (prose, a fence) of the same
 		// action.
-		ban := &lm.ActionBan{Actions: r.Banned}
+		ban := &lm.ActionBan{Actions: r.Ban.Actions}
 		if a.Env != nil {
 			e, task := a.Env, r.Task
 			ban.Extract = func(reply string) string {
@@ -200,7 +297,7 @@ func (a *ModelAgent) request(r ActRequest, readErr *readError) (lm.GenerateReque
 				}
 			}
 		}
-		for _, b := range r.Banned {
+		for _, b := range r.Ban.Actions {
 			ids, err := a.Model.Tokenize(b, false, false)
 			if err != nil {
 				return lm.GenerateRequest{}, err
@@ -266,6 +363,11 @@ type Step struct {
 	Retries     int
 	Failed      bool // semantic failure, or a write the gate refused
 	Repeat      bool // exactly an earlier failed action of the episode
+	// Respelled marks a repeat written through other tokens than every
+	// earlier failure of the same action: the study's ban, which masks
+	// tokens, lets it through. It is known only where the agent reports
+	// its tokens (ActReply.ActionTokens).
+	Respelled   bool
 	NearRepeat  bool // equal to one after normalisation
 	Looped      bool // the third identical call in a row (not executed)
 	GateBlocked bool
@@ -285,12 +387,15 @@ type Result struct {
 	Finished     bool
 	Passed       bool
 	ExactRepeats int
-	NearRepeats  int
-	Looped       bool
-	Escalated    bool
-	Retries      int
-	VirtualTime  time.Duration
-	Tokens       int
+	// RespelledRepeats are the exact repeats written through other tokens
+	// (Step.Respelled).
+	RespelledRepeats int
+	NearRepeats      int
+	Looped           bool
+	Escalated        bool
+	Retries          int
+	VirtualTime      time.Duration
+	Tokens           int
 	// Lessons is how many lessons the memory harness showed (0 under
 	// every other harness).
 	Lessons int
@@ -312,15 +417,24 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 	var turns []harness.Turn
 	var failed []string // earlier failed actions, exact and normalised
 	var failedNorm []string
+	// failedTokens are the tokens the model wrote for each earlier failed
+	// action, each sequence once: what the study's ban masks, and what
+	// tells a re-spelled repeat from an exact one.
+	var failedTokens [][]lm.Token
+	var spelled map[string][][]lm.Token // failed action → its spellings
 	same := 0
 	prev := ""
 	for i := 0; i < cfg.MaxSteps; i++ {
 		msgs := cfg.Harness.Context(base, turns, guidance)
-		reply, tokens, err := agent.Act(ctx, task, msgs, cfg.Harness.Banned(turns), stepSeed(task.ID, seed, i))
+		ban := Ban{Actions: cfg.Harness.Banned(turns)}
+		if cfg.Harness.BansTokens() {
+			ban.Tokens = failedTokens
+		}
+		got, err := agent.Act(ctx, ActRequest{Task: task, Msgs: msgs, Ban: ban, Seed: stepSeed(task.ID, seed, i), EpisodeSeed: seed})
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}
-		reply = strings.TrimSpace(reply)
+		reply, tokens := strings.TrimSpace(got.Reply), got.Tokens
 		read, err := executedAction(e, task, reply)
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
@@ -336,6 +450,8 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		}
 		norm, normOK := e.Normalize(action)
 		st.Repeat = slices.Contains(failed, action)
+		st.Respelled = st.Repeat && got.ActionTokens != nil &&
+			!slices.ContainsFunc(spelled[action], func(ts []lm.Token) bool { return slices.Equal(ts, got.ActionTokens) })
 		st.NearRepeat = st.Repeat || (normOK && slices.Contains(failedNorm, norm))
 		if action == prev {
 			same++
@@ -348,6 +464,13 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			failed = append(failed, action)
 			if normOK {
 				failedNorm = append(failedNorm, norm)
+			}
+			if got.ActionTokens != nil && !slices.ContainsFunc(failedTokens, func(ts []lm.Token) bool { return slices.Equal(ts, got.ActionTokens) }) {
+				failedTokens = append(failedTokens, got.ActionTokens)
+				if spelled == nil {
+					spelled = map[string][][]lm.Token{}
+				}
+				spelled[action] = append(spelled[action], got.ActionTokens)
 			}
 		}
 		switch {
@@ -438,6 +561,9 @@ func (r *Result) add(st Step) {
 	r.Tokens += st.Tokens
 	if st.Repeat {
 		r.ExactRepeats++
+	}
+	if st.Respelled {
+		r.RespelledRepeats++
 	}
 	if st.NearRepeat {
 		r.NearRepeats++

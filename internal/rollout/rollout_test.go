@@ -27,11 +27,11 @@ type script struct {
 }
 
 func (s *script) BeginEpisode() { s.n = 0 }
-func (s *script) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
-	s.seen = append(s.seen, msgs)
+func (s *script) Act(_ context.Context, r ActRequest) (ActReply, error) {
+	s.seen = append(s.seen, r.Msgs)
 	a := s.actions[min(s.n, len(s.actions)-1)]
 	s.n++
-	return a, 1, nil
+	return ActReply{Reply: a, Tokens: 1}, nil
 }
 
 func toolshedTask(t *testing.T, template string) (Task, toolshed.Task) {
@@ -93,10 +93,10 @@ func TestLoopDetectionFiresOnThirdIdenticalCall(t *testing.T) {
 	}
 }
 
-func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
+func TestTextBanMakesEarlierFailuresImpossible(t *testing.T) {
 	task, _ := toolshedTask(t, toolshed.Templates()[0].Name)
 	// A model that copies its context repeats its failed action under
-	// verbatim; under ban it never can.
+	// verbatim; under ban-text it never can.
 	agent := &ModelAgent{Model: &lm.Fake{Copy: 50}, MaxTokens: 64}
 	verb, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: harness.Verbatim, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
 	if err != nil {
@@ -105,13 +105,79 @@ func TestBanMakesEarlierFailuresImpossible(t *testing.T) {
 	if verb.ExactRepeats == 0 {
 		t.Fatal("the copying fake never repeated under verbatim: the ban check proves nothing")
 	}
-	ban, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: harness.Ban, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+	ban, err := Run(context.Background(), toolshed.Environment{}, agent, Config{Harness: harness.BanText, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ban.ExactRepeats != 0 {
-		t.Errorf("ban: %d exact repeats of earlier failed actions", ban.ExactRepeats)
+		t.Errorf("ban-text: %d exact repeats of earlier failed actions", ban.ExactRepeats)
 	}
+}
+
+// The study's ban masks the tokens the model wrote for a failed action,
+// and only the last of them once the rest is written: a copying fake that
+// can write every printable byte through a second token of its own repeats
+// its failed action under ban, through the other token at the masked place
+// and nowhere else, and the repeat is counted as a re-spelled one. Under
+// verbatim its repeats are spelled as the failure was, and under ban-text
+// there are none.
+func TestTheStudysBanLetsARespelledRepeatThroughAndCountsIt(t *testing.T) {
+	task, _ := toolshedTask(t, toolshed.Templates()[0].Name)
+	ts := toolshed.Environment{}
+	var twins []string
+	for c := byte(' '); c <= '~'; c++ {
+		twins = append(twins, string([]byte{c}))
+	}
+	fake := &lm.Fake{Copy: 50, Pieces: twins}
+	type played struct {
+		res    Result
+		tokens [][]lm.Token // each step's action tokens
+	}
+	play := func(h harness.Name) played {
+		rec := &recordTokens{Agent: &ModelAgent{Model: fake, Env: ts, MaxTokens: 64}}
+		res, err := Run(context.Background(), ts, rec, Config{Harness: h, MaxSteps: 4, OnLoop: "nudge"}, task, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return played{res, rec.tokens}
+	}
+	verb := play(harness.Verbatim)
+	if verb.res.ExactRepeats == 0 || verb.res.RespelledRepeats != 0 {
+		t.Fatalf("verbatim: %d exact repeats, %d re-spelled; want some, none re-spelled", verb.res.ExactRepeats, verb.res.RespelledRepeats)
+	}
+	ban := play(harness.Ban)
+	if ban.res.ExactRepeats == 0 || ban.res.RespelledRepeats != ban.res.ExactRepeats {
+		t.Fatalf("ban: %d exact repeats, %d re-spelled; want some, all re-spelled", ban.res.ExactRepeats, ban.res.RespelledRepeats)
+	}
+	for i, st := range ban.res.Steps {
+		if !st.Repeat {
+			continue
+		}
+		if !st.Respelled {
+			t.Errorf("ban step %d repeats %q in the failure's own tokens", i, st.Action)
+		}
+		first := slices.IndexFunc(ban.res.Steps, func(s Step) bool { return s.Failed && s.Action == st.Action })
+		failed, again := ban.tokens[first], ban.tokens[i]
+		n := len(failed) - 1
+		if len(again) != len(failed) || !slices.Equal(again[:n], failed[:n]) || again[n] == failed[n] {
+			t.Errorf("ban step %d: %v after the failure's %v; want the same tokens but the last", i, again, failed)
+		}
+	}
+	if text := play(harness.BanText); text.res.ExactRepeats != 0 {
+		t.Errorf("ban-text: %d exact repeats", text.res.ExactRepeats)
+	}
+}
+
+// recordTokens keeps the action tokens of every reply its agent gives.
+type recordTokens struct {
+	Agent
+	tokens [][]lm.Token
+}
+
+func (r *recordTokens) Act(ctx context.Context, req ActRequest) (ActReply, error) {
+	got, err := r.Agent.Act(ctx, req)
+	r.tokens = append(r.tokens, got.ActionTokens)
+	return got, err
 }
 
 // writeBeforeRead is the first task whose write needs a read first on a
@@ -297,7 +363,7 @@ func TestGrammarRolloutOnTheFake(t *testing.T) {
 			t.Fatalf("free decoding already writes a call (%q): the grammar below would prove nothing", st.Action)
 		}
 	}
-	for _, h := range []harness.Name{harness.Verbatim, harness.Ban} {
+	for _, h := range []harness.Name{harness.Verbatim, harness.BanText} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			agent := &ModelAgent{Model: fake, Env: FixTest{}, MaxTokens: 32, Decode: DecodeGrammar, Temperature: 1}
 			res, err := Run(context.Background(), FixTest{}, agent, Config{Harness: h, MaxSteps: 6, OnLoop: "nudge"}, task, seed)
@@ -308,14 +374,14 @@ func TestGrammarRolloutOnTheFake(t *testing.T) {
 				if !st.Looped && !slices.Contains(fixTestSentences, st.Action) {
 					t.Errorf("%s seed %d step %d: %q is not a sentence of the grammar", h, seed, st.Index, st.Action)
 				}
-				if h == harness.Ban && st.Repeat {
-					t.Errorf("ban seed %d step %d repeats a failed action %q", seed, st.Index, st.Action)
+				if h == harness.BanText && st.Repeat {
+					t.Errorf("ban-text seed %d step %d repeats a failed action %q", seed, st.Index, st.Action)
 				}
 			}
 		}
 	}
 	// A grammar the fake cannot serve is an error, not a free reply.
-	if _, _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), Task{}, (&fixTestEpisode{}).Messages(), nil, 1); err == nil {
+	if _, err := (&ModelAgent{Model: &lm.Fake{}, Env: FixTest{}, MaxTokens: 8, Decode: DecodeGrammar}).Act(context.Background(), ActRequest{Msgs: (&fixTestEpisode{}).Messages(), Seed: 1}); err == nil {
 		t.Error("grammar decoding on a model without a grammar engine succeeded")
 	}
 }
@@ -332,7 +398,7 @@ func TestBanReadsRepliesAsTheyAreExecuted(t *testing.T) {
 	program := "def f():\n    return 1"
 	agent := &ModelAgent{Model: &lm.Fake{ReplyDelimiter: " "}, Env: cr, MaxTokens: 64}
 	var readErr readError
-	req, err := agent.request(ActRequest{Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{program}}, &readErr)
+	req, err := agent.request(ActRequest{Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Ban: Ban{Actions: []string{program}}}, &readErr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +447,7 @@ func TestCodeRepairStepsActOnTheFunctionAndKeepWhatWasDropped(t *testing.T) {
 
 	var readErr readError
 	agent := &ModelAgent{Model: &lm.Fake{}, Env: cr, MaxTokens: 64}
-	req, err := agent.request(ActRequest{Task: task, Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Banned: []string{wrong}}, &readErr)
+	req, err := agent.request(ActRequest{Task: task, Msgs: []transcript.Message{{Role: transcript.RoleUser, Content: "task"}}, Ban: Ban{Actions: []string{wrong}}}, &readErr)
 	if err != nil {
 		t.Fatal(err)
 	}

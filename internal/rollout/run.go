@@ -207,7 +207,7 @@ func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
 		p.Model, p.Env.Name(), string(h), r.Task.ID, r.Task.Template, strconv.FormatUint(r.Seed, 10),
 		strconv.Itoa(len(r.Steps)), b(r.Finished), b(r.Passed), strconv.Itoa(r.ExactRepeats), strconv.Itoa(r.NearRepeats),
 		b(r.Looped), b(r.Escalated), strconv.Itoa(r.Retries), strconv.FormatInt(r.VirtualTime.Milliseconds(), 10), strconv.Itoa(r.Tokens),
-		strconv.Itoa(r.Lessons),
+		strconv.Itoa(r.Lessons), strconv.Itoa(r.RespelledRepeats),
 	}
 }
 
@@ -217,7 +217,7 @@ func (p *Plan) stepRecord(h harness.Name, r Result, st Step) []string {
 		p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index),
 		st.Reply, st.Action, st.Observation, b(st.Failed), b(st.Transient), strconv.Itoa(st.Retries), b(st.Repeat), b(st.NearRepeat),
 		b(st.Looped), b(st.GateBlocked), strings.Join(st.RuledOut, " | "), strconv.FormatInt(st.VirtualTime.Milliseconds(), 10), strconv.Itoa(st.Tokens),
-		st.Dropped,
+		st.Dropped, b(st.Respelled),
 	}
 }
 

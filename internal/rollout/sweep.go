@@ -114,17 +114,17 @@ type ScriptedAgent struct{}
 
 func (ScriptedAgent) BeginEpisode() {}
 
-func (ScriptedAgent) Act(_ context.Context, _ Task, msgs []transcript.Message, _ []string, _ uint64) (string, int, error) {
+func (ScriptedAgent) Act(_ context.Context, r ActRequest) (ActReply, error) {
 	step := 0
-	for _, m := range msgs {
+	for _, m := range r.Msgs {
 		if m.Role == transcript.RoleUser && (strings.Contains(m.Content, " tests: ") || m.Content == NudgeObservation) {
 			step++
 		}
 	}
 	if step >= len(fixTestSuites) {
-		return `finish(answer="done")`, 0, nil
+		return ActReply{Reply: `finish(answer="done")`}, nil
 	}
-	return RunTests(step), 0, nil
+	return ActReply{Reply: RunTests(step)}, nil
 }
 
 // SweepPlan is the retry-budget grid: every retry budget × loop policy ×
