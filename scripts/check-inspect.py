@@ -15,6 +15,7 @@ pair per step. Exits 1 with one line per problem.
 """
 
 import csv
+import json
 import math
 import os
 import sys
@@ -24,6 +25,22 @@ from pathlib import Path
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 ROLES = {"system", "user", "assistant"}
+
+
+# A rollout made before the study's token ban (its manifest records no
+# "ban": "tokens") played the text ban under the names ban and
+# abstract+ban; feedrun reads, and exports, those rows as ban-text and
+# abstract+ban-text.
+TEXT_BAN = {"ban": "ban-text", "abstract+ban": "abstract+ban-text"}
+
+
+def harness_names(d):
+    """How feedrun names the harnesses of the run folder d's rows."""
+    with open(d / "manifest.json") as f:
+        config = json.load(f).get("config", {})
+    if config.get("ban") == "tokens":
+        return lambda name: name
+    return lambda name: TEXT_BAN.get(name, name)
 
 
 def rows(path):
@@ -71,8 +88,9 @@ def main():
         run = os.path.normpath(d)
         d = Path(d)
         if (d / "rollout_episodes.csv").exists():
+            named = harness_names(d)
             for r in rows(d / "rollout_episodes.csv"):
-                k = (run, r["harness"], r["task"], int(r["seed"]))
+                k = (run, named(r["harness"]), r["task"], int(r["seed"]))
                 if k not in samples:
                     problems.append(f"{d}: episode {k[1:]} has no sample")
                     continue
