@@ -15,6 +15,7 @@ import (
 	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -169,7 +170,11 @@ func statementEnv(run report.RunInfo, mbpp string) (env.Env, error) {
 	default:
 		return nil, fmt.Errorf("no task statements for environment %q", name)
 	}
-	if got, want := e.DatasetSHA256(), run.Manifest.DatasetSHA256; got != want {
+	// A rollout records the hash of its environment's whole task set
+	// (rollout.DatasetSHA256); one made before ToolShed's task ladder
+	// recorded the dataset's, whose tasks the ladder keeps byte for byte.
+	want := run.Manifest.DatasetSHA256
+	if got := rollout.DatasetSHA256(e); got != want && e.DatasetSHA256() != want {
 		return nil, fmt.Errorf("the %s tasks here (sha256 %s) are not the run's (%s)", e.Name(), short(got), short(want))
 	}
 	return e, nil

@@ -66,7 +66,7 @@ the values the folders hold.
 Colour only on a terminal; lines fit COLUMNS (or the terminal), cut
 between words; output longer than the screen goes through $PAGER
 (default less -FRX) when stdout is a terminal.`,
-		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness abstract+ban --loops
+		Example: `  feedrun show results/rollout-smollm2-135m-toolshed-grammar --harness abstract+ban-text --loops
   feedrun show results/probe-smollm2-135m-toolshed-seed1 --task toolshed/cancel_meeting-01/step1/wrong_format --repeats
   feedrun show results/rollout-gemma3-270m-toolshed-grammar results/rollout-smollm2-135m-toolshed-grammar --model gemma3-270m --passed --list`,
 		Args: cobra.MinimumNArgs(1),
