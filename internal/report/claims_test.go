@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"math"
 	"strconv"
 	"strings"
@@ -89,18 +88,7 @@ func TestRolloutsPairedTests(t *testing.T) {
 
 func TestRolloutsPairedTestsInCSV(t *testing.T) {
 	dir := rolloutDir(t, tuned(true), testFixture(7, 4, false)...)
-	out := report(t, Options{Dirs: []string{dir}, Format: FormatCSV, Reps: 50})
-	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	ok(t, err)
-	col := func(name string) int {
-		for i, h := range recs[0] {
-			if h == name {
-				return i
-			}
-		}
-		t.Fatalf("no column %s in %q", name, recs[0])
-		return -1
-	}
+	recs, col := reportCSV(t, Options{Dirs: []string{dir}, Format: FormatCSV, Reps: 50})
 	b, c, p, holm, marked := col("discordant_b"), col("discordant_c"), col("p_exact"), col("p_holm"), col("marked")
 	found := 0
 	for _, r := range recs[1:] {

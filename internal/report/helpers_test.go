@@ -9,7 +9,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +196,20 @@ func report(t *testing.T, opts Options) string {
 	var out bytes.Buffer
 	ok(t, Run(context.Background(), opts, &out))
 	return out.String()
+}
+
+// reportCSV runs the report as CSV and returns its records and a lookup of
+// a column's index by name that fails the test on a missing column.
+func reportCSV(t *testing.T, opts Options) ([][]string, func(name string) int) {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(report(t, opts))).ReadAll()
+	ok(t, err)
+	return recs, func(name string) int {
+		t.Helper()
+		if i := slices.Index(recs[0], name); i >= 0 {
+			return i
+		}
+		t.Fatalf("no column %s in %q", name, recs[0])
+		return -1
+	}
 }

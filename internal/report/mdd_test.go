@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"math"
 	"strconv"
 	"strings"
@@ -95,18 +94,7 @@ func TestRolloutsMDD(t *testing.T) {
 
 func TestMDDInCSV(t *testing.T) {
 	dir := rolloutDir(t, tuned(true), mddFixture(8, 2, 2)...)
-	out := report(t, Options{Dirs: []string{dir}, Format: FormatCSV, Reps: 50})
-	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	ok(t, err)
-	col := func(name string) int {
-		for i, h := range recs[0] {
-			if h == name {
-				return i
-			}
-		}
-		t.Fatalf("no column %s in %q", name, recs[0])
-		return -1
-	}
+	recs, col := reportCSV(t, Options{Dirs: []string{dir}, Format: FormatCSV, Reps: 50})
 	mdd, floor, alpha, scale, b, pairs := col("mdd"), col("mdd_floor"), col("mdd_alpha"), col("mdd_scale"), col("discordant_b"), col("pairs")
 	found := 0
 	for _, r := range recs[1:] {

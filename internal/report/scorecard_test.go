@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,18 +69,7 @@ func inverted0(model string, i int) probe {
 }
 
 func TestScorecardVerdicts(t *testing.T) {
-	out := report(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
-	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	ok(t, err)
-	col := func(name string) int {
-		for i, h := range recs[0] {
-			if h == name {
-				return i
-			}
-		}
-		t.Fatalf("no column %s in %q", name, recs[0])
-		return -1
-	}
+	recs, col := reportCSV(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
 	claim, verdict, note := col("claim"), col("verdict"), col("verdict_note")
 	type cell struct{ verdict, note string }
 	got := map[[2]string]cell{}
