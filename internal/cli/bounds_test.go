@@ -43,6 +43,7 @@ func TestBadCountsAreRefusedBeforeAnythingIsWritten(t *testing.T) {
 		{args: []string{"rollout", "--shots", "1000"}, want: "toolshed: --shots 1000: only"},
 		{args: []string{"memory", "build", "--seeds", "0"}, want: "--seeds: expected a whole number >= 1"},
 		{args: []string{"memory", "build", "--max-steps", "-4"}, want: "--max-steps: expected a whole number >= 1"},
+		{args: []string{"memory", "build", "--tasks", "-1"}, want: "--tasks: expected a whole number >= 0"},
 		{args: []string{"items", "--n", "-1"}, want: "--n: expected a whole number >= 0"},
 		{args: []string{"report", "--bootstrap", "0", "x"}, want: "--bootstrap: expected a whole number >= 1"},
 		{args: []string{"score", "--threads", "513", "--raw-prompt", "a", "--continuation", "b"}, want: "--threads: expected a whole number from 0 to 512"},

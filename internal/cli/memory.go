@@ -25,6 +25,7 @@ type MemoryOptions struct {
 	Env         string
 	DB          string
 	Seeds       int
+	Tasks       int // the first Tasks training tasks in the environment's order; 0: all
 	MaxSteps    int
 	Decode      string
 	Shots       int
@@ -71,11 +72,13 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	opts.Model.registerObservations(build.Flags())
 	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
+	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
 	build.Flags().IntVar(&opts.Shots, "shots", 0, "solved demonstrations before each task, from other training templates")
 	build.Flags().Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy); seeds 1..K draw their own episodes")
 	bound(build.Flags(), "seeds", 1, unbounded)
+	bound(build.Flags(), "tasks", 0, unbounded)
 	bound(build.Flags(), "max-steps", 1, unbounded)
 	bound(build.Flags(), "shots", 0, unbounded)
 	cmd.AddCommand(build,
@@ -158,6 +161,12 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		if task.Split == "train" {
 			train = append(train, task)
 		}
+	}
+	// The order is the environment's own, fixed, so the first N are the
+	// same tasks on every machine and a store built with more of them
+	// holds the lessons of one built with fewer.
+	if opts.Tasks > 0 && opts.Tasks < len(train) {
+		train = train[:opts.Tasks]
 	}
 	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(train), opts.Seeds, opts.DB)
 	progress := opts.IO.NewProgress(int64(len(train)*opts.Seeds), "episodes")

@@ -107,6 +107,23 @@ func TestMemoryBuildKilledAndRerunEqualsOneBuild(t *testing.T) {
 	}
 }
 
+// memory build --tasks N plays the first N training tasks of the
+// environment's fixed order and no others, and a later build with more
+// tasks adds only the tasks it had not played.
+func TestMemoryBuildTasksPlaysTheFirstTasks(t *testing.T) {
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	db := filepath.Join(t.TempDir(), "memory.db")
+	out, _ := c.ok("memory", "build", "--tasks", "3", "--max-steps", "2", "--db", db)
+	if !strings.Contains(out, "learned from 3 training episodes") {
+		t.Errorf("memory build --tasks 3 said %q, want 3 episodes learned", out)
+	}
+	out, _ = c.ok("memory", "build", "--tasks", "5", "--max-steps", "2", "--db", db)
+	if !strings.Contains(out, "learned from 2 training episodes") || !strings.Contains(out, "(3 learned before)") {
+		t.Errorf("memory build --tasks 5 after --tasks 3 said %q, want 2 new episodes and 3 learned before", out)
+	}
+}
+
 // memory clear is a writer of the store: while a build holds the store's
 // lock it is refused (exit 2, one line saying a build is writing it) and the
 // lessons stay, as a second build is refused; once the build has ended it
