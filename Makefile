@@ -29,8 +29,15 @@ export CGO_CPPFLAGS = -I$(OLLAMA_DIR)/llama/llama.cpp/include -I$(OLLAMA_DIR)/ml
 # fails to link. AMX is turned off: the AVX-512 kernels do the work, as on
 # every CPU without AMX, so an AMX machine computes what the others do.
 NO_AMX    := $(shell echo 'int main(void){return 0;}' | $(CC) -x c -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -o /dev/null - 2>/dev/null && echo -mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
-export CGO_CFLAGS   = -O3 -march=native $(NO_AMX)
-export CGO_CXXFLAGS = -O3 -march=native $(NO_AMX)
+# MARCH picks the vector units: native (the default) uses all this CPU has.
+# A run played as shards over several machines needs every shard computed
+# by the same kernels, which a native build gives only on one kind of CPU:
+# `make build MARCH=x86-64-v3` (AVX2, FMA, F16C) builds the same kernels
+# for every x86 CPU since Haswell and Zen, so its manifests' `cpu` lines
+# match on all of them and `feedrun merge` takes their shards together.
+MARCH     ?= native
+export CGO_CFLAGS   = -O3 -march=$(MARCH) $(NO_AMX)
+export CGO_CXXFLAGS = -O3 -march=$(MARCH) $(NO_AMX)
 
 LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
