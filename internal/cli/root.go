@@ -102,15 +102,19 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 		// A command's flags are checked once they are resolved and before
 		// its RunE opens or writes anything: the ranges its bound calls
-		// declare here, then its own check (the command's PreRunE). A run
-		// function checks nothing that the flags alone decide.
+		// declare here, the output formats its --format accepts, then its
+		// own check (the command's PreRunE). A run function checks nothing
+		// that the flags alone decide.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
 			if err := resolveSettings(cmd, configPath); err != nil {
 				return err
 			}
-			return checkBounds(cmd)
+			if err := checkBounds(cmd); err != nil {
+				return err
+			}
+			return checkFormat(cmd)
 		},
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
