@@ -138,6 +138,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newSweepCmd(f),
 		newMemoryCmd(f),
 		newDataCmd(f),
+		newReferenceItemsCmd(f),
 	)
 	return root
 }
