@@ -51,7 +51,7 @@ run env "${cand_flags[@]}" $GO build -tags llamacpp_cmake -o "$OUT/feedrun-b" ./
 # side by side, one thread each. Every scorer writes what it has after each
 # sequence, to a .part file that is renamed once whole.
 if [ ! -s "$OUT/ids.json" ]; then
-	run "$OUT/feedrun-a" -q reference-items --model "$MODEL" --items "$ITEMS" --threads 1 ${GREEDY:+--greedy} --out "$OUT/ids.json"
+	run "$OUT/feedrun-a" -q reference-items --model "$MODEL" --n "$ITEMS" --threads 1 ${GREEDY:+--greedy} --out "$OUT/ids.json"
 fi
 score_with() {
 	local out=$1
@@ -60,9 +60,9 @@ score_with() {
 		run "$@" && mv "$out.part" "$out"
 	fi
 }
-score_with "$OUT/a.json" "$OUT/feedrun-a" -q reference-items --model "$MODEL" --threads 1 --score "$OUT/ids.json" --engine "$ENGINE_A" --out "$OUT/a.json.part" &
+score_with "$OUT/a.json" "$OUT/feedrun-a" -q reference-items --model "$MODEL" --threads 1 --score-file "$OUT/ids.json" --engine "$ENGINE_A" --out "$OUT/a.json.part" &
 a=$!
-score_with "$OUT/b.json" "$OUT/feedrun-b" -q reference-items --model "$MODEL" --threads 1 --score "$OUT/ids.json" --engine "feedrun, llama.cpp 0c1e57098" --out "$OUT/b.json.part" &
+score_with "$OUT/b.json" "$OUT/feedrun-b" -q reference-items --model "$MODEL" --threads 1 --score-file "$OUT/ids.json" --engine "feedrun, llama.cpp 0c1e57098" --out "$OUT/b.json.part" &
 b=$!
 echo "reference-logprobs.sh: scoring in $OUT (the float32 reference takes longest)" >&2
 THREADS=1 score_with "$OUT/ref.json" "$python" scripts/reference_logprobs.py score "$gguf" "$OUT/ids.json" "$OUT/ref.json.part"

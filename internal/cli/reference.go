@@ -27,10 +27,10 @@ type ReferenceItemsOptions struct {
 	// items.
 	Env           string
 	MBPP          string
-	Items         int
+	N             int // items per environment
 	Seed          uint64
 	Greedy        bool
-	Score         string // the sequence file to score; "": build one
+	ScoreFile     string // the sequence file to score; "": build one
 	Out           string
 	Engine        string // the engine's label, recorded in the file
 	UnsafeSandbox bool
@@ -48,7 +48,7 @@ type referenceSequence struct {
 	LogProbs     []float64  `json:"logprobs"`
 }
 
-// referenceFile is what --out holds, and what --score and
+// referenceFile is what --out holds, and what --score-file and
 // scripts/reference_logprobs.py read.
 type referenceFile struct {
 	Model     string              `json:"model"`
@@ -64,8 +64,8 @@ tokeniser can differ (make reference-logprobs runs it).
 A sequence is a probe context rendered as the probe renders it and one
 continuation scored after it: the failed action after the pre-failure
 context and after the post-failure one (the verbatim harness), and, with
---greedy, the greedy reply after the post-failure context. Without --score
-it writes the sequences' ids; with --score it scores the sequences of such a
+--greedy, the greedy reply after the post-failure context. Without
+--score-file it writes the sequences' ids; with --score-file it scores the sequences of such a
 file on the engine feedrun was built with (-tags llamacpp_cmake links the
 candidate engine), one unit per item as a probe scores an item.`
 
@@ -77,8 +77,8 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 		Long:   referenceItemsHelp,
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		Example: `  feedrun reference-items --model qwen2.5-coder-0.5b --env toolshed --items 20 --out ids.json
-  feedrun reference-items --model qwen2.5-coder-0.5b --score ids.json --out a.json`,
+		Example: `  feedrun reference-items --model qwen2.5-coder-0.5b --env toolshed --n 20 --out ids.json
+  feedrun reference-items --model qwen2.5-coder-0.5b --score-file ids.json --out a.json`,
 		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return referenceItemsRun(cmd.Context(), opts)
@@ -88,14 +88,16 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	opts.Model.register(fl)
 	fl.StringVar(&opts.Env, "env", allEnvs, "environment whose items to build: "+envNames()+", or all")
 	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
-	fl.IntVar(&opts.Items, "items", 20, "probe items per environment (0: all)")
+	// Its flags' names are no command's: a config file's section of that
+	// name (items:, score:) would otherwise be read as their value.
+	fl.IntVar(&opts.N, "n", 20, "probe items per environment (0: all)")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "item seed, as probe's --seed")
 	fl.BoolVar(&opts.Greedy, "greedy", false, "add each item's greedy reply after the post-failure context")
-	fl.StringVar(&opts.Score, "score", "", "score the sequences of this file instead of building them")
+	fl.StringVar(&opts.ScoreFile, "score-file", "", "score the sequences of this file (one reference-items wrote) instead of building them")
 	fl.StringVar(&opts.Out, "out", "", "file to write (required)")
 	fl.StringVar(&opts.Engine, "engine", "", "engine label recorded in the file")
 	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
-	bound(fl, "items", 0, unbounded)
+	bound(fl, "n", 0, unbounded)
 	return cmd
 }
 
@@ -105,7 +107,7 @@ func (o *ReferenceItemsOptions) check() error {
 	if o.Out == "" {
 		return Usagef("reference-items: --out is required: the file the sequences are written to")
 	}
-	if o.Score != "" {
+	if o.ScoreFile != "" {
 		return nil
 	}
 	for _, name := range o.envs() {
@@ -133,13 +135,13 @@ func (o *ReferenceItemsOptions) envs() []string {
 
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	var f referenceFile
-	if opts.Score != "" {
-		b, err := os.ReadFile(opts.Score)
+	if opts.ScoreFile != "" {
+		b, err := os.ReadFile(opts.ScoreFile)
 		if err != nil {
-			return UsageError{fmt.Errorf("--score: %w", err)}
+			return UsageError{fmt.Errorf("--score-file: %w", err)}
 		}
 		if err := json.Unmarshal(b, &f); err != nil {
-			return Usagef("--score %s: expected a file reference-items wrote: %v", opts.Score, err)
+			return Usagef("--score-file %s: expected a file reference-items wrote: %v", opts.ScoreFile, err)
 		}
 	}
 	m, err := opts.OpenModel(ctx, opts.Model)
@@ -154,7 +156,7 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 		}
 		return os.WriteFile(opts.Out, b, 0o644)
 	}
-	if opts.Score == "" {
+	if opts.ScoreFile == "" {
 		items, err := referenceItems(ctx, opts)
 		if err != nil {
 			return err
@@ -201,7 +203,7 @@ func sequenceItem(id string) string {
 }
 
 // referenceItems are the probe items of the environments --env names,
-// --items of each, alternating between environments, so that a scorer
+// --n of each, alternating between environments, so that a scorer
 // stopped early has measured them alike.
 func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcript.Item, error) {
 	var lists [][]transcript.Item
@@ -214,7 +216,7 @@ func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcr
 		if err != nil {
 			return nil, err
 		}
-		items, err := src.Items(ctx, opts.Seed, opts.Items)
+		items, err := src.Items(ctx, opts.Seed, opts.N)
 		if err != nil {
 			return nil, err
 		}

@@ -14,13 +14,13 @@ import (
 
 // reference-items builds each item's two sequences (the failed action
 // after the pre- and the post-failure context) from the environment's own
-// items, and --score fills in the log-probabilities the model gives them,
+// items, and --score-file fills in the log-probabilities the model gives them,
 // the ones Score returns for the same ids.
 func TestReferenceItemsBuildsAndScoresSequences(t *testing.T) {
 	c := newFakeCLI(t)
 	dir := t.TempDir()
 	ids, scored := filepath.Join(dir, "ids.json"), filepath.Join(dir, "a.json")
-	if stdout, _ := c.ok("reference-items", "--env", "toolshed", "--items", "3", "--out", ids); stdout != "" {
+	if stdout, _ := c.ok("reference-items", "--env", "toolshed", "--n", "3", "--out", ids); stdout != "" {
 		t.Errorf("reference-items printed %q; it writes --out alone", stdout)
 	}
 	built := readReferenceFile(t, ids)
@@ -44,7 +44,7 @@ func TestReferenceItemsBuildsAndScoresSequences(t *testing.T) {
 		t.Fatalf("built %v of model %s, want %v of %s", got, built.Model, want, fakeEntry.Name)
 	}
 
-	c.ok("reference-items", "--score", ids, "--engine", "fake engine", "--out", scored)
+	c.ok("reference-items", "--score-file", ids, "--engine", "fake engine", "--out", scored)
 	res := readReferenceFile(t, scored)
 	if res.Engine != "fake engine" || len(res.Sequences) != len(built.Sequences) {
 		t.Fatalf("scored file: engine %q, %d sequences; want the label given and %d", res.Engine, len(res.Sequences), len(built.Sequences))
@@ -86,7 +86,7 @@ func TestReferenceItemsRefusesBadSettings(t *testing.T) {
 		{[]string{"reference-items"}, "--out is required"},
 		{[]string{"reference-items", "--env", "nowhere", "--out", out}, `unknown environment "nowhere"`},
 		{[]string{"reference-items", "--env", "coderepair", "--out", out}, "--env coderepair needs --mbpp"},
-		{[]string{"reference-items", "--score", filepath.Join(t.TempDir(), "none.json"), "--out", out}, "--score"},
+		{[]string{"reference-items", "--score-file", filepath.Join(t.TempDir(), "none.json"), "--out", out}, "--score-file"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			for _, name := range arrayEnv {
