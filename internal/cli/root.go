@@ -87,6 +87,10 @@ become underscores), then the config file (--config, or ./feedrun.yaml), then
 defaults. A config file key is a flag name, either at the top level or under
 the command's name (e.g. "probe: {items: 200}").
 
+Commands that print data take --format: text (the default, but items'
+is jsonl), json or jsonl, and csv where the output is a table; data goes to
+stdout, status and progress to stderr.
+
 Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
 input file, or a folder or store another feedrun is writing; 130 interrupted.
 A command run in --lanes exits with the code of the lane that failed first.`
