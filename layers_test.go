@@ -37,11 +37,8 @@ var forbidden = map[string][]string{
 }
 
 // onlyFrom lists packages that one importer alone may depend on.
-// scripts/reference-items is the measurement tool of make
-// reference-logprobs: it scores token ids on the engine itself, as the
-// commands do, and is built by the script alone.
 var onlyFrom = map[string][]string{
-	"internal/llama": {"internal/cli", "cmd/feedrun", "scripts/reference-items"},
+	"internal/llama": {"internal/cli", "cmd/feedrun"},
 	"internal/cli":   {"cmd/feedrun"},
 }
 

@@ -41,15 +41,17 @@ run() { nice -n 19 "$@"; }
 
 dir=$(scripts/engine-build.sh)
 cand_flags=(CGO_CPPFLAGS="-I$dir/include" CGO_LDFLAGS="-L$dir/lib -lllama -lggml -lggml-cpu -lggml-base -lstdc++ -lm -fopenmp")
-run $GO build -o "$OUT/items-a" ./scripts/reference-items
-run env "${cand_flags[@]}" $GO build -tags llamacpp_cmake -o "$OUT/items-b" ./scripts/reference-items
+# feedrun's hidden reference-items command builds and scores the sequences:
+# a. is feedrun as make builds it, b. feedrun linked to the candidate.
+run $GO build -o "$OUT/feedrun-a" ./cmd/feedrun
+run env "${cand_flags[@]}" $GO build -tags llamacpp_cmake -o "$OUT/feedrun-b" ./cmd/feedrun
 
 # The sequences are built first (token ids only: cheap, the two
 # environments' items alternating), and then scored by the three scorers
 # side by side, one thread each. Every scorer writes what it has after each
 # sequence, to a .part file that is renamed once whole.
 if [ ! -s "$OUT/ids.json" ]; then
-	run "$OUT/items-a" -model "$MODEL" -items "$ITEMS" ${GREEDY:+-greedy} -out "$OUT/ids.json"
+	run "$OUT/feedrun-a" -q reference-items --model "$MODEL" --n "$ITEMS" --threads 1 ${GREEDY:+--greedy} --out "$OUT/ids.json"
 fi
 score_with() {
 	local out=$1
@@ -58,9 +60,9 @@ score_with() {
 		run "$@" && mv "$out.part" "$out"
 	fi
 }
-score_with "$OUT/a.json" "$OUT/items-a" -model "$MODEL" -score "$OUT/ids.json" -engine "$ENGINE_A" -out "$OUT/a.json.part" &
+score_with "$OUT/a.json" "$OUT/feedrun-a" -q reference-items --model "$MODEL" --threads 1 --score-file "$OUT/ids.json" --engine "$ENGINE_A" --out "$OUT/a.json.part" &
 a=$!
-score_with "$OUT/b.json" "$OUT/items-b" -model "$MODEL" -score "$OUT/ids.json" -engine "feedrun, llama.cpp 0c1e57098" -out "$OUT/b.json.part" &
+score_with "$OUT/b.json" "$OUT/feedrun-b" -q reference-items --model "$MODEL" --threads 1 --score-file "$OUT/ids.json" --engine "feedrun, llama.cpp 0c1e57098" --out "$OUT/b.json.part" &
 b=$!
 echo "reference-logprobs.sh: scoring in $OUT (the float32 reference takes longest)" >&2
 THREADS=1 score_with "$OUT/ref.json" "$python" scripts/reference_logprobs.py score "$gguf" "$OUT/ids.json" "$OUT/ref.json.part"

@@ -2,7 +2,7 @@
 """The float32 reference for feedrun's engines, and the comparison with it.
 
     reference_logprobs.py score GGUF IN OUT
-        reads the sequences IN (written by scripts/reference-items: prompt
+        reads the sequences IN (written by feedrun reference-items: prompt
         and continuation token ids) and writes OUT, the same sequences with
         per-token log-probabilities computed by transformers from the GGUF:
         every tensor dequantised to float32 and the model run in float32 on

@@ -38,7 +38,7 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"memory", "build", "--decode", "beam"}, "--decode: expected free or grammar"},
 		{[]string{"memory", "build", "--temperature", "-1"}, "--temperature: expected >= 0"},
 		{[]string{"memory", "build", "--observations", "assistant"}, "--observations"},
-		{[]string{"items", "--format", "yaml"}, "--format: expected jsonl or table"},
+		{[]string{"items", "--format", "yaml"}, `--format: expected jsonl, text or csv, got "yaml"`},
 		{[]string{"items", "--env", "nowhere"}, `unknown environment "nowhere"`},
 		{[]string{"score", "--raw-prompt", "a"}, "--raw-prompt and --continuation are both required"},
 		{[]string{"report", "--format", "pdf", "x"}, "--format: expected text, markdown, csv or html"},

@@ -18,6 +18,8 @@ type DataOptions struct {
 	// URL replaces the dataset's published address (a mirror, or a test
 	// server); the size and sha256 checks stay.
 	URL string
+	// Format is --format: text or json.
+	Format string
 
 	sets []models.Dataset // check's reading of the names and --url
 }
@@ -51,6 +53,7 @@ func newDataCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return dataPullRun(cmd.Context(), opts) },
 	}
 	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
+	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
 	cmd.AddCommand(pull)
 	return cmd
 }
@@ -89,16 +92,20 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
+	var done []Fetched
 	for _, d := range sets {
 		p, err := fetcher.PullDataset(ctx, d)
 		if err != nil {
 			return err
 		}
-		state := "fetched from " + p.Source
-		if p.Cached {
-			state = "already in the cache"
+		f := Fetched{Name: d.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}
+		if opts.Format == formatText {
+			fmt.Fprint(opts.IO.Out, fetchedText(f))
 		}
-		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", d.Name, p.Path, state)
+		done = append(done, f)
+	}
+	if opts.Format == formatJSON {
+		return printJSON(opts.IO.Out, done)
 	}
 	return nil
 }

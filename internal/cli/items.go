@@ -37,7 +37,7 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	opts := &ItemsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "items",
-		Short:   "Print an environment's probe items (JSONL is what probe --items-file reads)",
+		Short:   "Print an environment's probe items (JSONL, the default, is what probe --items-file reads)",
 		Args:    cobra.NoArgs,
 		PreRunE: func(*cobra.Command, []string) error { return opts.check() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,18 +48,18 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
-	cmd.Flags().StringVar(&opts.Format, "format", "jsonl", "jsonl or table")
+	// jsonl stays the default: it is the file probe --items-file reads,
+	// and scripts redirect `feedrun items` into one.
+	formatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
+	formatAlias(cmd.Flags(), "table", formatText)
 	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "n", 0, unbounded)
 	return cmd
 }
 
 // check is where items' flags are checked, before anything is opened
-// (see checkBounds for the counts).
+// (see checkBounds for the counts, checkFormat for --format).
 func (o *ItemsOptions) check() error {
-	if o.Format != "jsonl" && o.Format != "table" {
-		return Usagef("--format: expected jsonl or table, got %q", o.Format)
-	}
 	return checkEnvFlags(o.Env, o.MBPP)
 }
 
@@ -76,7 +76,8 @@ func itemsRun(ctx context.Context, opts *ItemsOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Format == "table" {
+	switch opts.Format {
+	case formatText:
 		t := tablewriter.NewTable(opts.IO.Out)
 		t.Header("id", "failure kind", "failed action", "observation")
 		for _, it := range items {
@@ -85,6 +86,13 @@ func itemsRun(ctx context.Context, opts *ItemsOptions) error {
 			}
 		}
 		return t.Render()
+	case formatCSV:
+		// The table's columns, whole: a program reads the CSV.
+		rows := make([][]string, len(items))
+		for i, it := range items {
+			rows[i] = []string{it.ID, it.Env, it.FailureKind, it.FailedAction, it.Observation, it.CorrectAction}
+		}
+		return printCSV(opts.IO.Out, []string{"id", "env", "failure_kind", "failed_action", "observation", "correct_action"}, rows)
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	enc := json.NewEncoder(w)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,8 @@ type MemoryOptions struct {
 	Decode      string
 	Shots       int
 	Temperature float64
+	// Format is memory show's --format: text, json or csv.
+	Format string
 }
 
 // checkBuild is where memory build's flags are checked, before anything is
@@ -81,18 +84,12 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	bound(build.Flags(), "tasks", 0, unbounded)
 	bound(build.Flags(), "max-steps", 1, unbounded)
 	bound(build.Flags(), "shots", 0, unbounded)
-	cmd.AddCommand(build,
-		&cobra.Command{
-			Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				s, err := memory.OpenReadOnly(opts.DB)
-				if err != nil {
-					return UsageError{err}
-				}
-				defer s.Close()
-				return s.Show(opts.IO.Out)
-			},
-		},
+	show := &cobra.Command{
+		Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return memoryShowRun(opts) },
+	}
+	formatFlag(show.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	cmd.AddCommand(build, show,
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -114,6 +111,34 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		},
 	)
 	return cmd
+}
+
+// memoryShowRun prints the lessons of the store, which it opens
+// read-only: text is a tab-separated line per lesson.
+func memoryShowRun(opts *MemoryOptions) error {
+	s, err := memory.OpenReadOnly(opts.DB)
+	if err != nil {
+		return UsageError{err}
+	}
+	defer s.Close()
+	if opts.Format == formatText {
+		return s.Show(opts.IO.Out)
+	}
+	ls, err := s.Lessons()
+	if err != nil {
+		return err
+	}
+	if opts.Format == formatJSON {
+		if ls == nil {
+			ls = []memory.Lesson{} // an empty store is [], not null
+		}
+		return printJSON(opts.IO.Out, ls)
+	}
+	rows := make([][]string, len(ls))
+	for i, l := range ls {
+		rows[i] = []string{l.Env, l.Template, l.Tool, l.Kind, strconv.Itoa(l.Count), l.Text}
+	}
+	return printCSV(opts.IO.Out, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
 }
 
 // withExistingStore runs fn on the store at path, which must exist and be

@@ -19,6 +19,8 @@ type ModelsOptions struct {
 	ModelsFile      string
 	Names           []string
 	AllowUnverified bool
+	// Format is the subcommand's --format: text, json, or csv for list.
+	Format string
 }
 
 func newModelsCmd(f *Factory) *cobra.Command {
@@ -28,35 +30,72 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		Short: "List, pull and verify the model checkpoints of models.yaml",
 	}
 	cmd.PersistentFlags().StringVar(&opts.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
-	cmd.AddCommand(
-		&cobra.Command{
-			Use:   "list",
-			Short: "Table of the registered models and whether each is in the cache",
-			Args:  cobra.NoArgs,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return modelsListRun(opts) },
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Table of the registered models and whether each is in the cache",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return modelsListRun(opts) },
+	}
+	formatFlag(list.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	pull := &cobra.Command{
+		Use:   "pull [NAME...]",
+		Short: "Fetch models into the cache (default: the default model), checking sha256",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Names = args
+			return modelsPullRun(cmd.Context(), opts)
 		},
-		func() *cobra.Command {
-			c := &cobra.Command{
-				Use:   "pull [NAME...]",
-				Short: "Fetch models into the cache (default: the default model), checking sha256",
-				RunE: func(cmd *cobra.Command, args []string) error {
-					opts.Names = args
-					return modelsPullRun(cmd.Context(), opts)
-				},
-			}
-			c.Flags().BoolVar(&opts.AllowUnverified, "allow-unverified", false, "fetch a model whose sha256 models.yaml does not record, and print it")
-			return c
-		}(),
-		&cobra.Command{
-			Use:   "verify [NAME...]",
-			Short: "Recompute the sha256 of cached models (default: all) and compare with models.yaml",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				opts.Names = args
-				return modelsVerifyRun(cmd.Context(), opts)
-			},
+	}
+	pull.Flags().BoolVar(&opts.AllowUnverified, "allow-unverified", false, "fetch a model whose sha256 models.yaml does not record, and print it")
+	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	verify := &cobra.Command{
+		Use:   "verify [NAME...]",
+		Short: "Recompute the sha256 of cached models (default: all) and compare with models.yaml",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Names = args
+			return modelsVerifyRun(cmd.Context(), opts)
 		},
-	)
+	}
+	formatFlag(verify.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	cmd.AddCommand(list, pull, verify)
 	return cmd
+}
+
+// ModelListing is one model of `feedrun models list --format json|csv`.
+type ModelListing struct {
+	Name             string   `json:"name"`
+	Default          bool     `json:"default"`
+	Family           string   `json:"family"`
+	Parameters       string   `json:"parameters"`
+	Quantisation     string   `json:"quantisation"`
+	InstructionTuned bool     `json:"instruction_tuned"`
+	Size             int64    `json:"size"` // bytes; 0 where models.yaml records none
+	Sources          []string `json:"sources"`
+	Cached           bool     `json:"cached"`
+}
+
+// Fetched is one file of `feedrun models pull` and `feedrun data pull`
+// with --format json.
+type Fetched struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Cached bool   `json:"cached"`           // already in the cache: nothing fetched
+	Source string `json:"source,omitempty"` // where it was fetched from
+}
+
+// fetchedText is a Fetched as the text output's line.
+func fetchedText(f Fetched) string {
+	state := "fetched from " + f.Source
+	if f.Cached {
+		state = "already in the cache"
+	}
+	return fmt.Sprintf("%s\t%s\t%s\n", f.Name, f.Path, state)
+}
+
+// ModelVerification is one model of `feedrun models verify --format json`.
+type ModelVerification struct {
+	Name  string             `json:"name"`
+	State models.VerifyState `json:"state"`
+	Path  string             `json:"path"`
 }
 
 func modelsListRun(opts *ModelsOptions) error {
@@ -68,22 +107,38 @@ func modelsListRun(opts *ModelsOptions) error {
 	if err != nil {
 		return err
 	}
+	list := make([]ModelListing, len(reg.Models))
+	for i, m := range reg.Models {
+		l := ModelListing{Name: m.Name, Default: m.Name == reg.Default, Family: m.Family, Parameters: m.Parameters, Quantisation: m.Quantisation,
+			InstructionTuned: m.InstructionTuned, Size: m.Size, Sources: []string{}, Cached: cache.InCache(m)}
+		for _, s := range m.Sources {
+			l.Sources = append(l.Sources, s.Kind())
+		}
+		list[i] = l
+	}
+	switch opts.Format {
+	case formatJSON:
+		return printJSON(opts.IO.Out, list)
+	case formatCSV:
+		rows := make([][]string, len(list))
+		for i, l := range list {
+			rows[i] = []string{l.Name, strconv.FormatBool(l.Default), l.Family, l.Parameters, l.Quantisation, strconv.FormatBool(l.InstructionTuned),
+				strconv.FormatInt(l.Size, 10), strings.Join(l.Sources, "; "), strconv.FormatBool(l.Cached)}
+		}
+		return printCSV(opts.IO.Out, []string{"name", "default", "family", "parameters", "quantisation", "instruction_tuned", "size", "sources", "cached"}, rows)
+	}
 	t := tablewriter.NewTable(opts.IO.Out)
 	t.Header("name", "family", "parameters", "quantisation", "tuning", "size", "sources", "cached")
-	for _, m := range reg.Models {
+	for _, l := range list {
 		tuning := "instruct"
-		if !m.InstructionTuned {
+		if !l.InstructionTuned {
 			tuning = "base"
 		}
-		name := m.Name
-		if m.Name == reg.Default {
+		name := l.Name
+		if l.Default {
 			name += " (default)"
 		}
-		var sources []string
-		for _, s := range m.Sources {
-			sources = append(sources, s.Kind())
-		}
-		if err := t.Append(name, m.Family, m.Parameters, m.Quantisation, tuning, humanSize(m.Size), strings.Join(sources, ", "), strconv.FormatBool(cache.InCache(m))); err != nil {
+		if err := t.Append(name, l.Family, l.Parameters, l.Quantisation, tuning, humanSize(l.Size), strings.Join(l.Sources, ", "), strconv.FormatBool(l.Cached)); err != nil {
 			return err
 		}
 	}
@@ -134,16 +189,23 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
+	var done []Fetched
 	for _, m := range ms {
 		p, err := fetcher.Pull(ctx, m)
 		if err != nil {
 			return err
 		}
-		state := "fetched from " + p.Source
-		if p.Cached {
-			state = "already in the cache"
+		f := Fetched{Name: m.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}
+		// Text is printed as each model arrives, so that a script reads
+		// each path as soon as it is there; JSON is one document, at the
+		// end.
+		if opts.Format == formatText {
+			fmt.Fprint(opts.IO.Out, fetchedText(f))
 		}
-		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, p.Path, state)
+		done = append(done, f)
+	}
+	if opts.Format == formatJSON {
+		return printJSON(opts.IO.Out, done)
 	}
 	return nil
 }
@@ -154,14 +216,23 @@ func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
 		return err
 	}
 	bad := 0
+	var checked []ModelVerification
 	for _, m := range ms {
 		v, err := cache.Verify(ctx, m)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, v.State, v.Path)
+		if opts.Format == formatText {
+			fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, v.State, v.Path)
+		}
+		checked = append(checked, ModelVerification{Name: m.Name, State: v.State, Path: v.Path})
 		if v.State == models.VerifyMismatch || (v.State == models.VerifyMissing && len(opts.Names) > 0) {
 			bad++
+		}
+	}
+	if opts.Format == formatJSON {
+		if err := printJSON(opts.IO.Out, checked); err != nil {
+			return err
 		}
 	}
 	if bad > 0 {

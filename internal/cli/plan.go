@@ -34,7 +34,7 @@ time × threads over the episodes (the rollout records no time per
 episode); a run made in lanes or shards whose folders it keeps adds up
 theirs. docs/methodology.md ("Power") defines every column.`,
 		Args: cobra.MinimumNArgs(1),
-		// plan's checks of its own: the target, the power and the format.
+		// plan's checks of its own: the target and the power.
 		PreRunE: func(*cobra.Command, []string) error {
 			switch {
 			case !(opts.Diff > 0 && opts.Diff <= 1):
@@ -42,11 +42,7 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 			case !(opts.Power > 0 && opts.Power < 1):
 				return Usagef("--power: expected a probability in (0, 1), got %v", opts.Power)
 			}
-			switch opts.Format {
-			case report.FormatText, report.FormatCSV, report.FormatJSON:
-				return nil
-			}
-			return Usagef("--format: expected text, csv or json, got %q", opts.Format)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
@@ -55,7 +51,7 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 	}
 	cmd.Flags().Float64Var(&opts.Diff, "diff", 0, "target difference from verbatim, as a difference of rates (0.14: 14 pp); required")
 	cmd.Flags().Float64Var(&opts.Power, "power", report.MDDPower, "chance of marking the target difference")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, csv or json")
+	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatCSV, formatJSON)
 	return cmd
 }
 

@@ -53,21 +53,13 @@ the tables, their plots inline and every episode and probe item of the
 folders, with the filters of ` + "`feedrun show`" + `; clicking a figure lists
 the episodes or items behind it.`,
 		Args: cobra.ArbitraryArgs,
-		// report's one check of its own: the format.
-		PreRunE: func(*cobra.Command, []string) error {
-			switch opts.Format {
-			case report.FormatText, report.FormatMarkdown, report.FormatCSV, report.FormatHTML:
-				return nil
-			}
-			return Usagef("--format: expected text, markdown, csv or html, got %q", opts.Format)
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
 			return reportRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, markdown, csv or html")
+	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: html: CodeRepair's task statements, and items for --contexts")

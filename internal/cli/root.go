@@ -87,6 +87,10 @@ become underscores), then the config file (--config, or ./feedrun.yaml), then
 defaults. A config file key is a flag name, either at the top level or under
 the command's name (e.g. "probe: {items: 200}").
 
+Commands that print data take --format: text (the default, but items'
+is jsonl), json or jsonl, and csv where the output is a table; data goes to
+stdout, status and progress to stderr.
+
 Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
 input file, or a folder or store another feedrun is writing; 130 interrupted.
 A command run in --lanes exits with the code of the lane that failed first.`
@@ -102,15 +106,19 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 		// A command's flags are checked once they are resolved and before
 		// its RunE opens or writes anything: the ranges its bound calls
-		// declare here, then its own check (the command's PreRunE). A run
-		// function checks nothing that the flags alone decide.
+		// declare here, the output formats its --format accepts, then its
+		// own check (the command's PreRunE). A run function checks nothing
+		// that the flags alone decide.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
 			if err := resolveSettings(cmd, configPath); err != nil {
 				return err
 			}
-			return checkBounds(cmd)
+			if err := checkBounds(cmd); err != nil {
+				return err
+			}
+			return checkFormat(cmd)
 		},
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
@@ -134,6 +142,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newSweepCmd(f),
 		newMemoryCmd(f),
 		newDataCmd(f),
+		newReferenceItemsCmd(f),
 	)
 	return root
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,10 +17,10 @@ type ScoreOptions struct {
 	Model        modelFlags
 	RawPrompt    string
 	Continuation string
-	JSON         bool
+	Format       string // text or json
 }
 
-// ScoreResult is the JSON `feedrun score --json` prints.
+// ScoreResult is the JSON `feedrun score --format json` prints.
 type ScoreResult struct {
 	Model    string     `json:"model"`
 	Tokens   []string   `json:"tokens"`
@@ -50,7 +49,8 @@ func newScoreCmd(f *Factory) *cobra.Command {
 	opts.Model.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	jsonSwitch(cmd.Flags())
 	return cmd
 }
 
@@ -64,8 +64,8 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		return json.NewEncoder(opts.IO.Out).Encode(res)
+	if opts.Format == formatJSON {
+		return printJSON(opts.IO.Out, res)
 	}
 	for i := range res.Tokens {
 		fmt.Fprintf(opts.IO.Out, "%6d  %-20q %10.4f\n", res.TokenIDs[i], res.Tokens[i], res.LogProbs[i])

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -13,8 +12,8 @@ import (
 
 // VersionOptions are the version command's settings.
 type VersionOptions struct {
-	IO   *iostreams.IOStreams
-	JSON bool
+	IO     *iostreams.IOStreams
+	Format string // text or json
 }
 
 // VersionInfo is what `feedrun version` reports.
@@ -45,15 +44,14 @@ func newVersionCmd(f *Factory) *cobra.Command {
 			return versionRun(opts, CurrentVersion())
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	jsonSwitch(cmd.Flags())
 	return cmd
 }
 
 func versionRun(opts *VersionOptions, v VersionInfo) error {
-	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+	if opts.Format == formatJSON {
+		return printJSON(opts.IO.Out, v)
 	}
 	_, err := fmt.Fprint(opts.IO.Out, versionText(v))
 	return err

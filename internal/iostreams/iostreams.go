@@ -18,8 +18,9 @@ import (
 
 // IOStreams is what a command reads from and writes to.
 //
-// There is no stdin: no command reads it. Commands with a --json output
-// draw no bars anyway, so JSON output needs no switch here.
+// There is no stdin: no command reads it. Output formats need no switch
+// here: a command's --format decides what goes to Out, and bars and status
+// go to ErrOut whatever it is, so they never mix with the data.
 type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer

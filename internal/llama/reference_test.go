@@ -74,7 +74,7 @@ func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 			t.Fatalf("%s: %d reference log-probabilities for %d tokens", s.ID, len(s.LogProbs), len(s.Continuation))
 		}
 		// One unit per item, its contexts sharing the cached prefix, as
-		// the measurement (scripts/reference-items) and a probe score it.
+		// the measurement (feedrun reference-items) and a probe score it.
 		if k := referenceItem(s.ID); k != unit {
 			m.BeginUnit()
 			unit = k
@@ -100,7 +100,7 @@ func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 }
 
 // referenceItem is the item part of a fixture sequence's id
-// (item/context/continuation, as scripts/reference-items names them).
+// (item/context/continuation, as feedrun reference-items names them).
 func referenceItem(id string) string {
 	parts := strings.Split(id, "/")
 	if len(parts) < 3 {

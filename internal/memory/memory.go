@@ -272,27 +272,47 @@ func (s *Store) Guidance(env, template string, tools []string, perKind int) (gui
 	return b.String(), n, nil
 }
 
-// Show writes every lesson, for `feedrun memory show`.
-func (s *Store) Show(w io.Writer) error {
+// Lesson is one row of the store: what it learnt for a tool of a
+// template, and from how many steps.
+type Lesson struct {
+	Env      string `json:"env"`
+	Template string `json:"template"`
+	Tool     string `json:"tool"`
+	Kind     string `json:"kind"`
+	Count    int    `json:"count"`
+	Text     string `json:"text"`
+}
+
+// Lessons are every lesson in the store, for `feedrun memory show`: by
+// environment, template, tool and kind, the most seen first.
+func (s *Store) Lessons() ([]Lesson, error) {
 	rows, err := s.db.Query(`SELECT env, template, tool, kind, text, count FROM lesson ORDER BY env, template, tool, kind, count DESC, text`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Lesson
+	for rows.Next() {
+		var l Lesson
+		if err := rows.Scan(&l.Env, &l.Template, &l.Tool, &l.Kind, &l.Text, &l.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Show writes every lesson as a tab-separated line, or a line saying the
+// store is empty.
+func (s *Store) Show(w io.Writer) error {
+	ls, err := s.Lessons()
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var env, template, tool, kind, text string
-		var count int
-		if err := rows.Scan(&env, &template, &tool, &kind, &text, &count); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", env, template, tool, kind, count, text)
-		n++
+	for _, l := range ls {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", l.Env, l.Template, l.Tool, l.Kind, l.Count, l.Text)
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if n == 0 {
+	if len(ls) == 0 {
 		fmt.Fprintf(w, "(the memory at %s is empty)\n", s.path)
 	}
 	return nil
