@@ -32,6 +32,7 @@ var forbidden = map[string][]string{
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
+	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},
 	"envs/toolshed":       {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/coderepair"},
 	"envs/coderepair":     {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/toolshed"},
 }
