@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
@@ -101,25 +100,4 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", d.Name, p.Path, state)
 	}
 	return nil
-}
-
-// defaultMBPP points an unset --mbpp at the cached sanitized MBPP, once
-// `feedrun data pull mbpp` has put it there. It runs after the flag, the
-// environment and the config file have had their say, so each of them
-// still wins; without a cached copy the flag stays empty and the command
-// says how to get one.
-func defaultMBPP(fs *pflag.FlagSet) error {
-	fl := fs.Lookup("mbpp")
-	if fl == nil || fl.Changed || fl.Value.String() != "" {
-		return nil
-	}
-	cache, err := models.DefaultCache()
-	if err != nil {
-		return nil // no cache directory: nothing cached to default to
-	}
-	path, ok := cache.CachedDataset(models.MBPP)
-	if !ok {
-		return nil
-	}
-	return fs.Set("mbpp", path)
 }

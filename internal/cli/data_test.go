@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -95,63 +93,4 @@ func mustCache(t *testing.T) models.Cache {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// TestMBPPDefaultsToTheCache: an unset --mbpp takes the cached sanitized
-// MBPP; the flag, FEEDRUN_MBPP and the config file still win, and without a
-// cached copy it stays empty.
-func TestMBPPDefaultsToTheCache(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("mbpp: /from/config.json\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name   string
-		cached bool
-		env    string
-		args   []string
-		want   string
-	}{
-		{"nothing cached", false, "", nil, ""},
-		{"cached", true, "", nil, "CACHED"},
-		{"flag wins", true, "", []string{"--mbpp", "/from/flag.json"}, "/from/flag.json"},
-		{"environment wins", true, "/from/env.json", nil, "/from/env.json"},
-		{"config file wins", true, "", []string{"--config", cfg}, "/from/config.json"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(models.CacheEnv, t.TempDir())
-			t.Setenv("FEEDRUN_MBPP", c.env)
-			cache := mustCache(t)
-			cached := cache.DatasetPath(models.MBPP)
-			if c.cached {
-				if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(cached, make([]byte, models.MBPP.Size), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var got string
-			root := &cobra.Command{Use: "feedrun"}
-			var configPath string
-			root.PersistentFlags().StringVar(&configPath, "config", "", "")
-			root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return resolveSettings(cmd, configPath) }
-			leaf := &cobra.Command{Use: "items", RunE: func(cmd *cobra.Command, _ []string) error {
-				got, _ = cmd.Flags().GetString("mbpp")
-				return nil
-			}}
-			leaf.Flags().String("mbpp", "", "")
-			root.AddCommand(leaf)
-			root.SetArgs(append([]string{"items"}, c.args...))
-			if err := root.Execute(); err != nil {
-				t.Fatal(err)
-			}
-			want := strings.ReplaceAll(c.want, "CACHED", cached)
-			if got != want {
-				t.Fatalf("--mbpp = %q, want %q", got, want)
-			}
-		})
-	}
 }

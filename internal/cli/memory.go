@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -22,7 +21,7 @@ type MemoryOptions struct {
 	IO          *iostreams.IOStreams
 	OpenModel   modelOpener // loads the model; the Factory's
 	Model       modelFlags
-	Env         string
+	Env         envSpec
 	DB          string
 	Seeds       int
 	MaxSteps    int
@@ -34,13 +33,13 @@ type MemoryOptions struct {
 // checkBuild is where memory build's flags are checked, before anything is
 // opened or written (see checkBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if err := checkDecode(o.Decode); err != nil {
+	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	if o.Temperature < 0 {
-		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	if err := checkTemperature(o.Temperature); err != nil {
+		return err
 	}
-	if err := checkEnvFlags(o.Env, "", o.buildNeeds()...); err != nil {
+	if _, err := o.Env.check(o.buildNeeds()...); err != nil {
 		return err
 	}
 	return o.Model.checkObservations()
@@ -48,7 +47,7 @@ func (o *MemoryOptions) checkBuild() error {
 
 // buildNeeds are what memory build asks of the environment. Only an
 // environment with memory keys has anything to learn (ToolShed: its call
-// patterns and the tools of its templates); none reads MBPP.
+// patterns and the tools of its templates).
 func (o *MemoryOptions) buildNeeds() []need {
 	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
 }
@@ -69,7 +68,8 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
-	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
+	// Only an environment with memory keys registers its settings here.
+	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
@@ -143,7 +143,7 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
 // checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	env, err := openEnv(opts.Env, "", false, opts.buildNeeds()...)
+	env, err := opts.Env.open(opts.buildNeeds()...)
 	if err != nil {
 		return err
 	}

@@ -181,10 +181,7 @@ func resolveSettings(cmd *cobra.Command, configPath string) error {
 			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
 		}
 	})
-	if firstErr != nil {
-		return firstErr
-	}
-	return defaultMBPP(cmd.Flags())
+	return firstErr
 }
 
 func envName(flag string) string {

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
@@ -300,7 +303,9 @@ func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		contexts := itemContexts(context.Background(), d, "", false, func(format string, args ...any) {
+		var spec envSpec
+		spec.registerSettings(pflag.NewFlagSet("show", pflag.ContinueOnError), env.ToRead)
+		contexts := itemContexts(context.Background(), d, &spec, false, func(format string, args ...any) {
 			t.Errorf("%s: "+format, append([]any{run}, args...)...)
 		})
 		ids := map[string]bool{}
