@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -64,9 +65,9 @@ func harnessNames(hs []harness.Name) []string {
 // embed it; its flags are registered and checked here once for both.
 type runSpec struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener  // loads the model; the Factory's
-	Launch    laneLauncher // starts lane workers; the Factory's
-	Command   []string     // the command line, the Factory's
+	OpenModel modelOpener    // loads the model; the Factory's
+	Launch    lanes.Launcher // starts lane workers; the Factory's
+	Command   []string       // the command line, the Factory's
 	Model     modelFlags
 	Env       envSpec
 	Harness   string
@@ -175,10 +176,10 @@ func (r *runSpec) runLanes(ctx context.Context, verb string, folder func(model, 
 		}
 		out = folder(model, r.Env.Name)
 	}
-	run := &laneRun{IO: r.IO, Launch: r.Launch, Args: r.Command[1:], Lanes: r.Lanes, Threads: r.Model.Threads, Out: out, Command: r.Command}
+	run := &lanes.Run{IO: r.IO, Launch: r.Launch, Args: r.Command[1:], Lanes: r.Lanes, Threads: r.Model.Threads, Out: out, Command: r.Command}
 	if extra != nil {
 		run.Extra = extra(out)
 	}
-	r.IO.Statusf("%s: %d lanes, %d threads each → %s", verb, run.Lanes, run.laneThreads(), out)
-	return run.execute(ctx)
+	r.IO.Statusf("%s: %d lanes, %d threads each → %s", verb, run.Lanes, run.LaneThreads(), out)
+	return run.Execute(ctx)
 }
