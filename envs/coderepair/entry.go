@@ -37,7 +37,7 @@ func (s *Settings) Register(fs *pflag.FlagSet, u env.Use) {
 		fs.StringVar(&s.MBPP, "mbpp", "", "sanitized MBPP JSON file: CodeRepair's task statements, and items for --contexts")
 		return
 	}
-	fs.StringVar(&s.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	fs.StringVar(&s.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair; default: the copy that 'feedrun data pull mbpp' cached)")
 	fs.BoolVar(&s.Unsafe, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
 }
 

@@ -21,7 +21,8 @@ func TestDataHelp(t *testing.T) {
 	if code := Execute(context.Background(), streams, []string{"data", "--help"}); code != ExitOK {
 		t.Fatalf("feedrun data --help exited %d", code)
 	}
-	for _, want := range []string{"sanitized MBPP", "pull", "--mbpp defaults to it"} {
+	d := models.Datasets[0]
+	for _, want := range []string{d.Name + "  " + d.Note, d.URL, "pull", "the environment that reads it defaults to it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q:\n%s", want, out)
 		}
@@ -32,19 +33,20 @@ func TestDataHelp(t *testing.T) {
 // published file is refused (sha256), and nothing lands in the cache.
 func TestDataPullChecksWhatItFetches(t *testing.T) {
 	t.Setenv(models.CacheEnv, t.TempDir())
+	d := models.Datasets[0]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "x.json", time.Time{}, strings.NewReader(strings.Repeat("[]", int(models.MBPP.Size)/2)+"x"))
+		http.ServeContent(w, r, "x.json", time.Time{}, strings.NewReader(strings.Repeat("[]", int(d.Size)/2)+"x"))
 	}))
 	defer srv.Close()
 	streams, out, errOut := iostreams.Test(false)
-	code := Execute(context.Background(), streams, []string{"data", "pull", "mbpp", "--url", srv.URL + "/sanitized-mbpp.json"})
-	if code != ExitError || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+models.MBPP.SHA256) {
+	code := Execute(context.Background(), streams, []string{"data", "pull", d.Name, "--url", srv.URL + "/" + d.File})
+	if code != ExitError || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+d.SHA256) {
 		t.Fatalf("exit %d, stderr %q; want 1 and a sha256 mismatch", code, errOut)
 	}
 	if out.Len() != 0 {
 		t.Errorf("stdout %q after a failed pull", out)
 	}
-	if _, cached := mustCache(t).CachedDataset(models.MBPP); cached {
+	if _, cached := mustCache(t).CachedDataset(d); cached {
 		t.Error("a file that failed its check is in the cache")
 	}
 }
@@ -58,7 +60,7 @@ func TestDataPullRefusesUnknownNames(t *testing.T) {
 }
 
 // TestDataPullFetches runs the command end to end against a local server
-// serving a dataset that stands in for MBPP (the real bytes are not in the
+// serving a dataset that stands in for the real ones (whose bytes are not in the
 // repository).
 func TestDataPullFetches(t *testing.T) {
 	content := []byte(`[{"task_id": 2}]`)
