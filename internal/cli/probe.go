@@ -33,7 +33,7 @@ func (o *ProbeOptions) check() error {
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{runSpec: f.runSpec()}
+	opts := &ProbeOptions{runSpec: f.newRunSpec()}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",

@@ -110,7 +110,7 @@ func splitFilter(s string) string {
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{runSpec: f.runSpec()}
+	opts := &RolloutOptions{runSpec: f.newRunSpec()}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",

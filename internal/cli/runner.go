@@ -81,8 +81,8 @@ type runSpec struct {
 	autoShard bool // --shard auto
 }
 
-// runSpec is a runner's shared settings, wired to the factory.
-func (f *Factory) runSpec() runSpec {
+// newRunSpec is a runner's shared settings, wired to the factory.
+func (f *Factory) newRunSpec() runSpec {
 	return runSpec{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
 }
 
