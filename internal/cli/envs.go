@@ -107,13 +107,18 @@ func (s *envSpec) record(c *results.Config) {
 }
 
 // recorded is the entry and settings of name, the environment of a
-// recorded run, for a command that reads runs; the caller checks the
-// settings (env.ToRead) once it knows it needs the environment opened.
+// recorded run, for a command that reads runs: the settings its flags
+// gave, or the entry's defaults where none were registered (options made
+// without flags). The caller checks them (env.ToRead) once it knows it
+// needs the environment opened.
 func (s *envSpec) recorded(name string) (env.Entry, env.Settings, error) {
 	e, ok := envs.Lookup(name)
-	set := s.settings[name]
-	if !ok || set == nil {
+	if !ok {
 		return env.Entry{}, nil, fmt.Errorf("no environment %q here: expected %s", name, envs.Names())
+	}
+	set, ok := s.settings[name]
+	if !ok {
+		set = e.Settings()
 	}
 	return e, set, nil
 }

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
@@ -303,9 +300,7 @@ func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var spec envSpec
-		spec.registerSettings(pflag.NewFlagSet("show", pflag.ContinueOnError), env.ToRead)
-		contexts := itemContexts(context.Background(), d, &spec, false, func(format string, args ...any) {
+		contexts := itemContexts(context.Background(), d, &envSpec{}, false, func(format string, args ...any) {
 			t.Errorf("%s: "+format, append([]any{run}, args...)...)
 		})
 		ids := map[string]bool{}
