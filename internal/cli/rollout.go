@@ -69,14 +69,10 @@ func (o *RolloutOptions) check() error {
 	return checkOneOf("split", o.Split, splits)
 }
 
-// memoryPath is the memory store the memory harness reads, when --harness
-// names it ("" otherwise): --memory, else the run folder's memory.db,
-// which every shard and every lane reads. The run opens it, once; a
-// rollout does not build one.
+// memoryPath is the memory store the memory harness reads: --memory,
+// else the run folder's memory.db, which every shard and every lane
+// reads. The run opens it, once; a rollout does not build one.
 func (o *RolloutOptions) memoryPath(model string) string {
-	if !slices.Contains(o.harnesses, harness.Memory) {
-		return ""
-	}
 	if o.Memory != "" {
 		return o.Memory
 	}
@@ -161,15 +157,18 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 
 // rolloutRun runs the rollout of opts, whose flags check has settled.
 func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
-	// The memory store is opened first, once: a missing one is refused
-	// before any lane starts or any model loads.
-	model, err := modelName(opts.Model)
-	if err != nil {
-		return err
-	}
-	memPath, memSHA := opts.memoryPath(model), ""
-	var store *memory.Store
-	if memPath != "" {
+	// The memory harness's store is opened first, once: a missing one is
+	// refused before any lane starts or any model loads.
+	var (
+		memPath, memSHA string
+		store           *memory.Store
+	)
+	if slices.Contains(opts.harnesses, harness.Memory) {
+		model, err := modelName(opts.Model)
+		if err != nil {
+			return err
+		}
+		memPath = opts.memoryPath(model)
 		if store, err = openMemoryStore(memPath, model, opts.Env.Name); err != nil {
 			return err
 		}
