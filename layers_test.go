@@ -31,7 +31,9 @@ var forbidden = map[string][]string{
 	"internal/export":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
+	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
+	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},
 	"envs/toolshed":       {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/coderepair"},
 	"envs/coderepair":     {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/toolshed"},
 }

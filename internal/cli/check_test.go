@@ -19,7 +19,7 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"probe", "--lanes", "2", "--shard", "0/2"}, "--lanes 2 with --shard 0/2"},
 		{[]string{"probe", "--shard", "3/2"}, "shard"},
 		{[]string{"probe", "--env", "nowhere"}, `unknown environment "nowhere"`},
-		{[]string{"probe", "--env", "coderepair"}, "--env coderepair needs --mbpp"},
+		{[]string{"probe", "--env", "coderepair"}, "--env coderepair needs --"}, // its data file (envs/coderepair's tests)
 		{[]string{"probe", "--observations", "assistant"}, "--observations"},
 		{[]string{"probe", "--items", "-1"}, "--items: expected a whole number >= 0"},
 		{[]string{"rollout", "--harness", "nope"}, "--harness"},
@@ -45,7 +45,7 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"show", "--passed", "--failed", "x"}, "--passed and --failed"},
 		{[]string{"show", "--harness", "nope", "x"}, `--harness "nope"`},
 		{[]string{"merge", "x"}, "--out is required"},
-		{[]string{"data", "pull", "--url", "http://127.0.0.1:1/x", "mbpp", "mbpp"}, "--url: name the one dataset it serves (got 2)"},
+		{[]string{"data", "pull", "--url", "http://127.0.0.1:1/x", "one", "two"}, "--url: name the one dataset it serves (got 2)"},
 		{[]string{"data", "pull", "nope"}, "nope"},
 	}
 	for _, c := range cases {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/report"
@@ -18,14 +17,14 @@ import (
 // file) and kept only when the dataset they come from is the one the run
 // recorded. An on-policy run's items are made from those items and the
 // attempts its onpolicy_attempts.csv logged, with no model and no program
-// run. A run whose items cannot be made here (CodeRepair without the MBPP
+// run. A run whose items cannot be made here (CodeRepair without its data
 // file; another dataset; an on-policy run without its attempt log) gets
 // none, and the viewer says so, with a note on stderr; a viewer works
 // without them. Making CodeRepair's items runs every item's programs in the
 // sandbox again (minutes for a committed run), so it is done only when slow
 // is set (--contexts).
-func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, note func(format string, args ...any)) report.Contexts {
-	out, missing := runContexts(ctx, d, mbpp, slow)
+func itemContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool, note func(format string, args ...any)) report.Contexts {
+	out, missing := runContexts(ctx, d, spec, slow)
 	for _, run := range d.Runs {
 		if err, ok := missing[run.Dir]; ok {
 			note("%s: items not shown with their context: %v", run.Dir, err)
@@ -36,13 +35,13 @@ func itemContexts(ctx context.Context, d report.Data, mbpp string, slow bool, no
 
 // runContexts is itemContexts with, instead of notes, why each probe run
 // whose items were not made has none, by run folder.
-func runContexts(ctx context.Context, d report.Data, mbpp string, slow bool) (report.Contexts, map[string]error) {
+func runContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool) (report.Contexts, map[string]error) {
 	out, missing := report.Contexts{}, map[string]error{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
 			continue
 		}
-		items, err := runItems(ctx, run, mbpp, slow)
+		items, err := runItems(ctx, run, spec, slow)
 		if err != nil {
 			missing[run.Dir] = err
 			continue
@@ -54,23 +53,26 @@ func runContexts(ctx context.Context, d report.Data, mbpp string, slow bool) (re
 	return out, missing
 }
 
-func runItems(ctx context.Context, run report.RunInfo, mbpp string, slow bool) ([]transcript.Item, error) {
+func runItems(ctx context.Context, run report.RunInfo, spec *envSpec, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	name := c.Env
 	// An on-policy run's items are made from its logged attempts and the
 	// environment's descriptions of their failures, so it needs the
 	// environment even when its items came from a file.
 	needEnv := c.ItemsFile == "" || c.OnPolicy
-	if name == coderepair.Name && needEnv && !slow {
-		return nil, fmt.Errorf("coderepair items are made again only with --contexts (it runs their programs again: minutes)")
-	}
-	if name == coderepair.Name && needEnv && mbpp == "" {
-		return nil, fmt.Errorf("coderepair needs --mbpp (or `feedrun data pull mbpp`)")
-	}
 	var e env.Env
 	if needEnv {
-		var err error
-		if e, err = openEnv(name, mbpp, false); err != nil {
+		entry, set, err := spec.recorded(name)
+		if err != nil {
+			return nil, err
+		}
+		if entry.SlowItems && !slow {
+			return nil, fmt.Errorf("%s items are made again only with --contexts (it runs their programs again: minutes)", name)
+		}
+		if err := set.Check(env.ToRead); err != nil {
+			return nil, err
+		}
+		if e, err = set.Open(); err != nil {
 			return nil, err
 		}
 	}

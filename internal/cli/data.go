@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
@@ -24,24 +24,30 @@ type DataOptions struct {
 	sets []models.Dataset // check's reading of the names and --url
 }
 
-const dataHelp = `data fetches the public datasets the environments read into feedrun's cache
+// dataHelp is data's help, listing the datasets of the registry.
+func dataHelp() string {
+	var list strings.Builder
+	for _, d := range models.Datasets {
+		fmt.Fprintf(&list, "  %s  %s,\n        from %s\n", d.Name, d.Note, d.URL)
+	}
+	return `data fetches the public datasets the environments read into feedrun's cache
 ($FEEDRUN_CACHE, else feedrun under the user cache directory), beside the
 models, in its data/ folder.
 
-  mbpp  sanitized MBPP (Austin et al. 2021, CC BY 4.0), CodeRepair's 427
-        problems, from the google-research repository on GitHub
-
+` + list.String() + `
 A download resumes where an interrupted one stopped, shows progress on a
 terminal, and takes its name in the cache only once its size and sha256
-match the published file. Once mbpp is in the cache, --mbpp defaults to it;
---mbpp and FEEDRUN_MBPP still win.`
+match the published file. Once a dataset is in the cache, the setting of
+the environment that reads it defaults to it; the flag and its FEEDRUN_
+variable still win.`
+}
 
 func newDataCmd(f *Factory) *cobra.Command {
 	opts := &DataOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "data",
-		Short: "Fetch the public datasets the environments read (sanitized MBPP) into the cache",
-		Long:  dataHelp,
+		Short: "Fetch the public datasets the environments read into the cache",
+		Long:  dataHelp(),
 	}
 	pull := &cobra.Command{
 		Use:   "pull [NAME...]",
@@ -108,25 +114,4 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return printJSON(opts.IO.Out, done)
 	}
 	return nil
-}
-
-// defaultMBPP points an unset --mbpp at the cached sanitized MBPP, once
-// `feedrun data pull mbpp` has put it there. It runs after the flag, the
-// environment and the config file have had their say, so each of them
-// still wins; without a cached copy the flag stays empty and the command
-// says how to get one.
-func defaultMBPP(fs *pflag.FlagSet) error {
-	fl := fs.Lookup("mbpp")
-	if fl == nil || fl.Changed || fl.Value.String() != "" {
-		return nil
-	}
-	cache, err := models.DefaultCache()
-	if err != nil {
-		return nil // no cache directory: nothing cached to default to
-	}
-	path, ok := cache.CachedDataset(models.MBPP)
-	if !ok {
-		return nil
-	}
-	return fs.Set("mbpp", path)
 }

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -23,7 +21,8 @@ func TestDataHelp(t *testing.T) {
 	if code := Execute(context.Background(), streams, []string{"data", "--help"}); code != ExitOK {
 		t.Fatalf("feedrun data --help exited %d", code)
 	}
-	for _, want := range []string{"sanitized MBPP", "pull", "--mbpp defaults to it"} {
+	d := models.Datasets[0]
+	for _, want := range []string{d.Name + "  " + d.Note, d.URL, "pull", "the environment that reads it defaults to it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q:\n%s", want, out)
 		}
@@ -34,19 +33,20 @@ func TestDataHelp(t *testing.T) {
 // published file is refused (sha256), and nothing lands in the cache.
 func TestDataPullChecksWhatItFetches(t *testing.T) {
 	t.Setenv(models.CacheEnv, t.TempDir())
+	d := models.Datasets[0]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "x.json", time.Time{}, strings.NewReader(strings.Repeat("[]", int(models.MBPP.Size)/2)+"x"))
+		http.ServeContent(w, r, "x.json", time.Time{}, strings.NewReader(strings.Repeat("[]", int(d.Size)/2)+"x"))
 	}))
 	defer srv.Close()
 	streams, out, errOut := iostreams.Test(false)
-	code := Execute(context.Background(), streams, []string{"data", "pull", "mbpp", "--url", srv.URL + "/sanitized-mbpp.json"})
-	if code != ExitError || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+models.MBPP.SHA256) {
+	code := Execute(context.Background(), streams, []string{"data", "pull", d.Name, "--url", srv.URL + "/" + d.File})
+	if code != ExitError || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+d.SHA256) {
 		t.Fatalf("exit %d, stderr %q; want 1 and a sha256 mismatch", code, errOut)
 	}
 	if out.Len() != 0 {
 		t.Errorf("stdout %q after a failed pull", out)
 	}
-	if _, cached := mustCache(t).CachedDataset(models.MBPP); cached {
+	if _, cached := mustCache(t).CachedDataset(d); cached {
 		t.Error("a file that failed its check is in the cache")
 	}
 }
@@ -60,7 +60,7 @@ func TestDataPullRefusesUnknownNames(t *testing.T) {
 }
 
 // TestDataPullFetches runs the command end to end against a local server
-// serving a dataset that stands in for MBPP (the real bytes are not in the
+// serving a dataset that stands in for the real ones (whose bytes are not in the
 // repository).
 func TestDataPullFetches(t *testing.T) {
 	content := []byte(`[{"task_id": 2}]`)
@@ -95,63 +95,4 @@ func mustCache(t *testing.T) models.Cache {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// TestMBPPDefaultsToTheCache: an unset --mbpp takes the cached sanitized
-// MBPP; the flag, FEEDRUN_MBPP and the config file still win, and without a
-// cached copy it stays empty.
-func TestMBPPDefaultsToTheCache(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("mbpp: /from/config.json\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name   string
-		cached bool
-		env    string
-		args   []string
-		want   string
-	}{
-		{"nothing cached", false, "", nil, ""},
-		{"cached", true, "", nil, "CACHED"},
-		{"flag wins", true, "", []string{"--mbpp", "/from/flag.json"}, "/from/flag.json"},
-		{"environment wins", true, "/from/env.json", nil, "/from/env.json"},
-		{"config file wins", true, "", []string{"--config", cfg}, "/from/config.json"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(models.CacheEnv, t.TempDir())
-			t.Setenv("FEEDRUN_MBPP", c.env)
-			cache := mustCache(t)
-			cached := cache.DatasetPath(models.MBPP)
-			if c.cached {
-				if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(cached, make([]byte, models.MBPP.Size), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var got string
-			root := &cobra.Command{Use: "feedrun"}
-			var configPath string
-			root.PersistentFlags().StringVar(&configPath, "config", "", "")
-			root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return resolveSettings(cmd, configPath) }
-			leaf := &cobra.Command{Use: "items", RunE: func(cmd *cobra.Command, _ []string) error {
-				got, _ = cmd.Flags().GetString("mbpp")
-				return nil
-			}}
-			leaf.Flags().String("mbpp", "", "")
-			root.AddCommand(leaf)
-			root.SetArgs(append([]string{"items"}, c.args...))
-			if err := root.Execute(); err != nil {
-				t.Fatal(err)
-			}
-			want := strings.ReplaceAll(c.want, "CACHED", cached)
-			if got != want {
-				t.Fatalf("--mbpp = %q, want %q", got, want)
-			}
-		})
-	}
 }

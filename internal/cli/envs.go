@@ -3,53 +3,124 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun/envs/coderepair"
-	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// environment is one environment that --env names.
-type environment struct {
-	name string
-	// kind is a value of the environment's type, which answers what
-	// capabilities it has before it is opened (opening CodeRepair reads
-	// MBPP and starts the sandbox); none of its methods is called.
-	kind env.Env
-	open func(mbpp string, unsafeSandbox bool) (env.Env, error)
+// envSpec is the environment a command uses: --env, and the own settings
+// of the registry's environments (package envs), each registered as the
+// command's flags by its entry. The command layer names no environment
+// and none of their settings.
+type envSpec struct {
+	Name     string // --env
+	use      env.Use
+	settings map[string]env.Settings // by environment name
 }
 
-// environments are the environments --env names, in the order the help
-// lists them: the one place that names them; the runners see only env.Env.
-var environments = []environment{
-	{toolshed.Name, toolshed.Environment{}, func(string, bool) (env.Env, error) { return toolshed.Environment{}, nil }},
-	{coderepair.Name, &coderepair.Environment{}, openCodeRepair},
+// registerEnv adds --env, with help, and the settings of every environment
+// that has what ns need of it (an environment that lacks one is refused by
+// check whatever its settings) to fs, for a command of use u.
+func (s *envSpec) registerEnv(fs *pflag.FlagSet, help string, ns ...need) {
+	fs.StringVar(&s.Name, "env", envs.All[0].Name, help)
+	s.registerSettings(fs, env.ToRun, ns...)
 }
 
-// openCodeRepair opens CodeRepair on the sanitized MBPP file mbpp, which
-// checkEnvFlags has found is given.
-func openCodeRepair(mbpp string, unsafeSandbox bool) (env.Env, error) {
-	e, err := coderepair.OpenWith(mbpp, coderepair.Config{Unsafe: unsafeSandbox})
+// registerSettings adds the settings of every environment that has what
+// ns need to fs, for a command of use u: a command that reads runs of any
+// environment has no --env.
+func (s *envSpec) registerSettings(fs *pflag.FlagSet, u env.Use, ns ...need) {
+	s.use, s.settings = u, map[string]env.Settings{}
+	for _, e := range envs.All {
+		if hasAll(e.Kind, ns) {
+			s.settings[e.Name] = e.Settings()
+			s.settings[e.Name].Register(fs, u)
+		}
+	}
+}
+
+func hasAll(e env.Env, ns []need) bool {
+	for _, n := range ns {
+		if n(e) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// envHelp is --env's help: the environments it names.
+func envHelp() string { return "environment: " + envs.Names() }
+
+// check checks --env, that the environment has every capability ns need
+// (lacking one is an env.Missing) and its own settings, opening nothing:
+// the needs are answered by the environment's kind. A command checks
+// with its other flags, and again as open opens what they name.
+func (s *envSpec) check(ns ...need) (env.Settings, error) {
+	e, ok := envs.Lookup(s.Name)
+	if !ok {
+		return nil, Usagef("unknown environment %q: expected %s", s.Name, envs.Names())
+	}
+	for _, n := range ns {
+		if err := n(e.Kind); err != nil {
+			return nil, err
+		}
+	}
+	set, ok := s.settings[e.Name]
+	if !ok {
+		return nil, Usagef("environment %s is not one this command runs", e.Name)
+	}
+	if err := set.Check(s.use); err != nil {
+		return nil, UsageError{err}
+	}
+	return set, nil
+}
+
+// open opens the environment --env names, once check's checks pass. An
+// environment that cannot be opened as its settings say (a data file that
+// is not there or not valid, a sandbox the kernel refuses) is the user's
+// to fix.
+func (s *envSpec) open(ns ...need) (env.Env, error) {
+	set, err := s.check(ns...)
+	if err != nil {
+		return nil, err
+	}
+	e, err := set.Open()
 	if err != nil {
 		return nil, UsageError{err}
 	}
 	return e, nil
 }
 
-// envNames lists the environments for help and errors: "a or b".
-func envNames() string {
-	names := make([]string, len(environments))
-	for i, e := range environments {
-		names[i] = e.name
+// record writes what the manifest keeps of the chosen environment's
+// settings into c.
+func (s *envSpec) record(c *results.Config) {
+	if set, ok := s.settings[s.Name]; ok {
+		set.Record(c)
 	}
-	return strings.Join(names, " or ")
+}
+
+// recorded is the entry and settings of name, the environment of a
+// recorded run, for a command that reads runs: the settings its flags
+// gave, or the entry's defaults where none were registered (options made
+// without flags). The caller checks them (env.ToRead) once it knows it
+// needs the environment opened.
+func (s *envSpec) recorded(name string) (env.Entry, env.Settings, error) {
+	e, ok := envs.Lookup(name)
+	if !ok {
+		return env.Entry{}, nil, fmt.Errorf("no environment %q here: expected %s", name, envs.Names())
+	}
+	set, ok := s.settings[name]
+	if !ok {
+		set = e.Settings()
+	}
+	return e, set, nil
 }
 
 // A need is a capability that a command's settings ask of the
@@ -74,51 +145,6 @@ func decodeNeeds(decode string, shots int) []need {
 		ns = append(ns, needs(env.DemonstratorOf, "--shots"))
 	}
 	return ns
-}
-
-// checkEnvFlags checks --env and --mbpp and that the environment has every
-// capability ns need (lacking one is an env.Missing), with a command's
-// other flags and again as openEnv opens what they name.
-func checkEnvFlags(name, mbpp string, ns ...need) error {
-	_, err := checkedEnv(name, mbpp, ns...)
-	return err
-}
-
-// openEnv opens the environment --env names, once checkEnvFlags' checks
-// pass. mbpp is the sanitized MBPP file CodeRepair reads; unsafeSandbox is
-// --unsafe-sandbox.
-func openEnv(name, mbpp string, unsafeSandbox bool, ns ...need) (env.Env, error) {
-	e, err := checkedEnv(name, mbpp, ns...)
-	if err != nil {
-		return nil, err
-	}
-	return e.open(mbpp, unsafeSandbox)
-}
-
-// checkedEnv is the environment --env names, once it has every capability
-// ns need and --mbpp is given where it reads MBPP. The needs are answered
-// by the environment's kind, so nothing is opened to check them.
-func checkedEnv(name, mbpp string, ns ...need) (environment, error) {
-	i := slices.IndexFunc(environments, func(e environment) bool { return e.name == name })
-	if i < 0 {
-		return environment{}, Usagef("unknown environment %q: expected %s", name, envNames())
-	}
-	e := environments[i]
-	for _, n := range ns {
-		if err := n(e.kind); err != nil {
-			return environment{}, err
-		}
-	}
-	if e.name == coderepair.Name && mbpp == "" {
-		return environment{}, Usagef("--env %s needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)", coderepair.Name)
-	}
-	return e, nil
-}
-
-// unsafeSandboxFlag registers --unsafe-sandbox on a command that can run
-// CodeRepair.
-func unsafeSandboxFlag(fs *pflag.FlagSet, p *bool) {
-	fs.BoolVar(p, "unsafe-sandbox", false, "coderepair: run programs without the OS sandbox (bubblewrap), with rlimits and a Python guard alone, where the kernel gives no namespaces; recorded in the manifest")
 }
 
 // probeNearRepeat compares a generated reply with an item's failed action

@@ -2,24 +2,29 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
-// withEnvironment lets --env name e for the rest of the test.
-func withEnvironment(t *testing.T, e env.Env) {
+// withEnvironment adds entry to the registry for the rest of the test, as
+// its one line in package envs would.
+func withEnvironment(t *testing.T, entry env.Entry) {
 	t.Helper()
-	saved := environments
-	environments = append(slices.Clone(environments), environment{e.Name(), e, func(string, bool) (env.Env, error) { return e, nil }})
-	t.Cleanup(func() { environments = saved })
+	saved := envs.All
+	envs.All = append(slices.Clone(envs.All), entry)
+	t.Cleanup(func() { envs.All = saved })
 }
 
 // A setting that needs a capability the environment lacks is refused with
@@ -28,7 +33,7 @@ func withEnvironment(t *testing.T, e env.Env) {
 // an environment with the core of the contract alone runs.
 func TestSettingsThatNeedAMissingCapabilityExitTwo(t *testing.T) {
 	c := newFakeCLI(t)
-	withEnvironment(t, env.CoreOnly{Env: rollout.FixTest{}})
+	withEnvironment(t, env.Fixed(env.CoreOnly{Env: rollout.FixTest{}}))
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	db := filepath.Join(dir, "memory.db")
@@ -82,5 +87,62 @@ func TestSettingsThatNeedAMissingCapabilityExitTwo(t *testing.T) {
 	}
 	if after, err := os.ReadFile(store); err != nil || !bytes.Equal(after, committed) {
 		t.Errorf("the rollout changed the memory store it only reads (%d → %d bytes, %v)", len(committed), len(after), err)
+	}
+}
+
+// toy is an environment that a test adds with one registry line: the
+// fix-the-test task under its own name, with one setting of its own.
+type toy struct{ rollout.FixTest }
+
+func (toy) Name() string { return "toy" }
+
+// toySettings are the toy's one setting, --toy-budget, which it must be
+// given and which the manifest records as the run's temperature would
+// be: any field the toy writes is what the run records.
+type toySettings struct{ budget int }
+
+func (s *toySettings) Register(fs *pflag.FlagSet, u env.Use) {
+	if u == env.ToRun {
+		fs.IntVar(&s.budget, "toy-budget", 0, "toy: its budget")
+	}
+}
+
+func (s *toySettings) Check(env.Use) error {
+	if s.budget < 1 {
+		return fmt.Errorf("--env toy needs --toy-budget N >= 1, got %d", s.budget)
+	}
+	return nil
+}
+
+func (s *toySettings) Open() (env.Env, error)      { return toy{}, nil }
+func (s *toySettings) OpenTasks() (env.Env, error) { return toy{}, nil }
+func (s *toySettings) Record(c *results.Config)    { c.Retries = s.budget }
+
+// TestAToyEnvironmentTakesOneRegistryLine: an environment added to the
+// registry alone, with a setting of its own, is named by --env, has its
+// setting as a flag of the commands that run it, is refused without it
+// before anything is opened, and runs with it, the manifest recording
+// what the entry records.
+func TestAToyEnvironmentTakesOneRegistryLine(t *testing.T) {
+	withEnvironment(t, env.Entry{Name: "toy", Kind: toy{}, Settings: func() env.Settings { return &toySettings{} }})
+	c := newFakeCLI(t)
+	if stdout, _ := c.ok("rollout", "--help"); !strings.Contains(stdout, "--toy-budget") || !strings.Contains(stdout, "or toy") {
+		t.Errorf("rollout --help names neither the toy nor its setting:\n%s", stdout)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := c.run("rollout", "--env", "toy", "--tasks", "1", "--out", out)
+	if want := "feedrun: --env toy needs --toy-budget N >= 1, got 0"; code != ExitUsage || strings.TrimSpace(stderr) != want {
+		t.Errorf("without its setting: exit %d, stderr %q; want %d and %q", code, stderr, ExitUsage, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) || c.opened != 0 {
+		t.Errorf("a refused toy run left %s (stat: %v) or opened %d models", out, err, c.opened)
+	}
+	c.ok("rollout", "--env", "toy", "--toy-budget", "3", "--tasks", "1", "--max-steps", "2", "--out", out)
+	m, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.Env != "toy" || m.Config.Retries != 3 {
+		t.Errorf("manifest env %q, retries %d; want toy and the toy's recorded 3", m.Config.Env, m.Config.Retries)
 	}
 }

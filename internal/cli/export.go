@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/coderepair"
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -25,7 +23,9 @@ type ExportOptions struct {
 	Dirs   []string
 	Format string
 	Out    string
-	MBPP   string
+	// Envs are the environments' own settings, which stating their
+	// tasks and making their items again may need (their data files).
+	Envs envSpec
 	// Contexts makes CodeRepair probe items again for their context (slow).
 	Contexts bool
 }
@@ -47,7 +47,7 @@ recovered) and one for probe items (a sample per item; scores G,
 G_per_token and P_repeat).
 
 A rollout sample starts with its task as the environment states it
-(ToolShed's from its task list, CodeRepair's from --mbpp), then each
+(ToolShed's from its task list, CodeRepair's from its data file), then each
 step's reply and observation. ToolShed probe items get their context,
 made again from the run's settings; CodeRepair's only with --contexts,
 which runs their programs again (minutes). Where a task or a context
@@ -73,7 +73,7 @@ cannot be found here, the sample's metadata says why.`,
 	fl.StringVar(&opts.Format, "format", FormatInspect, "the logs' format: inspect")
 	fl.StringVar(&opts.Out, "out", "", "folder to write the logs in (made if missing; logs of the same folders are replaced)")
 	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: CodeRepair's task statements, and items for --contexts")
+	opts.Envs.registerSettings(fl, env.ToRead)
 	return cmd
 }
 
@@ -87,8 +87,8 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	}
 	src := export.Sources{Missing: map[string]string{}}
 	var missing map[string]error
-	src.Items, missing = runContexts(ctx, d, opts.MBPP, opts.Contexts)
-	src.Tasks = taskStatements(ctx, d, opts.MBPP, missing)
+	src.Items, missing = runContexts(ctx, d, &opts.Envs, opts.Contexts)
+	src.Tasks = taskStatements(ctx, d, &opts.Envs, missing)
 	for _, dir := range slices.Sorted(maps.Keys(missing)) {
 		src.Missing[dir] = missing[dir].Error()
 		opts.IO.Statusf("%s: %v", dir, missing[dir])
@@ -113,9 +113,9 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 // every rollout task of d, as the run's environment writes them, by
 // report.ContextKey(run, task): rollout_steps.csv keeps replies and
 // observations, not the task. A run whose environment here is not the one
-// it ran (another task set or MBPP file), or whose MBPP file is not given,
+// it ran (another task set or data file), or whose data file is not given,
 // gets none, and missing says why.
-func taskStatements(ctx context.Context, d report.Data, mbpp string, missing map[string]error) map[string][]transcript.Message {
+func taskStatements(ctx context.Context, d report.Data, spec *envSpec, missing map[string]error) map[string][]transcript.Message {
 	out := map[string][]transcript.Message{}
 	tasks := map[string][]string{}
 	for _, e := range d.Episodes {
@@ -125,7 +125,7 @@ func taskStatements(ctx context.Context, d report.Data, mbpp string, missing map
 		if run.Episodes == 0 {
 			continue
 		}
-		e, err := statementEnv(run, mbpp)
+		e, err := statementEnv(run, spec)
 		if err != nil {
 			missing[run.Dir] = err
 			continue
@@ -153,22 +153,17 @@ func taskStatements(ctx context.Context, d report.Data, mbpp string, missing map
 // statementEnv is the environment of a rollout run, opened to state its
 // tasks: CodeRepair without its sandbox, which stating a task does not
 // need.
-func statementEnv(run report.RunInfo, mbpp string) (env.Env, error) {
-	var e env.Env
-	switch name := run.Manifest.Config.Env; name {
-	case toolshed.Name:
-		e = toolshed.Environment{}
-	case coderepair.Name:
-		if mbpp == "" {
-			return nil, fmt.Errorf("coderepair's task statements need --mbpp (or `feedrun data pull mbpp`)")
-		}
-		ds, err := coderepair.Load(mbpp)
-		if err != nil {
-			return nil, err
-		}
-		e = &coderepair.Environment{Dataset: ds}
-	default:
-		return nil, fmt.Errorf("no task statements for environment %q", name)
+func statementEnv(run report.RunInfo, spec *envSpec) (env.Env, error) {
+	_, set, err := spec.recorded(run.Manifest.Config.Env)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.Check(env.ToRead); err != nil {
+		return nil, fmt.Errorf("task statements: %w", err)
+	}
+	e, err := set.OpenTasks()
+	if err != nil {
+		return nil, err
 	}
 	// A rollout records the hash of its environment's whole task set
 	// (rollout.DatasetSHA256); one made before ToolShed's task ladder

@@ -98,14 +98,6 @@ func checkFormat(cmd *cobra.Command) error {
 	return Usagef("--format: expected %s, got %q", orList(allowed), v)
 }
 
-// orList is "a, b or c".
-func orList(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
-
 // printJSON writes v as one indented JSON document.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -15,7 +15,6 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -24,13 +23,10 @@ import (
 // ItemsOptions are the settings of `feedrun items`.
 type ItemsOptions struct {
 	IO     *iostreams.IOStreams
-	Env    string
-	MBPP   string
+	Env    envSpec
 	N      int
 	Seed   uint64
 	Format string
-	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
-	UnsafeSandbox bool
 }
 
 func newItemsCmd(f *Factory) *cobra.Command {
@@ -44,15 +40,13 @@ func newItemsCmd(f *Factory) *cobra.Command {
 			return itemsRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
-	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	opts.Env.registerEnv(cmd.Flags(), envHelp())
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	// jsonl stays the default: it is the file probe --items-file reads,
 	// and scripts redirect `feedrun items` into one.
 	formatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
 	formatAlias(cmd.Flags(), "table", formatText)
-	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "n", 0, unbounded)
 	return cmd
 }
@@ -60,11 +54,12 @@ func newItemsCmd(f *Factory) *cobra.Command {
 // check is where items' flags are checked, before anything is opened
 // (see checkBounds for the counts, checkFormat for --format).
 func (o *ItemsOptions) check() error {
-	return checkEnvFlags(o.Env, o.MBPP)
+	_, err := o.Env.check()
+	return err
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	e, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, needs(env.ProbeItemsOf, "items"))
+	e, err := opts.Env.open(needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Launch runs a lane worker as a command of this test process, in the
-// calling goroutine, against the fake: what execLauncher does with a child
+// calling goroutine, against the fake: what lanes.Exec does with a child
 // process of feedrun, with the test's model opener.
 func (c *fakeCLI) Launch(ctx context.Context, args []string, out io.Writer) (int, error) {
 	c.mu.Lock()
@@ -368,32 +369,6 @@ func TestRolloutLanesShareTheMemoryStore(t *testing.T) {
 	}
 }
 
-func TestLaneWorkerArgs(t *testing.T) {
-	cases := []struct {
-		name    string
-		args    []string
-		threads int
-		lanes   int
-		k       int
-		want    []string
-	}{
-		{"threads shared", []string{"probe", "--threads", "5", "--out", "o"}, 5, 2, 1,
-			[]string{"probe", "--threads", "5", "--out", "o", "--shard", "1/2", "--threads", "2", "--lanes", "1", "--out", "o/lanes/1-of-2", "--memory", "m"}},
-		{"at least one thread", []string{"--config", "c.yaml", "rollout"}, 2, 4, 3,
-			[]string{"--config", "c.yaml", "rollout", "--shard", "3/4", "--threads", "1", "--lanes", "1", "--out", "o/lanes/3-of-4", "--memory", "m"}},
-		{"before --", []string{"probe", "--", "x"}, 8, 2, 0,
-			[]string{"probe", "--shard", "0/2", "--threads", "4", "--lanes", "1", "--out", "o/lanes/0-of-2", "--memory", "m", "--", "x"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &laneRun{Args: tc.args, Lanes: tc.lanes, Threads: tc.threads, Out: "o", Extra: []string{"--memory", "m"}}
-			if got := r.workerArgs(tc.k); !slices.Equal(got, tc.want) {
-				t.Errorf("workerArgs(%d) = %q, want %q", tc.k, got, tc.want)
-			}
-		})
-	}
-}
-
 // The environment variables that make this test binary a lane worker
 // (TestMain), and a slow one: each model call then takes 20 ms.
 const (
@@ -401,7 +376,7 @@ const (
 	slowLaneEnv   = "CLI_TEST_SLOW_LANE"
 )
 
-// TestMain lets execLauncher's lanes run as real child processes in tests:
+// TestMain lets lanes.Exec's lanes run as real child processes in tests:
 // os.Executable is this test binary, which, started with laneWorkerEnv,
 // runs the command line it was given as feedrun's main does, against the
 // fake model.
@@ -454,7 +429,7 @@ func TestLanesAsChildProcesses(t *testing.T) {
 	args := append(slices.Clone(probe), "--lanes", "2", "--out", out)
 	run := func(ctx context.Context) (int, string) {
 		streams, _, stderr := iostreams.Test(false)
-		code := execute(ctx, &Factory{IO: streams, openModel: c.open, lanes: execLauncher{}}, args)
+		code := execute(ctx, &Factory{IO: streams, openModel: c.open, lanes: lanes.Exec{}}, args)
 		return code, stderr.String()
 	}
 

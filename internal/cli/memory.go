@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -23,7 +22,7 @@ type MemoryOptions struct {
 	IO          *iostreams.IOStreams
 	OpenModel   modelOpener // loads the model; the Factory's
 	Model       modelFlags
-	Env         string
+	Env         envSpec
 	DB          string
 	Seeds       int
 	Tasks       int // the first Tasks training tasks in the environment's order; 0: all
@@ -38,13 +37,13 @@ type MemoryOptions struct {
 // checkBuild is where memory build's flags are checked, before anything is
 // opened or written (see checkBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if err := checkDecode(o.Decode); err != nil {
+	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	if o.Temperature < 0 {
-		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
+	if err := checkTemperature(o.Temperature); err != nil {
+		return err
 	}
-	if err := checkEnvFlags(o.Env, "", o.buildNeeds()...); err != nil {
+	if _, err := o.Env.check(o.buildNeeds()...); err != nil {
 		return err
 	}
 	return o.Model.checkObservations()
@@ -52,7 +51,7 @@ func (o *MemoryOptions) checkBuild() error {
 
 // buildNeeds are what memory build asks of the environment. Only an
 // environment with memory keys has anything to learn (ToolShed: its call
-// patterns and the tools of its templates); none reads MBPP.
+// patterns and the tools of its templates).
 func (o *MemoryOptions) buildNeeds() []need {
 	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
 }
@@ -73,7 +72,8 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	}
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
-	build.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment (memory learns ToolShed templates)")
+	// Only an environment with memory keys registers its settings here.
+	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
@@ -171,7 +171,7 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
 // checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	env, err := openEnv(opts.Env, "", false, opts.buildNeeds()...)
+	env, err := opts.Env.open(opts.buildNeeds()...)
 	if err != nil {
 		return err
 	}

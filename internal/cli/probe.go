@@ -8,10 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
@@ -20,37 +18,22 @@ import (
 
 // ProbeOptions are the settings of `feedrun probe`.
 type ProbeOptions struct {
-	IO        *iostreams.IOStreams
-	OpenModel modelOpener // loads the model; the Factory's
-	Model     modelFlags
-	Env       string
-	MBPP      string
-	Harness   string
+	runSpec
 	Items     int
 	Seed      uint64
 	ItemsFile string
 	OnPolicy  bool
 	PerToken  bool
-	Shard     string
-	Out       string
-	Lanes     int
-	Launch    laneLauncher // starts lane workers; the Factory's
-	Command   []string     // the command line, the Factory's
-	// UnsafeSandbox is --unsafe-sandbox (CodeRepair without the OS sandbox).
-	UnsafeSandbox bool
-
-	settled runFlags // check's reading of the flags
 }
 
 // check is where probe's flags are checked, before anything is opened or
 // written (see checkBounds for the counts).
-func (o *ProbeOptions) check() (err error) {
-	o.settled, err = checkRunFlags(o.Harness, harness.ProbeHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, probeNeeds(o)...)
-	return err
+func (o *ProbeOptions) check() error {
+	return o.runSpec.check(harness.ProbeHarnesses, probeNeeds(o)...)
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
+	opts := &ProbeOptions{runSpec: f.newRunSpec()}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Measure corrective gain, its copy/semantic split and repeats, per item and harness",
@@ -69,36 +52,23 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 			return probeRun(cmd.Context(), opts)
 		},
 	}
-	opts.Model.register(cmd.Flags())
-	opts.Model.registerObservations(cmd.Flags())
-	cmd.Flags().StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
-	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
-	cmd.Flags().StringVar(&opts.Harness, "harness", "all", "comma-separated harnesses, or all")
+	opts.register(cmd.Flags(), "all", shardFlagHelp, "run folder (default results/probe-MODEL-ENV-seedSEED)")
 	cmd.Flags().IntVar(&opts.Items, "items", 200, "number of items (0: all the generator makes)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
 	cmd.Flags().BoolVar(&opts.OnPolicy, "on-policy", false, "use the model's own failing greedy attempt from each item's context as the failed action")
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
-	cmd.Flags().StringVar(&opts.Shard, "shard", "", shardFlagHelp)
-	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder (default results/probe-MODEL-ENV-seedSEED)")
-	cmd.Flags().IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
-	unsafeSandboxFlag(cmd.Flags(), &opts.UnsafeSandbox)
 	bound(cmd.Flags(), "items", 0, unbounded)
-	bound(cmd.Flags(), "lanes", 1, maxLanes)
 	return cmd
 }
 
 // probeRun runs the probe of opts, whose flags check has settled.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if opts.Lanes > 1 {
-		return runLanes(ctx, lanesOf{
-			Verb: "probe", IO: opts.IO, Launch: opts.Launch, Command: opts.Command, Lanes: opts.Lanes, Model: opts.Model,
-			Env: opts.Env, MBPP: opts.MBPP, UnsafeSandbox: opts.UnsafeSandbox, Out: opts.Out,
-			Folder: func(model, env string) string { return probeFolder(model, env, opts) },
-		})
+		return opts.runLanes(ctx, "probe", func(model, env string) string { return probeFolder(model, env, opts) }, nil)
 	}
-	harnesses, shard := opts.settled.harnesses, opts.settled.shard
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, probeNeeds(opts)...)
+	harnesses, shard := opts.harnesses, opts.shard
+	env, err := opts.Env.open(probeNeeds(opts)...)
 	if err != nil {
 		return err
 	}
@@ -111,19 +81,14 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	defer m.Close()
-	out := opts.Out
-	if out == "" {
-		out = probeFolder(m.Entry.Name, env.Name(), opts)
-	}
-	if opts.settled.autoShard {
-		out = shardFolder(out, shard)
-	}
+	out := opts.runFolder(probeFolder(m.Entry.Name, env.Name(), opts))
 	config := results.Config{
 		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
 		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
 		ChatTemplate: chatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
+		Observations: observationsSetting(opts.Model),
 	}
+	opts.Env.record(&config)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -23,17 +24,15 @@ type ReferenceItemsOptions struct {
 	IO        *iostreams.IOStreams
 	OpenModel modelOpener // loads the model; the Factory's
 	Model     modelFlags
-	// Env is an environment's name, or all: every environment with probe
-	// items.
-	Env           string
-	MBPP          string
-	N             int // items per environment
-	Seed          uint64
-	Greedy        bool
-	ScoreFile     string // the sequence file to score; "": build one
-	Out           string
-	Engine        string // the engine's label, recorded in the file
-	UnsafeSandbox bool
+	// Env names an environment, or all: every environment with probe
+	// items; each registers its own settings.
+	Env       envSpec
+	N         int // items per environment
+	Seed      uint64
+	Greedy    bool
+	ScoreFile string // the sequence file to score; "": build one
+	Out       string
+	Engine    string // the engine's label, recorded in the file
 }
 
 // allEnvs is reference-items' --env for every environment with probe items.
@@ -86,8 +85,8 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	opts.Model.register(fl)
-	fl.StringVar(&opts.Env, "env", allEnvs, "environment whose items to build: "+envNames()+", or all")
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
+	fl.StringVar(&opts.Env.Name, "env", allEnvs, "environment whose items to build: "+envs.Names()+", or all")
+	opts.Env.registerSettings(fl, env.ToRun, referenceNeed)
 	// Its flags' names are no command's: a config file's section of that
 	// name (items:, score:) would otherwise be read as their value.
 	fl.IntVar(&opts.N, "n", 20, "probe items per environment (0: all)")
@@ -96,7 +95,6 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&opts.ScoreFile, "score-file", "", "score the sequences of this file (one reference-items wrote) instead of building them")
 	fl.StringVar(&opts.Out, "out", "", "file to write (required)")
 	fl.StringVar(&opts.Engine, "engine", "", "engine label recorded in the file")
-	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
 	bound(fl, "n", 0, unbounded)
 	return cmd
 }
@@ -111,7 +109,7 @@ func (o *ReferenceItemsOptions) check() error {
 		return nil
 	}
 	for _, name := range o.envs() {
-		if err := checkEnvFlags(name, o.MBPP, needs(env.ProbeItemsOf, "reference-items")); err != nil {
+		if _, err := o.env(name).check(referenceNeed); err != nil {
 			return err
 		}
 	}
@@ -121,17 +119,27 @@ func (o *ReferenceItemsOptions) check() error {
 // envs are the environments --env names: all of those with probe items,
 // in the registry's order, for all.
 func (o *ReferenceItemsOptions) envs() []string {
-	if o.Env != allEnvs {
-		return []string{o.Env}
+	if o.Env.Name != allEnvs {
+		return []string{o.Env.Name}
 	}
 	var names []string
-	for _, e := range environments {
-		if _, err := env.ProbeItemsOf(e.kind, "reference-items"); err == nil {
-			names = append(names, e.name)
+	for _, e := range envs.All {
+		if referenceNeed(e.Kind) == nil {
+			names = append(names, e.Name)
 		}
 	}
 	return names
 }
+
+// env is --env's spec with one environment of --env all chosen.
+func (o *ReferenceItemsOptions) env(name string) *envSpec {
+	s := o.Env
+	s.Name = name
+	return &s
+}
+
+// referenceNeed is what reference-items asks of an environment.
+var referenceNeed = needs(env.ProbeItemsOf, "reference-items")
 
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	var f referenceFile
@@ -208,7 +216,7 @@ func sequenceItem(id string) string {
 func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcript.Item, error) {
 	var lists [][]transcript.Item
 	for _, name := range opts.envs() {
-		e, err := openEnv(name, opts.MBPP, opts.UnsafeSandbox, needs(env.ProbeItemsOf, "reference-items"))
+		e, err := opts.env(name).open(referenceNeed)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 )
@@ -32,8 +33,10 @@ type ReportOptions struct {
 	// figures; "" is the one built in.
 	ModelsFile string
 	// Out is the file the report goes to; "" is stdout.
-	Out  string
-	MBPP string // sanitized MBPP, for the HTML report's CodeRepair item contexts
+	Out string
+	// Envs are the environments' own settings, which stating their
+	// tasks and making their items again may need (their data files).
+	Envs envSpec
 	// Contexts makes CodeRepair items again for the HTML report (slow).
 	Contexts bool
 }
@@ -62,7 +65,7 @@ the episodes or items behind it.`,
 	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	cmd.Flags().StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: html: CodeRepair's task statements, and items for --contexts")
+	opts.Envs.registerSettings(cmd.Flags(), env.ToRead)
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
@@ -112,9 +115,9 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		ro.Contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+		ro.Contexts = itemContexts(ctx, d, &opts.Envs, opts.Contexts, opts.IO.Statusf)
 		missing := map[string]error{}
-		ro.Statements = taskStatements(ctx, d, opts.MBPP, missing)
+		ro.Statements = taskStatements(ctx, d, &opts.Envs, missing)
 		ro.StatementsMissing = map[string]string{}
 		for dir, err := range missing {
 			ro.StatementsMissing[dir] = err.Error()

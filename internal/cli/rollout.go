@@ -11,10 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
@@ -24,13 +22,7 @@ import (
 
 // RolloutOptions are the settings of `feedrun rollout`.
 type RolloutOptions struct {
-	IO            *iostreams.IOStreams
-	OpenModel     modelOpener // loads the model; the Factory's
-	Model         modelFlags
-	Env           string
-	MBPP          string
-	UnsafeSandbox bool // --unsafe-sandbox (CodeRepair without the OS sandbox)
-	Harness       string
+	runSpec
 	Tasks         int
 	Seeds         int
 	MaxSteps      int
@@ -44,74 +36,51 @@ type RolloutOptions struct {
 	Decode        string
 	Shots         int
 	Split         string
-	Shard         string
-	Out           string
 	Batch         int
-	Lanes         int
-	Launch        laneLauncher // starts lane workers; the Factory's
-	Command       []string     // the command line, the Factory's
 
 	// Share decodes each distinct reply once for every episode that asks
 	// for it; off, every request is decoded (the rows are the same: it
 	// exists to check that and to time what sharing saves). CountTokens
 	// reports the distinct prompt tokens and the generated tokens decoded.
 	Share, CountTokens bool
-
-	settled runFlags // check's reading of the flags
 }
 
 // check is where rollout's flags are checked, before anything is opened
 // or written (see checkBounds for the counts).
-func (o *RolloutOptions) check() (err error) {
-	if o.settled, err = checkRunFlags(o.Harness, harness.RolloutHarnesses, o.Lanes, o.Shard, o.Env, o.MBPP, o.Model, decodeNeeds(o.Decode, o.Shots)...); err != nil {
+func (o *RolloutOptions) check() error {
+	if err := o.runSpec.check(harness.RolloutHarnesses, decodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
-	switch {
-	case o.OnLoop != "stop" && o.OnLoop != "nudge":
-		return Usagef("--on-loop: expected stop or nudge, got %q", o.OnLoop)
-	case o.FaultRate < 0 || o.FaultRate >= 1:
-		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
-	case o.BackoffFactor < 1:
+	if err := checkOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
+		return err
+	}
+	if err := checkFaultRate(o.FaultRate); err != nil {
+		return err
+	}
+	if o.BackoffFactor < 1 {
 		return Usagef("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
-	case o.Temperature < 0:
-		return Usagef("--temperature: expected >= 0, got %v", o.Temperature)
 	}
-	if err := checkDecode(o.Decode); err != nil {
+	if err := checkTemperature(o.Temperature); err != nil {
 		return err
 	}
-	if err := checkSplit(o.Split); err != nil {
+	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	return o.checkMemory()
+	return checkOneOf("split", o.Split, splits)
 }
 
-// checkMemory settles the memory store the memory harness reads, when
-// --harness names it: --memory, else the run folder's memory.db. It must
-// exist and be a store before the model is opened; a rollout does not
-// build one.
-func (o *RolloutOptions) checkMemory() error {
-	if !slices.Contains(o.settled.harnesses, harness.Memory) {
-		return nil
+// memoryPath is the memory store the memory harness reads: --memory,
+// else the run folder's memory.db, which every shard and every lane
+// reads. The run opens it, once; a rollout does not build one.
+func (o *RolloutOptions) memoryPath(model string) string {
+	if o.Memory != "" {
+		return o.Memory
 	}
-	model, err := modelName(o.Model)
-	if err != nil {
-		return err
+	out := o.Out
+	if out == "" {
+		out = rolloutFolder(model, o.Env.Name)
 	}
-	path := o.Memory
-	if path == "" {
-		out := o.Out
-		if out == "" {
-			out = rolloutFolder(model, o.Env)
-		}
-		// The store is the run's, read by every shard and every lane.
-		path = filepath.Join(out, "memory.db")
-	}
-	store, err := openMemoryStore(path, model, o.Env)
-	if err != nil {
-		return err
-	}
-	o.settled.memory = path
-	return store.Close()
+	return filepath.Join(out, "memory.db")
 }
 
 // openMemoryStore opens the memory store at path, which must exist and be
@@ -128,32 +97,16 @@ func openMemoryStore(path, model, envName string) (*memory.Store, error) {
 	return store, nil
 }
 
-// checkDecode validates --decode.
-func checkDecode(d string) error {
-	if d != rollout.DecodeFree && d != rollout.DecodeGrammar {
-		return Usagef("--decode: expected free or grammar, got %q", d)
-	}
-	return nil
-}
-
-// checkSplit validates --split.
-func checkSplit(s string) error {
-	if s != "all" && s != env.SplitTrain && s != env.SplitTest {
-		return Usagef("--split: expected test, train or all, got %q", s)
-	}
-	return nil
-}
-
 // splitFilter is SelectTasks' form of --split.
 func splitFilter(s string) string {
-	if s == "all" {
+	if s == splitAll {
 		return ""
 	}
 	return s
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
-	opts := &RolloutOptions{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
+	opts := &RolloutOptions{runSpec: f.newRunSpec()}
 	cmd := &cobra.Command{
 		Use:   "rollout",
 		Short: "Run free agents through whole episodes under each harness",
@@ -172,12 +125,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
-	opts.Model.register(fl)
-	opts.Model.registerObservations(fl)
-	fl.StringVar(&opts.Env, "env", toolshed.Name, "environment: "+envNames())
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file (coderepair)")
-	unsafeSandboxFlag(fl, &opts.UnsafeSandbox)
-	fl.StringVar(&opts.Harness, "harness", "verbatim", "comma-separated harnesses, or all")
+	opts.register(fl, string(harness.Verbatim), shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each", "run folder (default results/rollout-MODEL-ENV)")
 	fl.IntVar(&opts.Tasks, "tasks", 10, "number of tasks (0: all)")
 	fl.IntVar(&opts.Seeds, "seeds", 1, "episodes per task (seeds 1..K)")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
@@ -186,23 +134,19 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.IntVar(&opts.Retries, "retries", 0, "retries of a transiently failed call")
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
-	fl.StringVar(&opts.OnLoop, "on-loop", "stop", "three identical calls in a row: stop or nudge")
+	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+orList(rollout.OnLoops))
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
-	fl.StringVar(&opts.Split, "split", "all", "which tasks: test (templates memory and demonstrations never see), train, or all")
-	fl.StringVar(&opts.Shard, "shard", "", shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each")
+	fl.StringVar(&opts.Split, "split", splitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
 	bound(fl, "shots", 0, unbounded)
-	fl.StringVar(&opts.Out, "out", "", "run folder (default results/rollout-MODEL-ENV)")
 	bound(fl, "tasks", 0, unbounded)
 	bound(fl, "seeds", 1, unbounded)
 	bound(fl, "max-steps", 1, unbounded)
 	bound(fl, "retries", 0, unbounded)
 	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
 	bound(fl, "batch", 1, maxBatch)
-	fl.IntVar(&opts.Lanes, "lanes", 1, lanesFlagHelp)
 	bound(fl, "backoff-ms", 0, unbounded)
-	bound(fl, "lanes", 1, maxLanes)
 	// Switches for checking and timing sharing, not for studies.
 	fl.BoolVar(&opts.Share, "share", true, "decode each distinct step once and hand it to every episode that asks (false: decode every step; the rows are the same)")
 	fl.BoolVar(&opts.CountTokens, "count-tokens", false, "report the distinct prompt tokens and the generated tokens the run decoded")
@@ -213,21 +157,37 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 
 // rolloutRun runs the rollout of opts, whose flags check has settled.
 func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
+	// The memory harness's store is opened first, once: a missing one is
+	// refused before any lane starts or any model loads.
+	var (
+		memPath, memSHA string
+		store           *memory.Store
+	)
+	if slices.Contains(opts.harnesses, harness.Memory) {
+		model, err := modelName(opts.Model)
+		if err != nil {
+			return err
+		}
+		memPath = opts.memoryPath(model)
+		if store, err = openMemoryStore(memPath, model, opts.Env.Name); err != nil {
+			return err
+		}
+		defer store.Close()
+		if memSHA, err = store.LessonsSHA256(); err != nil {
+			return err
+		}
+	}
 	if opts.Lanes > 1 {
 		// Every lane reads the run's memory store, as every shard does.
-		return runLanes(ctx, lanesOf{
-			Verb: "rollout", IO: opts.IO, Launch: opts.Launch, Command: opts.Command, Lanes: opts.Lanes, Model: opts.Model,
-			Env: opts.Env, MBPP: opts.MBPP, UnsafeSandbox: opts.UnsafeSandbox, Out: opts.Out, Folder: rolloutFolder,
-			Extra: func(out string) []string {
-				if opts.Memory != "" {
-					return nil
-				}
-				return []string{"--memory", filepath.Join(out, "memory.db")}
-			},
+		return opts.runLanes(ctx, "rollout", rolloutFolder, func(out string) []string {
+			if opts.Memory != "" {
+				return nil
+			}
+			return []string{"--memory", filepath.Join(out, "memory.db")}
 		})
 	}
-	harnesses, shard := opts.settled.harnesses, opts.settled.shard
-	env, err := openEnv(opts.Env, opts.MBPP, opts.UnsafeSandbox, decodeNeeds(opts.Decode, opts.Shots)...)
+	harnesses, shard := opts.harnesses, opts.shard
+	env, err := opts.Env.open(decodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
@@ -255,13 +215,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			return err
 		}
 	}
-	out := opts.Out
-	if out == "" {
-		out = rolloutFolder(m.Entry.Name, env.Name())
-	}
-	if opts.settled.autoShard {
-		out = shardFolder(out, shard)
-	}
+	out := opts.runFolder(rolloutFolder(m.Entry.Name, env.Name()))
 	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode,
 		Unshared: !opts.Share, CountTokens: opts.CountTokens}
 	plan := &rollout.Plan{
@@ -273,16 +227,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
 	}
-	memPath, memSHA := opts.settled.memory, ""
-	if memPath != "" {
-		store, err := openMemoryStore(memPath, m.Entry.Name, env.Name())
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if memSHA, err = store.LessonsSHA256(); err != nil {
-			return err
-		}
+	if store != nil {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
@@ -291,8 +236,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
 		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
 		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
-		UnsafeSandbox: opts.UnsafeSandbox, Observations: observationsSetting(opts.Model),
+		Observations: observationsSetting(opts.Model),
 	}
+	opts.Env.record(&config)
 	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
 		config.Ban = results.BanTokens
 	}

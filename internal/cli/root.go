@@ -19,15 +19,17 @@ import (
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Exit codes, documented in the root command's help.
+// They are the lanes package's, which tells a lane's codes apart.
 const (
-	ExitOK          = 0
-	ExitError       = 1   // the work failed
-	ExitUsage       = 2   // bad flags, config, names or input files
-	ExitInterrupted = 130 // stopped by Ctrl-C after finishing the row in flight
+	ExitOK          = lanes.ExitOK
+	ExitError       = lanes.ExitError       // the work failed
+	ExitUsage       = lanes.ExitUsage       // bad flags, config, names or input files
+	ExitInterrupted = lanes.ExitInterrupted // stopped by Ctrl-C after finishing the row in flight
 )
 
 // UsageError marks an error caused by what the user asked for rather than
@@ -48,9 +50,9 @@ type Factory struct {
 	// openModel loads the model of a command that needs one; nil means
 	// openLlama, the real one. Tests give a fake (see modelOpener).
 	openModel modelOpener
-	// lanes starts the lane workers of --lanes; nil means execLauncher,
+	// lanes starts the lane workers of --lanes; nil means lanes.Exec,
 	// child processes of this binary. Tests run them in-process.
-	lanes laneLauncher
+	lanes lanes.Launcher
 	// program and args are the command line being run: what a run's
 	// manifest records, and (args) what each lane worker runs, with its
 	// own shard.
@@ -64,9 +66,9 @@ func (f *Factory) command() []string {
 }
 
 // laneLauncher is the factory's lane launcher.
-func (f *Factory) laneLauncher() laneLauncher {
+func (f *Factory) laneLauncher() lanes.Launcher {
 	if f.lanes == nil {
-		return execLauncher{}
+		return lanes.Exec{}
 	}
 	return f.lanes
 }
@@ -190,10 +192,7 @@ func resolveSettings(cmd *cobra.Command, configPath string) error {
 			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
 		}
 	})
-	if firstErr != nil {
-		return firstErr
-	}
-	return defaultMBPP(cmd.Flags())
+	return firstErr
 }
 
 func envName(flag string) string {

@@ -7,9 +7,12 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -56,33 +59,77 @@ func harnessNames(hs []harness.Name) []string {
 	return out
 }
 
-// runFlags is what the check of probe or rollout settles from the flags
-// they share.
-type runFlags struct {
+// runSpec is what probe and rollout share: the model, the environment and
+// its settings, the harnesses, the run folder, and how the run is split
+// (--shard on a cluster, --lanes on one machine). Each runner's options
+// embed it; its flags are registered and checked here once for both.
+type runSpec struct {
+	IO        *iostreams.IOStreams
+	OpenModel modelOpener    // loads the model; the Factory's
+	Launch    lanes.Launcher // starts lane workers; the Factory's
+	Command   []string       // the command line, the Factory's
+	Model     modelFlags
+	Env       envSpec
+	Harness   string
+	Shard     string
+	Out       string
+	Lanes     int
+
+	// What check settles from the flags.
 	harnesses []harness.Name
 	shard     results.Shard
-	autoShard bool   // --shard auto
-	memory    string // rollout: the memory harness's store, "" without it
+	autoShard bool // --shard auto
 }
 
-// checkRunFlags checks the flags probe and rollout share: --harness (a
-// list of known), --lanes with --shard, --shard, --env with --mbpp and
-// what the settings need of it (ns), and --observations. A lane parent
-// checks them too, so a missing capability fails once, before any lane.
-func checkRunFlags(harnesses string, known []harness.Name, lanes int, shard, envName, mbpp string, mf modelFlags, ns ...need) (r runFlags, err error) {
-	if r.harnesses, err = harness.Parse(harnesses, known); err != nil {
-		return r, Usagef("--harness: %v", err)
+// newRunSpec is a runner's shared settings, wired to the factory.
+func (f *Factory) newRunSpec() runSpec {
+	return runSpec{IO: f.IO, OpenModel: f.modelOpener(), Launch: f.laneLauncher(), Command: f.command()}
+}
+
+// register adds the shared flags: harness is --harness's default, shard
+// --shard's help, out --out's.
+func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
+	r.Model.register(fs)
+	r.Model.registerObservations(fs)
+	r.Env.registerEnv(fs, envHelp())
+	fs.StringVar(&r.Harness, "harness", harness, "comma-separated harnesses, or all")
+	fs.StringVar(&r.Shard, "shard", "", shard)
+	fs.StringVar(&r.Out, "out", "", out)
+	fs.IntVar(&r.Lanes, "lanes", 1, lanesFlagHelp)
+	bound(fs, "lanes", 1, maxLanes)
+}
+
+// check checks the shared flags: --harness (a list of known), --lanes with
+// --shard, --shard, --env with its settings and what the run's settings
+// need of it (ns), and --observations. A lane parent checks them too, so a
+// missing capability fails once, before any lane.
+func (r *runSpec) check(known []harness.Name, ns ...need) (err error) {
+	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
+		return Usagef("--harness: %v", err)
 	}
-	if lanes > 1 && shard != "" {
-		return r, lanesWithShard(lanes, shard)
+	if r.Lanes > 1 && r.Shard != "" {
+		return lanesWithShard(r.Lanes, r.Shard)
 	}
-	if r.shard, r.autoShard, err = runShard(shard, os.Getenv); err != nil {
-		return r, err
+	if r.shard, r.autoShard, err = runShard(r.Shard, os.Getenv); err != nil {
+		return err
 	}
-	if err := checkEnvFlags(envName, mbpp, ns...); err != nil {
-		return r, err
+	if _, err := r.Env.check(ns...); err != nil {
+		return err
 	}
-	return r, mf.checkObservations()
+	return r.Model.checkObservations()
+}
+
+// runFolder is where the rows go: --out, else the runner's default folder
+// named by folder, and a shard's own folder under it for --shard auto.
+func (r *runSpec) runFolder(folder string) string {
+	out := r.Out
+	if out == "" {
+		out = folder
+	}
+	if r.autoShard {
+		out = shardFolder(out, r.shard)
+	}
+	return out
 }
 
 // tornRow says on stderr that resuming cut a torn last row (what a crash
@@ -111,43 +158,28 @@ func ended(io *iostreams.IOStreams, verb, unit string, ran, skipped int, err err
 	return nil
 }
 
-// lanesOf is what the --lanes path needs of a probe's or rollout's
-// options.
-type lanesOf struct {
-	Verb          string // the command, for the status line
-	IO            *iostreams.IOStreams
-	Launch        laneLauncher
-	Command       []string // the command line, program name first
-	Lanes         int
-	Model         modelFlags
-	Env, MBPP     string
-	UnsafeSandbox bool
-	Out           string                         // --out
-	Folder        func(model, env string) string // the default run folder
-	// Extra are flags every lane gets after its own, given the run folder.
-	Extra func(out string) []string
-}
-
-// runLanes runs the command as l.Lanes lane workers and merges them into
-// the run folder: --out, else the command's default folder for the model
-// and environment, settled before any lane starts.
-func runLanes(ctx context.Context, l lanesOf) error {
-	e, err := openEnv(l.Env, l.MBPP, l.UnsafeSandbox)
-	if err != nil {
+// runLanes runs the command as r.Lanes lane workers and merges them into
+// the run folder: --out, else folder(model, env), the command's default
+// folder, settled before any lane starts. extra are flags every lane gets
+// after its own, given the run folder.
+func (r *runSpec) runLanes(ctx context.Context, verb string, folder func(model, env string) string, extra func(out string) []string) error {
+	// The parent opens the environment as each lane will, so that one
+	// that cannot be opened (a data file, a sandbox) fails once, here.
+	if _, err := r.Env.open(); err != nil {
 		return err
 	}
-	out := l.Out
+	out := r.Out
 	if out == "" {
-		model, err := modelName(l.Model)
+		model, err := modelName(r.Model)
 		if err != nil {
 			return err
 		}
-		out = l.Folder(model, e.Name())
+		out = folder(model, r.Env.Name)
 	}
-	run := &laneRun{IO: l.IO, Launch: l.Launch, Args: l.Command[1:], Lanes: l.Lanes, Threads: l.Model.Threads, Out: out, Command: l.Command}
-	if l.Extra != nil {
-		run.Extra = l.Extra(out)
+	run := &lanes.Run{IO: r.IO, Launch: r.Launch, Args: r.Command[1:], Lanes: r.Lanes, Threads: r.Model.Threads, Out: out, Command: r.Command}
+	if extra != nil {
+		run.Extra = extra(out)
 	}
-	l.IO.Statusf("%s: %d lanes, %d threads each → %s", l.Verb, run.Lanes, run.laneThreads(), out)
-	return run.execute(ctx)
+	r.IO.Statusf("%s: %d lanes, %d threads each → %s", verb, run.Lanes, run.LaneThreads(), out)
+	return run.Execute(ctx)
 }

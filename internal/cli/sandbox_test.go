@@ -3,29 +3,35 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// testMBPP is the sanitized MBPP file the Makefile names in FEEDRUN_MBPP
-// (read before isolate clears it); the test fails without it, as a skip
+// givenSettings are the flags of e's own settings that the environment
+// sets (FEEDRUN_<FLAG>: the Makefile gives CodeRepair's data file), read
+// before newFakeCLI clears them; the test fails without one, as a skip
 // would read as a pass.
-func testMBPP(t *testing.T) string {
+func givenSettings(t *testing.T, e env.Entry) []string {
 	t.Helper()
-	path := os.Getenv("FEEDRUN_MBPP")
-	if path == "" {
-		path = filepath.Join("..", "..", "..", "shared", "data", "mbpp", "sanitized-mbpp.json")
+	fs := pflag.NewFlagSet(e.Name, pflag.ContinueOnError)
+	e.Settings().Register(fs, env.ToRun)
+	var given []string
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if v := os.Getenv(envName(fl.Name)); v != "" {
+			given = append(given, "--"+fl.Name, v)
+		}
+	})
+	if len(given) == 0 {
+		t.Fatalf("%s's data is needed: the environment gives none of its settings (make -s print-env sets them)", e.Name)
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("sanitized MBPP is needed (FEEDRUN_MBPP): %v", err)
-	}
-	return abs
+	return given
 }
 
 // TestCodeRepairRefusesWithoutTheOSSandbox: where bwrap cannot make
@@ -34,11 +40,10 @@ func testMBPP(t *testing.T) string {
 // writes nothing; with the flag it runs, and its manifest says so. A run
 // in the OS sandbox has no such key.
 func TestCodeRepairRefusesWithoutTheOSSandbox(t *testing.T) {
-	mbpp := testMBPP(t)
+	given := givenSettings(t, coderepair.Entry)
 	c := newFakeCLI(t)
 	args := func(out string, extra ...string) []string {
-		return append([]string{"rollout", "--env", "coderepair", "--mbpp", mbpp, "--tasks", "1", "--seeds", "1",
-			"--max-steps", "1", "--out", out}, extra...)
+		return slices.Concat([]string{"rollout", "--env", "coderepair", "--tasks", "1", "--seeds", "1", "--max-steps", "1", "--out", out}, given, extra)
 	}
 
 	inSandbox := filepath.Join(t.TempDir(), "sandboxed")

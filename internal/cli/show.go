@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -22,7 +23,9 @@ import (
 type ShowOptions struct {
 	IO   *iostreams.IOStreams
 	Dirs []string
-	MBPP string
+	// Envs are the environments' own settings, which stating their
+	// tasks and making their items again may need (their data files).
+	Envs envSpec
 	// Contexts makes CodeRepair items again to show their context (slow;
 	// ToolShed's are always made).
 	Contexts bool
@@ -110,7 +113,7 @@ between words; output longer than the screen goes through $PAGER
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
 	bound(fl, "step", 0, unbounded)
 	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file, for --contexts")
+	opts.Envs.registerSettings(fl, env.ToRead)
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
 	return cmd
 }
@@ -133,7 +136,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	var contexts report.Contexts
 	if selectsItems(d, opts.Filter) && !opts.List {
-		contexts = itemContexts(ctx, d, opts.MBPP, opts.Contexts, opts.IO.Statusf)
+		contexts = itemContexts(ctx, d, &opts.Envs, opts.Contexts, opts.IO.Statusf)
 	}
 	style := report.TextStyle{Width: terminalWidth(opts.IO), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
 	var buf bytes.Buffer

@@ -300,7 +300,7 @@ func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		contexts := itemContexts(context.Background(), d, "", false, func(format string, args ...any) {
+		contexts := itemContexts(context.Background(), d, &envSpec{}, false, func(format string, args ...any) {
 			t.Errorf("%s: "+format, append([]any{run}, args...)...)
 		})
 		ids := map[string]bool{}

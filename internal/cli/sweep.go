@@ -29,12 +29,12 @@ type SweepOptions struct {
 // check is where sweep's flags are checked, before anything is opened or
 // written (see checkBounds for the counts).
 func (o *SweepOptions) check() error {
-	if o.FaultRate < 0 || o.FaultRate >= 1 {
-		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", o.FaultRate)
+	if err := checkFaultRate(o.FaultRate); err != nil {
+		return err
 	}
 	for _, ol := range o.OnLoop {
-		if ol != "stop" && ol != "nudge" {
-			return Usagef("--on-loop: expected stop or nudge, got %q", ol)
+		if err := checkOneOf("on-loop", ol, rollout.OnLoops); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -54,7 +54,7 @@ func newSweepCmd(f *Factory) *cobra.Command {
 	opts.Model.register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.Scripted, "scripted", false, "use the scripted agent, whose success has a closed form")
 	cmd.Flags().IntSliceVar(&opts.Retries, "retries", []int{0, 1, 2, 3, 4}, "retry budgets")
-	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", []string{"stop", "nudge"}, "loop policies")
+	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", rollout.OnLoops, "loop policies")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/viewer"
@@ -26,8 +27,10 @@ type ViewOptions struct {
 	Results string // where to look for run folders when Dirs is empty
 	Addr    string
 	// Remote allows an address other than a loopback one.
-	Remote   bool
-	MBPP     string
+	Remote bool
+	// Envs are the environments' own settings, which stating their
+	// tasks and making their items again may need (their data files).
+	Envs     envSpec
 	Contexts bool
 	// Serving, when set, is told the viewer's address once it listens
 	// (tests); the command serves until its context ends.
@@ -53,7 +56,7 @@ not a loopback one unless --remote is given: the viewer shows everything
 the folders hold to whoever can reach it. Ctrl-C stops it.
 
 Transcripts open with their task as the environment states it
-(ToolShed's from its task list, CodeRepair's from --mbpp). ToolShed probe
+(ToolShed's from its task list, CodeRepair's from its data file). ToolShed probe
 items are shown with their context, made again from the run's settings;
 CodeRepair items only with --contexts, which runs their programs again
 when their run is first opened (minutes).`,
@@ -79,7 +82,7 @@ when their run is first opened (minutes).`,
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to listen on (host:port; port 0: a free one)")
 	fl.BoolVar(&opts.Remote, "remote", false, "allow an --addr that is not a loopback one (anyone who reaches it reads the folders)")
 	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
-	fl.StringVar(&opts.MBPP, "mbpp", "", "sanitized MBPP JSON file: CodeRepair's task statements, and items for --contexts")
+	opts.Envs.registerSettings(fl, env.ToRead)
 	return cmd
 }
 
@@ -179,12 +182,12 @@ func runView(ctx context.Context, opts *ViewOptions, dir string, n int) (report.
 	if err != nil {
 		return report.RunView{}, err
 	}
-	contexts, missing := runContexts(ctx, d, opts.MBPP, opts.Contexts)
+	contexts, missing := runContexts(ctx, d, &opts.Envs, opts.Contexts)
 	if err, ok := missing[dir]; ok {
 		opts.IO.Statusf("%s: items not shown with their context: %v", dir, err)
 	}
 	statementsMissing := map[string]error{}
-	statements := taskStatements(ctx, d, opts.MBPP, statementsMissing)
+	statements := taskStatements(ctx, d, &opts.Envs, statementsMissing)
 	why := ""
 	if err := statementsMissing[dir]; err != nil {
 		why = err.Error()

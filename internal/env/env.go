@@ -1,7 +1,9 @@
 // Package env is the one contract between feedrun's runners (probe,
 // rollout, memory) and its environments (envs/toolshed, envs/coderepair,
 // and the retry sweep's FixTest). The runners import only this package;
-// the command layer picks an environment by name.
+// the command layer picks an environment from the registry (package
+// envs), whose entries (Entry) each declare an environment's name, kind,
+// own settings and how they open it.
 //
 // The contract is a small core, Env and Episode, that every environment
 // implements: its tasks, a fresh episode of one (reset), an action's

@@ -36,17 +36,10 @@ type Folder struct {
 // is resumed only when m describes the same run (see CheckResume):
 // otherwise it is refused, naming what changed, and left as it was.
 func OpenFolder(dir string, m Manifest) (*Folder, error) {
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, refusedf("%s is a file, not a run folder", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	lock, err := LockPath(dir)
+	f, err := HoldFolder(dir)
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{Dir: dir, lock: lock}
 	old, err := ReadManifest(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -61,10 +54,29 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 		}
 	}
 	if err != nil {
-		lock.Unlock()
+		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// HoldFolder makes dir when it does not exist and takes its lock, as
+// OpenFolder does, and leaves its manifest to the caller: a writer whose
+// manifest is made otherwise (lanes, whose run folder gets the merge of
+// theirs) holds its folder so. A file where the folder belongs, or a
+// folder another writer holds, is refused before anything is written.
+func HoldFolder(dir string) (*Folder, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, refusedf("%s is a file, not a run folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := LockPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{Dir: dir, lock: lock}, nil
 }
 
 // Begin logs a resumed run in the manifest's Resumed list, once, when the

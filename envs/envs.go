@@ -1,0 +1,35 @@
+package envs
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/envs/toolshed"
+	"github.com/feedrun/feedrun/internal/env"
+)
+
+// All are the environments --env names, in the order help lists them; the
+// first is the default.
+var All = []env.Entry{
+	toolshed.Entry,
+	coderepair.Entry,
+}
+
+// Lookup is the entry named name.
+func Lookup(name string) (env.Entry, bool) {
+	i := slices.IndexFunc(All, func(e env.Entry) bool { return e.Name == name })
+	if i < 0 {
+		return env.Entry{}, false
+	}
+	return All[i], true
+}
+
+// Names lists the environments for help and errors: "a or b".
+func Names() string {
+	names := make([]string, len(All))
+	for i, e := range All {
+		names[i] = e.Name
+	}
+	return strings.Join(names, " or ")
+}
