@@ -90,7 +90,7 @@ func (o *RolloutOptions) check() (err error) {
 // exist and be a store before the model is opened; a rollout does not
 // build one.
 func (o *RolloutOptions) checkMemory() error {
-	if !slices.Contains(o.settled.harnesses, harness.Memory) {
+	if !slices.ContainsFunc(o.settled.harnesses, harness.Name.Guided) {
 		return nil
 	}
 	model, err := modelName(o.Model)
