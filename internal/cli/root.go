@@ -121,6 +121,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(f),
 		newModelsCmd(f),
+		newHarnessesCmd(f),
 		newScoreCmd(f),
 		newItemsCmd(f),
 		newProbeCmd(f),
