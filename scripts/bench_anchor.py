@@ -28,6 +28,7 @@ import csv
 import ctypes
 import datetime
 import hashlib
+import json
 import logging
 import os
 import re
@@ -72,16 +73,25 @@ RAW_BENCHMARKS = {
 # The fixed rollout: every rollout harness but memory (which needs a
 # store) on three ToolShed tasks, one seed, free greedy decoding, a short
 # step budget: the study's ban and the text ban both, since they decode
-# differently.
-ROLLOUT_HARNESSES = "verbatim,instruction,abstract,ban,abstract+ban,ban-text,abstract+ban-text,drop,error-only,scrub"
+# differently. The harnesses are feedrun's own list, which main reads
+# before anything plays (rollout_harnesses), so that a new harness is
+# timed too.
+ROLLOUT_HARNESSES = []
+
+
+def rollout_harnesses(feedrun):
+    """The harnesses the timed rollouts play: those `feedrun harnesses
+    --format json` lists, in its order, but any that reads a memory store
+    (guided), which the rollout does not build."""
+    listed = subprocess.run([feedrun, "harnesses", "--format", "json"], capture_output=True, text=True, check=True).stdout
+    return [h["name"] for h in json.loads(listed) if not h["guided"]]
+
+
 def rollout_args(tasks, *split):
     """A rollout's work: every harness but memory on tasks ToolShed tasks (of
     split, e.g. "--split", "test"), one seed, free greedy decoding, a short
     step budget."""
-    return ["--env", "toolshed", "--harness", ROLLOUT_HARNESSES, *split, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
-
-
-ROLLOUT_ARGS = rollout_args(3)
+    return ["--env", "toolshed", "--harness", ",".join(ROLLOUT_HARNESSES), *split, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
 
 
 def grid_args(tasks, env="toolshed"):
@@ -92,7 +102,7 @@ def grid_args(tasks, env="toolshed"):
     gains, takes a larger share of the time than in ToolShed's short
     calls."""
     if env == "coderepair":
-        return ["--env", "coderepair", "--harness", ROLLOUT_HARNESSES, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
+        return ["--env", "coderepair", "--harness", ",".join(ROLLOUT_HARNESSES), "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
     return rollout_args(tasks, "--split", "test")
 
 
@@ -477,13 +487,10 @@ def rollout_rows(work, played, raw=None):
 TABLE_HEAD = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
 
 
-HARNESS_COUNT = len(ROLLOUT_HARNESSES.split(","))
-
-
 def grid_rows(grid, raw=None):
     """Table rows of the larger grid, (env, tasks, played)."""
     env, tasks, played = grid
-    return rollout_rows(f"larger grid, {GRID_WORK[env]}, {HARNESS_COUNT} harnesses × {tasks} tasks × 1 seed", played, raw)
+    return rollout_rows(f"larger grid, {GRID_WORK[env]}, {len(ROLLOUT_HARNESSES)} harnesses × {tasks} tasks × 1 seed", played, raw)
 
 
 def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
@@ -497,7 +504,7 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
     lines = list(TABLE_HEAD)
     for work, fv, rv, unit in rows:
         lines.append(f"| {work} | {fv:.0f} {unit} | {rv:.0f} {unit} | {ratio(fv, rv)} |")
-    lines += rollout_rows(f"rollout, ToolShed, {HARNESS_COUNT} harnesses × 3 tasks × 1 seed", rollouts, r)
+    lines += rollout_rows(f"rollout, ToolShed, {len(ROLLOUT_HARNESSES)} harnesses × 3 tasks × 1 seed", rollouts, r)
     if grid:
         lines += grid_rows(grid, r)
     lines.append("")
@@ -552,6 +559,7 @@ def main():
     ap.add_argument("--grid-only", action="store_true",
                     help="play the larger grid alone: no raw side, no kernel rows, no fixed rollout")
     args = ap.parse_args()
+    ROLLOUT_HARNESSES[:] = rollout_harnesses(args.feedrun)
 
     if args.grid_only:
         if args.grid_tasks <= 0:
@@ -577,7 +585,7 @@ def main():
                 got = sides[side](work)
                 turns[side][work].append(got)
                 status(f"round {i + 1}/{args.rounds}, {work}, {side}: {got:.1f}")
-    rollouts = play_variants(args.feedrun, args.model, args.threads, args.workdir, ROLLOUT_ARGS, rollout_variants(args.batch))
+    rollouts = play_variants(args.feedrun, args.model, args.threads, args.workdir, rollout_args(3), rollout_variants(args.batch))
     grid = play_grid(args) if args.grid_tasks > 0 else None
     bandwidths = [(n, bandwidth(args.bench_binary, n)) for n in sorted({1, args.threads})]
     for n, bw in bandwidths:

@@ -163,7 +163,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		memPath, memSHA string
 		store           *memory.Store
 	)
-	if slices.Contains(opts.harnesses, harness.Memory) {
+	if slices.ContainsFunc(opts.harnesses, harness.Name.Guided) {
 		model, err := modelName(opts.Model)
 		if err != nil {
 			return err

@@ -131,6 +131,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(f),
 		newModelsCmd(f),
+		newHarnessesCmd(f),
 		newScoreCmd(f),
 		newItemsCmd(f),
 		newProbeCmd(f),

@@ -33,50 +33,79 @@ const MaxScrubs = 3
 // message of base. guidance, when not empty, is the memory harness's
 // advice.
 func (n Name) Context(base []transcript.Message, turns []Turn, guidance string) []transcript.Message {
+	h := n.Of()
 	ctx := slices.Clone(base)
-	task := lastUser(ctx)
-	if n == Instruction {
+	if h.Instructs {
 		ctx = WithInstruction(ctx)
-		task = lastUser(ctx)
 	}
-	if n == Memory && guidance != "" {
+	task := lastUser(ctx)
+	if h.Guided && guidance != "" {
 		if task >= 0 {
 			ctx[task].Content += "\n\n" + guidance
 		} else {
 			ctx = append(ctx, transcript.Message{Role: transcript.RoleUser, Content: "\n\n" + guidance})
 		}
 	}
-	if n == Scrub {
-		var ruled []string
-		for _, t := range turns {
-			if t.Failed {
-				ruled = append(ruled, t.Description)
-			}
-		}
-		ctx = withRuledOutAt(ctx, task, ruled)
+	if h.RulesOut {
+		ctx = withRuledOutAt(ctx, task, n.RuledOut(turns))
 	}
 	for _, t := range turns {
-		reply := t.Reply
-		if reply == "" {
-			reply = t.Action
-		}
-		action := transcript.Message{Role: transcript.RoleAssistant, Content: reply}
-		observed := transcript.Message{Role: transcript.RoleUser, Content: t.Observation}
-		switch {
-		case reply == "":
-			ctx = append(ctx, observed)
-		case !t.Failed:
-			ctx = append(ctx, action, observed)
-		case n.Abstracts():
-			ctx = append(ctx, DescriptionObservation(t.Description))
-		case n == Drop || n == Scrub:
-		case n == ErrorOnly:
-			ctx = append(ctx, observed)
-		default:
-			ctx = append(ctx, action, observed)
-		}
+		ctx = append(ctx, h.show(t)...)
 	}
 	return ctx
+}
+
+// show is what a context shows of turn t.
+func (h Harness) show(t Turn) []transcript.Message {
+	switch {
+	case t.Reply == "" && t.Action == "":
+		return []transcript.Message{observed(t)}
+	case t.Failed:
+		return h.showFailed(t)
+	}
+	return []transcript.Message{written(t), observed(t)}
+}
+
+// showFailed is what a context shows of the semantically failed turn t.
+func (h Harness) showFailed(t Turn) []transcript.Message {
+	switch h.Failed {
+	case ShowDescription:
+		return []transcript.Message{DescriptionObservation(t.Description)}
+	case ShowNothing:
+		return nil
+	case ShowObservation:
+		return []transcript.Message{observed(t)}
+	}
+	return []transcript.Message{written(t), observed(t)}
+}
+
+// written is the assistant turn of t: its reply, or its action where it
+// has no reply.
+func written(t Turn) transcript.Message {
+	reply := t.Reply
+	if reply == "" {
+		reply = t.Action
+	}
+	return transcript.Message{Role: transcript.RoleAssistant, Content: reply}
+}
+
+func observed(t Turn) transcript.Message {
+	return transcript.Message{Role: transcript.RoleUser, Content: t.Observation}
+}
+
+// RuledOut are the descriptions of the episode's failures so far that the
+// context lists as ruled out under n: none outside scrub.
+func (n Name) RuledOut(turns []Turn) []string {
+	if !n.Of().RulesOut {
+		return nil
+	}
+	var ruled []string
+	for _, t := range turns {
+		if t.Failed {
+			ruled = append(ruled, t.Description)
+		}
+	}
+	return ruled
 }
 
 func lastUser(msgs []transcript.Message) int {

@@ -26,6 +26,7 @@ package llama
 #include <string.h>
 #include "llama.h"
 #include "ggml-cpu.h"
+#include "helpers.h"
 
 typedef struct {
 	struct llama_model * model;
@@ -84,34 +85,15 @@ static int anchor_tokenize(anchor_raw * r, const char * text, llama_token * out,
 	return llama_tokenize(r->vocab, text, (int32_t) strlen(text), out, max, true, false);
 }
 
-static void anchor_add(anchor_raw * r, llama_token tok, llama_pos pos, llama_seq_id seq, int logits) {
-	struct llama_batch * b = &r->batch;
-	int i = b->n_tokens;
-	b->token[i] = tok;
-	b->pos[i] = pos;
-	b->n_seq_id[i] = 1;
-	b->seq_id[i][0] = seq;
-	b->logits[i] = (int8_t) logits;
-	b->n_tokens = i + 1;
-}
-
-static double anchor_logprob(const float * row, int n, int tok) {
-	float mx = row[0];
-	for (int i = 1; i < n; i++) if (row[i] > mx) mx = row[i];
-	double s = 0.0;
-	for (int i = 0; i < n; i++) s += exp((double) (row[i] - mx));
-	return (double) (row[tok] - mx) - log(s);
-}
-
 // anchor_prompt evaluates n tokens from an empty cache and the
 // log-probability of one token after them (BenchmarkPromptProcessing512).
 static int anchor_prompt(anchor_raw * r, const llama_token * toks, int n, double * lp) {
 	llama_memory_clear(llama_get_memory(r->ctx), false);
 	r->batch.n_tokens = 0;
-	for (int i = 0; i < n; i++) anchor_add(r, toks[i], i, 0, i == n - 1);
+	for (int i = 0; i < n; i++) feedrun_batch_add(&r->batch, toks[i], i, 0, i == n - 1);
 	int rc = llama_decode(r->ctx, r->batch);
 	if (rc != 0) return rc;
-	*lp = anchor_logprob(llama_get_logits_ith(r->ctx, n - 1), r->n_vocab, toks[0]);
+	*lp = feedrun_logprob(llama_get_logits_ith(r->ctx, n - 1), r->n_vocab, toks[0]);
 	return 0;
 }
 
@@ -119,7 +101,7 @@ static int anchor_prompt(anchor_raw * r, const llama_token * toks, int n, double
 static int anchor_prime(anchor_raw * r, const llama_token * toks, int n) {
 	llama_memory_clear(llama_get_memory(r->ctx), false);
 	r->batch.n_tokens = 0;
-	for (int i = 0; i < n; i++) anchor_add(r, toks[i], i, 0, i == n - 1);
+	for (int i = 0; i < n; i++) feedrun_batch_add(&r->batch, toks[i], i, 0, i == n - 1);
 	return llama_decode(r->ctx, r->batch);
 }
 
@@ -139,7 +121,7 @@ static int anchor_generate(anchor_raw * r, const llama_token * prompt, int n, in
 	int made = 0;
 	for (int step = 0; step < steps; step++) {
 		r->batch.n_tokens = 0;
-		for (int s = 1; s <= seqs; s++) anchor_add(r, feed[s], n - 1 + step, s, 1);
+		for (int s = 1; s <= seqs; s++) feedrun_batch_add(&r->batch, feed[s], n - 1 + step, s, 1);
 		if (llama_decode(r->ctx, r->batch) != 0) return -1;
 		for (int s = 1; s <= seqs; s++) {
 			const float * row = llama_get_logits_ith(r->ctx, s - 1);
@@ -147,7 +129,7 @@ static int anchor_generate(anchor_raw * r, const llama_token * prompt, int n, in
 			for (int t = 0; t < r->n_vocab; t++) {
 				if (!r->eog[t] && (best < 0 || row[t] > row[best])) best = t;
 			}
-			*sum += anchor_logprob(row, r->n_vocab, best);
+			*sum += feedrun_logprob(row, r->n_vocab, best);
 			feed[s] = best;
 			made++;
 		}
@@ -164,22 +146,22 @@ static int anchor_score(anchor_raw * r, const llama_token * toks, int prefix, in
 	llama_memory_t mem = llama_get_memory(r->ctx);
 	llama_memory_clear(mem, false);
 	r->batch.n_tokens = 0;
-	for (int i = 0; i < prefix; i++) anchor_add(r, toks[i], i, 0, i == prefix - 1);
+	for (int i = 0; i < prefix; i++) feedrun_batch_add(&r->batch, toks[i], i, 0, i == prefix - 1);
 	int rc = llama_decode(r->ctx, r->batch);
 	if (rc != 0) return rc;
 	const float * first = llama_get_logits_ith(r->ctx, prefix - 1);
-	for (int j = 0; j < nconts; j++) *sum += anchor_logprob(first, r->n_vocab, toks[prefix + j]);
+	for (int j = 0; j < nconts; j++) *sum += feedrun_logprob(first, r->n_vocab, toks[prefix + j]);
 	r->batch.n_tokens = 0;
 	for (int j = 0; j < nconts; j++) {
 		llama_memory_seq_cp(mem, 0, j + 1, -1, -1);
-		for (int t = 0; t < len - 1; t++) anchor_add(r, toks[prefix + j + t], prefix + t, j + 1, 1);
+		for (int t = 0; t < len - 1; t++) feedrun_batch_add(&r->batch, toks[prefix + j + t], prefix + t, j + 1, 1);
 	}
 	rc = llama_decode(r->ctx, r->batch);
 	if (rc != 0) return rc;
 	int b = 0;
 	for (int j = 0; j < nconts; j++) {
 		for (int t = 0; t < len - 1; t++) {
-			*sum += anchor_logprob(llama_get_logits_ith(r->ctx, b), r->n_vocab, toks[prefix + j + t + 1]);
+			*sum += feedrun_logprob(llama_get_logits_ith(r->ctx, b), r->n_vocab, toks[prefix + j + t + 1]);
 			b++;
 		}
 	}

@@ -61,8 +61,8 @@ func (m *Model) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
 		if r.MaxTokens <= 0 {
 			return nil, fmt.Errorf("generate: request %d: MaxTokens must be positive, got %d", i, r.MaxTokens)
 		}
-		if r.ActionBan != nil && len(r.Stop) > 0 {
-			return nil, fmt.Errorf("generate: request %d: action bans cannot be combined with stop strings", i)
+		if err := r.CheckConstraints(); err != nil {
+			return nil, fmt.Errorf("generate: request %d: %w", i, err)
 		}
 		if err := m.checkTokens(fmt.Sprintf("generate request %d", i), r.Prompt); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ package llama
 #include <unistd.h>
 #include "llama.h"
 #include "ggml-cpu.h"
+#include "helpers.h"
 
 // A threadpool that outlives decode calls. Without one, ggml creates the
 // compute threads for every graph and joins them after it (a disposable
@@ -64,27 +65,6 @@ static void feedrun_log_init(int verbose) {
 
 static void feedrun_clear_error(void) { feedrun_last_error[0] = '\0'; }
 static const char * feedrun_get_error(void) { return feedrun_last_error; }
-
-static void feedrun_batch_add(struct llama_batch * b, llama_token tok, llama_pos pos, llama_seq_id seq, int logits) {
-	int i = b->n_tokens;
-	b->token[i] = tok;
-	b->pos[i] = pos;
-	b->n_seq_id[i] = 1;
-	b->seq_id[i][0] = seq;
-	b->logits[i] = (int8_t) logits;
-	b->n_tokens = i + 1;
-}
-
-// Log-probability of token under the logits row, in double precision: the
-// vocabulary is tens of thousands wide and the per-token sums are what the
-// study reports.
-static double feedrun_logprob(const float * logits, int n, int token) {
-	float mx = logits[0];
-	for (int i = 1; i < n; i++) if (logits[i] > mx) mx = logits[i];
-	double s = 0.0;
-	for (int i = 0; i < n; i++) s += exp((double) (logits[i] - mx));
-	return (double) (logits[token] - mx) - log(s);
-}
 
 static int feedrun_chat(const char * tmpl, const char ** roles, const char ** contents, int n, int add_ass, char * buf, int len) {
 	struct llama_chat_message msgs[n > 0 ? n : 1];

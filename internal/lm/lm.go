@@ -161,6 +161,18 @@ func Sum(logps []float64) float64 {
 	return s
 }
 
+// CheckConstraints refuses a request whose constraints cannot hold
+// together: an action ban masks the end of the reply while the reply's
+// action is banned, which a stop string would end regardless. Every
+// Model's Generate asks it, so that the engine and the fake refuse the
+// same requests.
+func (r GenerateRequest) CheckConstraints() error {
+	if r.ActionBan != nil && len(r.Stop) > 0 {
+		return errors.New("action bans cannot be combined with stop strings")
+	}
+	return nil
+}
+
 // ActionBan is a ban on actions rather than replies. A token ban alone
 // leaves gaps: the same text has other tokenisations (a final `".` as `"`
 // then `.`), and the same action other wrappings (after prose, inside a

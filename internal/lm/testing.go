@@ -229,8 +229,8 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		if len(r.Prompt) == 0 || r.MaxTokens <= 0 {
 			return nil, errors.New("generate: empty prompt or non-positive MaxTokens")
 		}
-		if r.ActionBan != nil && len(r.Stop) > 0 {
-			return nil, errors.New("generate: action bans cannot be combined with stop strings")
+		if err := r.CheckConstraints(); err != nil {
+			return nil, fmt.Errorf("generate: %w", err)
 		}
 		var grammar Grammar // an untyped nil without one: the decoder tests for nil
 		if r.Grammar != "" {

@@ -159,7 +159,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 	for _, instructed := range []bool{false, true} {
 		var group []int
 		for i, h := range p.opts.Harnesses {
-			if (h == harness.Instruction) == instructed {
+			if h.Instructs() == instructed {
 				group = append(group, i)
 			}
 		}

@@ -161,7 +161,7 @@ func parseEpisode(r *rowReader) (Episode, error) {
 		r.fail("respelled_repeats", fmt.Errorf("expected at most exact_repeats (%d), got %d", e.ExactRepeats, e.RespelledRepeats))
 	case e.NearRepeats < e.ExactRepeats || e.NearRepeats > e.Steps:
 		r.fail("near_repeats", fmt.Errorf("expected from exact_repeats (%d) to the episode's %d steps, got %d", e.ExactRepeats, e.Steps, e.NearRepeats))
-	case e.Lessons > 0 && e.Harness != harness.Memory:
+	case e.Lessons > 0 && !e.Harness.Guided():
 		r.fail("lessons", fmt.Errorf("expected 0 outside the memory harness, got %d", e.Lessons))
 	}
 	return e, r.err

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -178,7 +177,7 @@ func (l *loader) read(dir string) error {
 		switch manifest.Config.Ban {
 		case "":
 			for i := range episodes {
-				episodes[i].Harness = textBan(episodes[i].Harness)
+				episodes[i].Harness = episodes[i].Harness.BeforeTokenBan()
 			}
 		case results.BanTokens:
 		default:
@@ -228,18 +227,6 @@ func (l *loader) noteTorn(t Torn) {
 	if t.Bytes > 0 {
 		l.data.Torn = append(l.data.Torn, t)
 	}
-}
-
-// textBan is the name of h in a run made before the study's token ban:
-// its ban and abstract+ban were the text bans.
-func textBan(h harness.Name) harness.Name {
-	switch h {
-	case harness.Ban:
-		return harness.BanText
-	case harness.AbstractBan:
-		return harness.AbstractBanText
-	}
-	return h
 }
 
 // present is false only for a file that does not exist: any other error

@@ -165,38 +165,8 @@ const onPolicySuffix = " (on-policy)"
 // read as a finding.
 const onPolicyNote = "On-policy rows (env … (on-policy)): the failed action is the model's own greedy reply to the item's context, so the greedy repeat before the failure is high by construction (short of 100% where that attempt was cut at the environment's token limit, which the probe's greedy reply runs past, or was written through other tokens than its text tokenizes to, since an exact repeat is judged token for token); it is not a finding."
 
-// forced is the value a harness fixes a figure to by its definition, for
-// the figures it fixes.
-type forced struct {
-	table   string
-	harness []harness.Name
-	figure  string
-	value   float64
-}
-
-var byConstruction = []forced{
-	// drop's post-failure context is C itself: L_fail = L_pre.
-	{InversionTable, []harness.Name{harness.Drop}, "gain_per_token", 0},
-	{InversionTable, []harness.Name{harness.Drop}, "gain_per_token_pooled", 0},
-	{InversionTable, []harness.Name{harness.Drop}, "gain_per_action", 0},
-	{InversionTable, []harness.Name{harness.Drop}, "odds_factor", 1},
-	{InversionTable, []harness.Name{harness.Drop}, "odds_factor_pooled", 1},
-	{InversionTable, []harness.Name{harness.Drop}, "share_inverted", 0},
-	{HarnessTable, []harness.Name{harness.Drop}, "share_removed", 1},
-	// Harnesses that do not show o× have nothing quoted to remove.
-	{DecompositionTable, []harness.Name{harness.Abstract, harness.AbstractBan, harness.Drop, harness.Scrub}, "d_quote", 0},
-	// The decoder masks the failed action: probability 0, never greedy.
-	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "p_repeat_post", 0},
-	{HarnessTable, []harness.Name{harness.Ban, harness.AbstractBan}, "greedy_repeat_post", 0},
-	// In rollouts the text ban blocks a failed action from being played
-	// again, however written; the study's ban (ban, abstract+ban) masks
-	// only the tokens it was written in, so its repeats are measured.
-	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "exact_repeat_rate", 0},
-	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "exact_repeats", 0},
-	{RolloutTable, []harness.Name{harness.BanText, harness.AbstractBanText}, "respelled_repeat_rate", 0},
-}
-
-// markByConstruction labels the figures a row's harness fixes, dropping
+// markByConstruction labels the figures a row's harness fixes
+// (harness.Harness.Fixes), dropping
 // their intervals: a zero-width interval around a value no sample could
 // have changed would pass a definition off as a measurement. A figure that
 // does not come out at its forced value stays as measured, so that a bug
@@ -206,9 +176,9 @@ var byConstruction = []forced{
 // exactly 0 on every item.
 func markByConstruction(t *Table) {
 	for _, r := range t.Rows {
-		for _, fc := range byConstruction {
-			if fc.table == t.ID && slices.Contains(fc.harness, r.Harness) {
-				fixFigure(r.Figures, fc.figure, fc.value)
+		for _, fx := range r.Harness.Of().Fixes {
+			if fx.Table == t.ID {
+				fixFigure(r.Figures, fx.Figure, fx.Value)
 			}
 		}
 		if t.ID == DecompositionTable {

@@ -110,7 +110,7 @@ func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]s
 		for i := range arms {
 			for j := i + 1; j < len(arms); j++ {
 				for _, h := range harness.RolloutHarnesses {
-					if h == harness.Drop {
+					if g, ok := h.Fixes(InversionTable, "gain_per_token"); ok && g == 0 {
 						continue // G = 0 by construction under every model
 					}
 					_, si := arms[i].byKey[h]

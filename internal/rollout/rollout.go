@@ -45,6 +45,11 @@ type Ban struct {
 	// (ActReply.ActionTokens), of which the reply must not complete one
 	// wherever it starts: ban and abstract+ban, the study's ban.
 	Tokens [][]lm.Token
+	// SharesUnbanned says, as the harness's constraint does
+	// (harness.Constraint.SharesUnconstrained), that where Tokens would
+	// never have masked a token the reply of the same request without
+	// them stands (share.go).
+	SharesUnbanned bool
 }
 
 // BatchAgent is an Agent that can also act for several episodes in one
@@ -411,7 +416,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 	res := Result{Task: task, Seed: seed}
 	base := withDemonstrations(ep.Messages(), cfg.Demonstrations)
 	guidance := ""
-	if cfg.Guidance != nil && cfg.Harness == harness.Memory {
+	if cfg.Guidance != nil && cfg.Harness.Guided() {
 		guidance, res.Lessons = cfg.Guidance(task)
 	}
 	var turns []harness.Turn
@@ -429,6 +434,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		ban := Ban{Actions: cfg.Harness.Banned(turns)}
 		if cfg.Harness.BansTokens() {
 			ban.Tokens = failedTokens
+			ban.SharesUnbanned = cfg.Harness.Of().Ban.SharesUnconstrained()
 		}
 		got, err := agent.Act(ctx, ActRequest{Task: task, Msgs: msgs, Ban: ban, Seed: stepSeed(task.ID, seed, i), EpisodeSeed: seed})
 		if err != nil {
@@ -441,13 +447,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		}
 		action := read.Action
 		st := Step{Index: i, Reply: reply, Action: action, Dropped: read.Dropped, Tokens: tokens}
-		if cfg.Harness == harness.Scrub {
-			for _, t := range turns {
-				if t.Failed {
-					st.RuledOut = append(st.RuledOut, t.Description)
-				}
-			}
-		}
+		st.RuledOut = cfg.Harness.RuledOut(turns)
 		norm, normOK := e.Normalize(action)
 		st.Repeat = slices.Contains(failed, action)
 		st.Respelled = st.Repeat && got.ActionTokens != nil &&
@@ -485,7 +485,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			turn = harness.Turn{Observation: NudgeObservation}
 			same, prev = 0, ""
 		default:
-			if rule, ok := precondition(ep, action); ok && cfg.Harness == harness.Memory {
+			if rule, ok := precondition(ep, action); ok && cfg.Harness.Gated() {
 				// A refused write is a failed action: repeating it is a
 				// repeat, and the ban and the transcript treat it so.
 				st.GateBlocked = true
@@ -524,7 +524,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 		}
 		res.add(st)
 		turns = append(turns, turn)
-		if cfg.Harness == harness.Scrub && len(failed) > harness.MaxScrubs {
+		if cfg.Harness.Escalates(len(failed)) {
 			res.Escalated = true
 			return res.finish(ep), nil
 		}

@@ -195,7 +195,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 func (p *Plan) config(u episodeUnit, guidance func(Task) (string, int)) Config {
 	c := p.Config
 	c.Harness = u.h
-	if u.h == harness.Memory {
+	if u.h.Guided() {
 		c.Guidance = guidance
 	}
 	return c

@@ -20,8 +20,9 @@ import (
 // call), so ModelAgent decodes each distinct request once and hands the
 // result to every episode that asks for it (sharing).
 //
-// A request whose only constraints are token bans (the study's ban) also
-// takes the reply of the same request without them, where on that reply's
+// A request whose only constraints are token bans (the study's ban, whose
+// harness says so: harness.Constraint.SharesUnconstrained) also takes the
+// reply of the same request without them, where on that reply's
 // trace the bans would never have masked a token (lm.TokenBansIdle): the
 // constrained decode would then choose the same tokens, greedy or sampled.
 // The converse holds as well: a reply decoded under bans that never masked
@@ -138,10 +139,12 @@ func keyOf(r lm.GenerateRequest, base bool) decodeKey {
 	return k
 }
 
-// tokenBansOnly reports whether a request's constraints beyond its base
-// key are token bans alone, and it has some.
-func tokenBansOnly(r lm.GenerateRequest) bool {
-	return r.ActionBan == nil && (len(r.Bans) > 0 || len(r.SequenceBans) > 0)
+// sharesUnbanned reports whether request r of an episode may take the
+// reply of the same request without its bans: its harness says so
+// (Ban.SharesUnbanned), and its constraints beyond its base key are token
+// bans alone, and it has some.
+func sharesUnbanned(a ActRequest, r lm.GenerateRequest) bool {
+	return a.Ban.SharesUnbanned && r.ActionBan == nil && (len(r.Bans) > 0 || len(r.SequenceBans) > 0)
 }
 
 // generate decodes reqs' requests gen with the model, each distinct one
@@ -182,7 +185,7 @@ func (a *ModelAgent) generate(reqs []ActRequest, gen []lm.GenerateRequest) ([]lm
 		keys[i] = keyOf(gen[i], false)
 		if e, ok := s.memo[keys[i]]; ok {
 			out[i], done[i] = e.gen, true
-		} else if b := keyOf(gen[i], true); tokenBansOnly(gen[i]) && idle(i, b) {
+		} else if b := keyOf(gen[i], true); sharesUnbanned(reqs[i], gen[i]) && idle(i, b) {
 			out[i], done[i] = s.memo[b].gen, true
 			s.counts.Unbanned++
 		}
@@ -207,7 +210,7 @@ func (a *ModelAgent) generate(reqs []ActRequest, gen []lm.GenerateRequest) ([]lm
 		if done[i] || follows[i] >= 0 {
 			continue
 		}
-		if _, ok := leader[keyOf(gen[i], true)]; ok && tokenBansOnly(gen[i]) {
+		if _, ok := leader[keyOf(gen[i], true)]; ok && sharesUnbanned(reqs[i], gen[i]) {
 			waiting = append(waiting, i)
 			continue
 		}
@@ -236,7 +239,7 @@ func (a *ModelAgent) generate(reqs []ActRequest, gen []lm.GenerateRequest) ([]lm
 			s.memo[keys[i]] = memoEntry{gs[j], group(i)}
 			// Bans that never masked a token left the reply the request
 			// without them gives: it stands for that request too.
-			if b := keyOf(gen[i], true); tokenBansOnly(gen[i]) && gs[j].Trace != nil && lm.TokenBansIdle(gen[i], gs[j].Trace) {
+			if b := keyOf(gen[i], true); sharesUnbanned(reqs[i], gen[i]) && gs[j].Trace != nil && lm.TokenBansIdle(gen[i], gs[j].Trace) {
 				if _, ok := s.memo[b]; !ok {
 					s.memo[b] = memoEntry{gs[j], group(i)}
 				}
