@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/feedrun/feedrun/internal/report"
+)
+
+// A probe run's items as its context record gives them are the items its
+// environment makes again: the context, the failed action, the
+// observation and the description, so that a viewer shows from the record
+// what the model read. instruction, listed first, has its own system
+// prompt: the item's context is another harness's.
+func TestRecordedItemsAreTheItemsMadeAgain(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := filepath.Join(t.TempDir(), "probe")
+	c.ok("probe", "--env", "toolshed", "--items", "4", "--harness", "instruction,abstract,scrub,error-only", "--out", dir)
+	d, err := report.Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := report.Contexts{}
+	if err := recordedItems(recorded, d, d.Runs[0]); err != nil {
+		t.Fatal(err)
+	}
+	made, err := runItems(context.Background(), d.Runs[0], "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 4 || len(recorded) != len(made) {
+		t.Fatalf("%d items from the record, %d made again, want 4 each", len(recorded), len(made))
+	}
+	for _, want := range made {
+		got, ok := recorded[report.ContextKey(dir, want.ID)]
+		switch {
+		case !ok:
+			t.Errorf("item %s is not in the record", want.ID)
+		case !slices.Equal(got.Context, want.Context) || got.FailedAction != want.FailedAction ||
+			got.Observation != want.Observation || got.Description != want.Description:
+			t.Errorf("item %s from the record:\n%+v\nmade again:\n%+v", want.ID, got, want)
+		}
+	}
+}
