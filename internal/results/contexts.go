@@ -162,7 +162,7 @@ func HasContextRecord(dir string) bool {
 }
 
 // ErrNoContextRecord says a run folder has no context record.
-var ErrNoContextRecord = errors.New("context not recorded (run made before feedrun recorded contexts, 2026-12-05)")
+var ErrNoContextRecord = errors.New("context not recorded (run made before 2026-12-05)")
 
 // ReadRolloutContexts rebuilds every step's context from dir's record, by
 // rollout_steps.csv's key (model, env, harness, task, seed, step). A
