@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,35 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 		if !strings.Contains(label, "scrub") || !strings.Contains(label, "finished") {
 			t.Errorf("the page says the list is %q, want scrub × finished", label)
+		}
+	})
+	t.Run("a step shows what scrub showed before it", func(t *testing.T) {
+		i := slices.IndexFunc(d.Episodes, func(e report.Episode) bool {
+			_, observed := e.Shown(1)
+			return e.Harness == harness.Scrub && !observed
+		})
+		if i < 0 {
+			t.Fatal("no scrub episode whose second step was shown a rule-out: the fixture tests nothing")
+		}
+		e := d.Episodes[i]
+		if err := chromedp.Run(tab, chromedp.Click("#f-cell-clear", chromedp.ByID)); err != nil {
+			t.Fatal(err)
+		}
+		setFilter(t, tab, "f-harness", string(e.Harness))
+		setFilter(t, tab, "f-task", e.Task)
+		setFilter(t, tab, "f-seed", strconv.FormatUint(e.Seed, 10))
+		var shown string
+		if err := chromedp.Run(tab,
+			chromedp.Click("#episode-list tbody tr", chromedp.ByQuery),
+			chromedp.WaitVisible("#episode-view .step", chromedp.ByQuery),
+			chromedp.Text("#episode-view", &shown, chromedp.ByQuery),
+			// The next test clears the cell this one found set.
+			chromedp.Click(`#table-`+report.RolloutTable+` tr[data-harness="scrub"] td[data-pick="finished"]`, chromedp.ByQuery),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(shown, "shown before this reply") || !strings.Contains(shown, harness.RuledOutHeader) {
+			t.Errorf("the episode's second step does not show the rule-out scrub showed before it:\n%s", shown)
 		}
 	})
 	t.Run("a hostile reply shows as text and runs nothing", func(t *testing.T) {

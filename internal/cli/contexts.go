@@ -3,16 +3,22 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// itemContexts makes again the probe items of d's probe runs, so that a
-// viewer can show what the model read: probe_items.csv keeps figures and
-// greedy replies, not the items. A run's items are made as its probe made
+// itemContexts gives the probe items of d's probe runs, so that a viewer
+// can show what the model read: probe_items.csv keeps figures and greedy
+// replies, not the items. A run with the context record has them from it
+// (docs/methodology.md#the-context-record), CodeRepair's as any, with no
+// environment. For a run made before the record, they are made again: a
+// run's items are made as its probe made
 // them (env, generator seed and count from the manifest, or its items
 // file) and kept only when the dataset they come from is the one the run
 // recorded. An on-policy run's items are made from those items and the
@@ -39,6 +45,12 @@ func runContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool) (
 	out, missing := report.Contexts{}, map[string]error{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
+			continue
+		}
+		if results.HasContextRecord(run.Dir) {
+			if err := recordedItems(out, d, run); err != nil {
+				missing[run.Dir] = err
+			}
 			continue
 		}
 		items, err := runItems(ctx, run, spec, slow)
@@ -114,4 +126,67 @@ func generatedItems(ctx context.Context, run report.RunInfo, e env.Env) ([]trans
 		return nil, fmt.Errorf("the %s dataset here (sha256 %s) is not the run's (%s)", c.Env, got, run.Manifest.DatasetSHA256)
 	}
 	return src.Items(ctx, c.Seed, c.Items)
+}
+
+// recordedItems adds to out the items of the probe run in dir as its
+// context record keeps them: what the model was shown, with no
+// environment, dataset or program run. An item is its context before the
+// failure under a harness that keeps the system prompt as it is, the
+// failed action and the observation (verbatim's, ban's or error-only's
+// last message after the failure) and the runtime's description of the
+// failure (abstract's), each where the run measured such a harness; an
+// item measured under instruction alone, whose system prompt is its own,
+// is left out.
+func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error {
+	dir := run.Dir
+	contexts, err := results.ReadProbeContexts(dir)
+	if err != nil {
+		return err
+	}
+	// The record names the environment as the probe did; the report's
+	// rows may name it with the run's setting ("toolshed (on-policy)").
+	env := run.Manifest.Config.Env
+	get := func(it report.Item, h harness.Name, name string) ([]transcript.Message, bool) {
+		msgs, ok := contexts[results.Key(it.Model, env, string(h), it.ItemID, name)]
+		conv := make([]transcript.Message, len(msgs))
+		for i, m := range msgs {
+			conv[i] = transcript.Message(m)
+		}
+		return conv, ok
+	}
+	for _, it := range d.Items {
+		if it.Run != dir {
+			continue
+		}
+		key := report.ContextKey(dir, it.ItemID)
+		item, seen := out[key]
+		pre, ok := get(it, it.Harness, "pre")
+		neutral, okN := get(it, it.Harness, "neutral")
+		if !ok || !okN || len(neutral) != len(pre)+2 {
+			return fmt.Errorf("%s: item %s under %s has no recorded context before and after the failure", dir, it.ItemID, it.Harness)
+		}
+		if !seen {
+			item = transcript.Item{ID: it.ItemID, Env: env, FailureKind: it.FailureKind, FailedAction: neutral[len(pre)].Content}
+		}
+		// instruction's system prompt is its own.
+		if it.Harness != harness.Instruction && item.Context == nil {
+			item.Context = pre
+		}
+		fail, _ := get(it, it.Harness, "fail")
+		switch {
+		case len(fail) == 0:
+		case it.Harness == harness.Verbatim || it.Harness == harness.Instruction || it.Harness == harness.Ban || it.Harness == harness.ErrorOnly:
+			item.Observation = fail[len(fail)-1].Content
+		case it.Harness.Abstracts():
+			item.Description = strings.TrimPrefix(fail[len(fail)-1].Content, transcript.ObservationPrefix)
+		}
+		out[key] = item
+	}
+	// A run of instruction alone shows no other system prompt.
+	for _, it := range d.Items {
+		if key := report.ContextKey(dir, it.ItemID); it.Run == dir && out[key].Context == nil {
+			delete(out, key)
+		}
+	}
+	return nil
 }

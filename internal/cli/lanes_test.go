@@ -101,7 +101,8 @@ func readBytes(t *testing.T, path string) string {
 }
 
 // TestLanesWriteTheRowsOfOneProcess: --lanes 2 writes, after sorting,
-// exactly the rows of --lanes 1, for a probe and a rollout; each lane ran
+// exactly the rows of --lanes 1, for a probe and a rollout, their context
+// records included; each lane ran
 // its shard with half the threads; a rerun resumes the lanes and leaves the
 // merged folder as it is.
 func TestLanesWriteTheRowsOfOneProcess(t *testing.T) {
@@ -113,13 +114,13 @@ func TestLanesWriteTheRowsOfOneProcess(t *testing.T) {
 		unit   string
 		status []string // what the lanes must say
 	}{
-		{"probe", []string{"probe", "--items", "3", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 6, "items", nil},
+		{"probe", []string{"probe", "--items", "3", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems, results.ContextMessages, results.ProbeContexts}, 6, "items", nil},
 		// Each on-policy lane tries the contexts of its shard only (five
 		// distinct contexts: three and two), and the rows are still one
 		// process's.
-		{"on-policy probe", []string{"probe", "--items", "5", "--on-policy", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems}, 10, "items",
+		{"on-policy probe", []string{"probe", "--items", "5", "--on-policy", "--harness", "verbatim,ban"}, []results.TableSpec{results.ProbeItems, results.ContextMessages, results.ProbeContexts}, 10, "items",
 			[]string{"lane 0/2: probe: making on-policy items from 3 items' contexts (shard 0/2)", "lane 1/2: probe: making on-policy items from 2 items' contexts (shard 1/2)"}},
-		{"rollout", []string{"rollout", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3"}, []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps}, 4, "episodes", nil},
+		{"rollout", []string{"rollout", "--tasks", "2", "--harness", "verbatim,ban", "--max-steps", "3"}, []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps, results.ContextMessages, results.RolloutContexts}, 4, "episodes", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -202,6 +202,16 @@ func TestShowProbeItemsWithTheirContext(t *testing.T) {
 	if err := results.WriteManifest(dir, m); err != nil {
 		t.Fatal(err)
 	}
+	// The run's context record has the item whatever the dataset here.
+	out, stderr = c.ok("show", dir, "--task", id)
+	if !strings.Contains(out, "failed action") || !strings.Contains(out, "observation") || stderr != "" {
+		t.Errorf("another dataset, with the context record: shows\n%s\nstderr: %s", out, stderr)
+	}
+	for _, name := range []string{results.ContextMessages.Name, results.ProbeContexts.Name} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out, stderr = c.ok("show", dir, "--task", id)
 	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "is not the run's") {
 		t.Errorf("another dataset: shows\n%s\nstderr: %s", out, stderr)
@@ -245,13 +255,24 @@ func TestShowOnPolicyItemsWithTheirContext(t *testing.T) {
 		t.Errorf("item %s: want its context and one of the model's attempts %q as the failed action, got:\n%s\nstderr: %s", id, mine, out, stderr)
 	}
 
-	// A log whose context is not the item's is refused, not shown.
+	// The run's context record shows the item whatever its log holds;
+	// a run made before the record has its items made again from the log.
 	edited := make([][]string, len(rows))
 	for i, r := range rows {
 		edited[i] = append([]string(nil), r...)
 		edited[i][col("context_sha256")] = strings.Repeat("0", 64)
 	}
 	writeTable(t, attempts, header, edited)
+	out, stderr = c.ok("show", dir, "--task", id)
+	if again := strings.Contains(out, "failed action") && slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, a) }); !again || stderr != "" {
+		t.Errorf("item %s of a run with the context record: want its context from the record, got:\n%s\nstderr: %s", id, out, stderr)
+	}
+	for _, name := range []string{results.ContextMessages.Name, results.ProbeContexts.Name} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A log whose context is not the item's is refused, not shown.
 	out, stderr = c.ok("show", dir, "--task", id)
 	if strings.Contains(out, "failed action") || !strings.Contains(out, "context not shown") || !strings.Contains(stderr, "the log is of other items") {
 		t.Errorf("an attempt log of other contexts: shows\n%s\nstderr: %s", out, stderr)

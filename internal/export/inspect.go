@@ -184,7 +184,7 @@ func rolloutLog(eps []report.Episode, runs map[string]report.RunInfo, src Source
 	}
 	slices.Sort(seeds)
 	l := newLog("rollout", e0.Model, e0.Env, e0.Harness, folders(eps, func(e report.Episode) string { return e.Run }), runs)
-	l.Eval.Metadata["messages"] = "the opening context the harness gave (without --shots demonstrations or memory lessons), then each step's reply and the environment's observation as rollout_steps.csv records them: the harness's rewriting of later contexts (abstract, drop, scrub) is not shown"
+	l.Eval.Metadata["messages"] = "runs with the context record: the first step's context as the model was given it, then each step's reply and what the harness showed after it (the observation as observed, or abstract's description, scrub's task with its rule-outs, nothing where drop removed the turn: those are marked shown_before_reply, and the observation they replace goes to the reply's metadata); runs made before it: the opening context the harness gave (without --shots demonstrations or memory lessons), then each step's reply and the environment's observation as rollout_steps.csv records them"
 	for _, e := range eps {
 		l.Samples = append(l.Samples, episodeSample(e, slices.Index(seeds, e.Seed)+1, runs[e.Run], src))
 	}
@@ -200,7 +200,10 @@ func episodeSample(e report.Episode, epoch int, run report.RunInfo, src Sources)
 			"exact_repeats": e.ExactRepeats, "near_repeats": e.NearRepeats, "lessons": e.Lessons,
 		},
 	}
-	if base, ok := src.Tasks[report.ContextKey(e.Run, e.Task)]; ok {
+	if e.ContextRecorded && len(e.Transcript) > 0 {
+		s.Messages = messages(e.Statement(), "input")
+		s.Input = s.Messages
+	} else if base, ok := src.Tasks[report.ContextKey(e.Run, e.Task)]; ok {
 		s.Messages = messages(e.Harness.Context(base, nil, ""), "input")
 		s.Input = s.Messages
 	} else {
@@ -213,8 +216,22 @@ func episodeSample(e report.Episode, epoch int, run report.RunInfo, src Sources)
 	}
 	if !e.Stepped {
 		s.Metadata["transcript"] = "the run folder has no " + report.StepsFile
+	} else if !e.ContextRecorded {
+		s.Metadata["context"] = report.NotRecorded
 	}
-	for _, st := range e.Transcript {
+	for i, st := range e.Transcript {
+		// Between two replies, what the harness showed the model where
+		// the record has it and it is not the observation as observed.
+		// The observation as observed stays with the reply it answered.
+		if shown, observed := e.Shown(i); !observed {
+			n := len(s.Messages) - 1
+			s.Messages[n-1].Metadata["observation"] = s.Messages[n].Content
+			s.Messages = s.Messages[:n]
+			for _, m := range messages(shown, "input") {
+				m.Metadata = map[string]any{"step": st.Step, "shown_before_reply": true}
+				s.Messages = append(s.Messages, m)
+			}
+		}
 		marks := map[string]any{"step": st.Step}
 		if st.ActionDiffers() {
 			marks["action"] = st.Action

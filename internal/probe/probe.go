@@ -70,7 +70,16 @@ type Row struct {
 	// action together gives the header's ids followed by the action's own:
 	// then the scored ids are exactly what the model would emit.
 	SplitConsistent bool
+	// Contexts are the messages the action was scored after, by
+	// ContextNames: what the run's context record keeps.
+	Contexts [len(ContextNames)][]transcript.Message
 }
+
+// ContextNames name a row's contexts as probe_tokens.csv and
+// probe_contexts.csv do: before the failure, after it as the harness shows
+// it, after it with the neutral observation, and after it with the
+// observation's quoted source removed.
+var ContextNames = [...]string{"pre", "fail", "neutral", "quoteless"}
 
 // TokenRow is one action token's log-probability under one context.
 type TokenRow struct {
@@ -210,6 +219,7 @@ func (p *Prober) Item(it transcript.Item) ([]Row, []TokenRow, error) {
 			LogpQuoteless:   qless.sums[0],
 			Banned:          pc.Banned,
 			SplitConsistent: st.consistent,
+			Contexts:        [len(ContextNames)][]transcript.Message{pc.Pre, pc.Post, pc.Neutral, quoteless[i]},
 		}
 		if !pc.Banned {
 			if row.Decomposition, err = stats.Decompose(row.LogpPre, row.LogpFail, row.LogpNeutral, row.NTokens); err != nil {

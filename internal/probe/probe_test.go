@@ -134,7 +134,7 @@ func TestSameInputGivesByteIdenticalCSV(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	runProbe(t, a, testItems(), results.Shard{}, true)
 	runProbe(t, b, testItems(), results.Shard{}, true)
-	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name, results.ContextMessages.Name, results.ProbeContexts.Name} {
 		x, _ := os.ReadFile(filepath.Join(a, name))
 		y, _ := os.ReadFile(filepath.Join(b, name))
 		if string(x) != string(y) || len(x) == 0 {

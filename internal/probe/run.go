@@ -89,6 +89,11 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 		defer tokens.Close()
 		tokens.TellCut(r.Cut)
 	}
+	record, err := openContextRecord(r.OutDir, items, r.Cut)
+	if err != nil {
+		return sum, err
+	}
+	defer record.Close()
 	if err := r.Begin(); err != nil {
 		return sum, err
 	}
@@ -121,6 +126,9 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 			rec := r.itemRecord(row)
 			if items.Done(key(rec)) {
 				continue
+			}
+			if err := record.add(r, row); err != nil {
+				return err
 			}
 			if err := items.Append(rec); err != nil {
 				return err

@@ -116,7 +116,7 @@ func TestRealRuntimeKnownAnswersAndResume(t *testing.T) {
 	if sum := tinyRun(t, split, items, 0); sum.Skipped != 2 || sum.Items != 4 {
 		t.Errorf("resume did %+v", sum)
 	}
-	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name, results.ContextMessages.Name, results.ProbeContexts.Name} {
 		a, _ := os.ReadFile(filepath.Join(whole, name))
 		b, _ := os.ReadFile(filepath.Join(split, name))
 		if string(a) != string(b) {
@@ -168,7 +168,7 @@ func TestSIGKILLThenResume(t *testing.T) {
 	if kills == 0 {
 		t.Fatal("the child was never killed: the test proves nothing")
 	}
-	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name} {
+	for _, name := range []string{results.ProbeItems.Name, results.ProbeTokens.Name, results.ContextMessages.Name, results.ProbeContexts.Name} {
 		a, _ := os.ReadFile(filepath.Join(whole, name))
 		b, _ := os.ReadFile(filepath.Join(killed, name))
 		if string(a) != string(b) {

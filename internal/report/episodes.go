@@ -3,12 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // EpisodesFile is the rollouts' per-episode table inside a run folder.
@@ -59,6 +61,10 @@ type Episode struct {
 	FailedSteps int
 	GaveUp      bool
 	Transcript  []Step
+	// ContextRecorded says the run folder holds the context record, from
+	// which each step of Transcript has its Context; runs made before it
+	// do not.
+	ContextRecorded bool
 }
 
 // StepsFile is the rollouts' per-step table inside a run folder: the
@@ -93,6 +99,14 @@ func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 	if err != nil {
 		return Torn{}, err
 	}
+	// The context record, where the run keeps one (runs made before it
+	// do not).
+	var contexts map[string][]results.ContextMessage
+	if dir := filepath.Dir(path); results.HasContextRecord(dir) {
+		if contexts, err = results.ReadRolloutContexts(dir); err != nil {
+			return Torn{}, err
+		}
+	}
 	byEpisode := map[string][]step{}
 	for _, s := range steps {
 		byEpisode[s.key] = append(byEpisode[s.key], s)
@@ -111,6 +125,16 @@ func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 				e.FailedSteps++
 			}
 			e.Transcript[j] = s.Step
+		}
+		if contexts != nil {
+			e.ContextRecorded = true
+			for j := range e.Transcript {
+				msgs := contexts[results.Key(e.Model, e.Env, string(e.Harness), e.Task, strconv.FormatUint(e.Seed, 10), strconv.Itoa(e.Transcript[j].Step))]
+				e.Transcript[j].Context = make([]transcript.Message, len(msgs))
+				for k, m := range msgs {
+					e.Transcript[j].Context[k] = transcript.Message(m)
+				}
+			}
 		}
 		n := len(ss)
 		e.Stepped = true

@@ -110,6 +110,9 @@ type htmlEpisode struct {
 	Summary    string     `json:"summary"`
 	Run        int        `json:"run"`
 	Transcript []htmlStep `json:"transcript"`
+	// Unrecorded says why the steps' contexts are not shown (a run made
+	// before the context record); empty where they are.
+	Unrecorded string `json:"unrecorded,omitempty"`
 }
 
 type htmlStep struct {
@@ -120,6 +123,10 @@ type htmlStep struct {
 	Observation string   `json:"obs"`
 	Failed      bool     `json:"failed,omitempty"`
 	Marks       []string `json:"marks,omitempty"`
+	// Shown is what the harness showed before this reply where it is not
+	// the previous reply and its observation as observed (Episode.Shown):
+	// absent then, empty where the harness added nothing.
+	Shown *[][2]string `json:"shown,omitempty"`
 }
 
 type htmlItem struct {

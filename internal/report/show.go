@@ -109,8 +109,15 @@ func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
 	b.WriteString(s.paint(ansiDim, wrap(strings.Join(append(episodeSummary(e), e.Run), " · "), s.Width, "   ")) + "\n")
 	if len(e.Transcript) == 0 {
 		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+StepsFile+")") + "\n")
+	} else if !e.ContextRecorded {
+		b.WriteString(s.paint(ansiDim, wrap(NotRecorded, s.Width, "   ")) + "\n")
+	} else if task := lastOf(e.Statement(), transcript.RoleUser); task != "" {
+		s.field(b, "task", task, "")
 	}
 	for _, st := range steps {
+		if shown, observed := e.Shown(st.Step); !observed {
+			s.field(b, "    shown", shownText(shown), ansiYellow)
+		}
 		s.field(b, fmt.Sprintf("[%d] reply", st.Step), st.Reply, "")
 		if st.ActionDiffers() {
 			s.field(b, "    ran ≠ reply", ranText(st.Reply, st.Action), ansiCyan)
@@ -128,6 +135,31 @@ func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// lastOf is the content of the last message of msgs in role ("" when
+// none is): an episode's task is the last user message of its statement,
+// after the system prompt and any demonstrations.
+func lastOf(msgs []transcript.Message, role string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == role {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// shownText is what a harness showed between two replies (Episode.Shown),
+// each message under its role.
+func shownText(msgs []transcript.Message) string {
+	if len(msgs) == 0 {
+		return "(nothing added: the previous turn is not in the context)"
+	}
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = "[" + m.Role + "] " + m.Content
+	}
+	return strings.Join(parts, "\n")
 }
 
 // episodeSummary is an episode's outcome in words.

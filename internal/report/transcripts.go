@@ -1,5 +1,10 @@
 package report
 
+import (
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
 // Step is one row of rollout_steps.csv: what the model wrote, what the
 // environment ran of it and what it said back, with the marks the
 // rollout set on the step.
@@ -20,6 +25,46 @@ type Step struct {
 	GateBlocked bool // a ban harness refused the call before it ran
 	RuledOut    string
 	Dropped     string // what the environment left out of the reply (CodeRepair: the code around the function); "" in runs before it was kept
+	// Context is what the reply was generated from, from the run's
+	// context record (nil in runs made before it).
+	Context []transcript.Message
+}
+
+// NotRecorded is what the viewers say of a run made before the context
+// record.
+var NotRecorded = results.ErrNoContextRecord.Error()
+
+// Statement is the context of an episode's first step: the system prompt,
+// any demonstrations and the task as the harness gave them (scrub and
+// memory add to the task); nil where the run has no context record.
+func (e Episode) Statement() []transcript.Message {
+	if len(e.Transcript) == 0 {
+		return nil
+	}
+	return e.Transcript[0].Context
+}
+
+// Shown is what the harness showed the model between step i-1's reply
+// and step i's, from the context record: the messages step i's context
+// holds after what it kept of step i-1's. asObserved is true when that is
+// step i-1's reply and its observation as rollout_steps.csv holds them
+// (nothing rewritten), and for step 0 and runs without the record; an
+// empty shown with asObserved false means the harness added nothing (drop
+// after a failure).
+func (e Episode) Shown(i int) (shown []transcript.Message, asObserved bool) {
+	if !e.ContextRecorded || i <= 0 || i >= len(e.Transcript) {
+		return nil, true
+	}
+	prev, cur := e.Transcript[i-1], e.Transcript[i].Context
+	keep := 0
+	for keep < len(prev.Context) && keep < len(cur) && prev.Context[keep] == cur[keep] {
+		keep++
+	}
+	shown = cur[keep:]
+	observed := keep == len(prev.Context) && len(shown) == 2 &&
+		shown[0] == transcript.Message{Role: transcript.RoleAssistant, Content: prev.Reply} &&
+		shown[1] == transcript.Message{Role: transcript.RoleUser, Content: prev.Observation}
+	return shown, observed
 }
 
 // ActionDiffers is true when the environment ran something other than the

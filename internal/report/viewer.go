@@ -181,18 +181,29 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
 			Summary: strings.Join(episodeSummary(e), " · "), Run: index, Transcript: []htmlStep{},
 		}
-		for _, s := range e.Transcript {
+		for i, s := range e.Transcript {
 			hs := htmlStep{Step: s.Step, Reply: s.Reply, Observation: s.Observation, Failed: s.Failed, Marks: stepMarks(s), Dropped: s.Dropped}
 			if s.ActionDiffers() {
 				hs.Action = &s.Action
 			}
+			if shown, observed := e.Shown(i); !observed {
+				p := pairs(shown)
+				hs.Shown = &p
+			}
 			he.Transcript = append(he.Transcript, hs)
 		}
+		if e.Stepped && !e.ContextRecorded {
+			he.Unrecorded = NotRecorded
+		}
 		v.Episodes = append(v.Episodes, he)
-		if msgs, ok := statements[ContextKey(run, e.Task)]; ok {
-			if _, done := v.Tasks[e.Task]; !done {
-				v.Tasks[e.Task] = pairs(msgs)
-			}
+		msgs, ok := statements[ContextKey(run, e.Task)]
+		if !ok && e.Harness != harness.Instruction && e.Harness != harness.Memory {
+			// The record's first context states the task as the
+			// environment did, where the harness adds nothing to it.
+			msgs, ok = e.Statement(), e.Statement() != nil
+		}
+		if _, done := v.Tasks[e.Task]; ok && !done {
+			v.Tasks[e.Task] = pairs(msgs)
 		}
 	}
 	for _, g := range itemGroups(d.Items, Filter{}) {

@@ -119,8 +119,8 @@ var OnPolicyAttempts = TableSpec{
 }
 
 // RunTables are the tables a probe or rollout run folder may hold, the ones
-// merge joins.
-var RunTables = []TableSpec{ProbeItems, ProbeTokens, OnPolicyAttempts, RolloutEpisodes, RolloutSteps}
+// merge joins: the figures, and the context record (contexts.go).
+var RunTables = []TableSpec{ProbeItems, ProbeTokens, OnPolicyAttempts, RolloutEpisodes, RolloutSteps, ContextMessages, RolloutContexts, ProbeContexts}
 
 // KeyFunc is the table's key over its own header. The specs above are
 // checked by a test, so a key column missing from the header is a

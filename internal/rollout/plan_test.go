@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,9 @@ func testPlan(m lm.Model, dir string, agent func(Agent) Agent, shard results.Sha
 func readFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range []string{results.RolloutEpisodes.Name, results.RolloutSteps.Name} {
+	// The context record too: it must survive a resume, batching and
+	// sharing exactly as the tables do.
+	for _, name := range []string{results.RolloutEpisodes.Name, results.RolloutSteps.Name, results.ContextMessages.Name, results.RolloutContexts.Name} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -116,11 +119,17 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 	}
 
 	var shardRows []string
+	shardContexts := map[string][]results.ContextMessage{}
 	for k := range 2 {
 		dir := t.TempDir()
 		if _, err := testPlan(tinyModel(t), dir, nil, results.Shard{K: k, N: 2}).Execute(ctx); err != nil {
 			t.Fatal(err)
 		}
+		cs, err := results.ReadRolloutContexts(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(shardContexts, cs)
 		_, rows, err := results.ReadTable(filepath.Join(dir, results.RolloutEpisodes.Name))
 		if err != nil {
 			t.Fatal(err)
@@ -149,6 +158,13 @@ func TestPlanResumesAndShardsOnTheRealRuntime(t *testing.T) {
 	sorted := slices.Sorted(slices.Values(wholeRows))
 	if !slices.Equal(shardRows, sorted) {
 		t.Error("the two shards' episodes are not the uninterrupted run's")
+	}
+	wholeContexts, err := results.ReadRolloutContexts(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wholeContexts) == 0 || !maps.EqualFunc(shardContexts, wholeContexts, slices.Equal) {
+		t.Error("the two shards' recorded contexts are not the uninterrupted run's")
 	}
 
 	// Task-major: the first five rows are the first task and seed under

@@ -382,6 +382,9 @@ type Step struct {
 	Error       *transcript.StructuredError
 	VirtualTime time.Duration
 	Tokens      int
+	// Context is what the reply was generated from: the messages the
+	// harness gave the model, written to the run's context record.
+	Context []transcript.Message
 }
 
 // Result is one episode.
@@ -446,7 +449,7 @@ func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed ui
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
 		}
 		action := read.Action
-		st := Step{Index: i, Reply: reply, Action: action, Dropped: read.Dropped, Tokens: tokens}
+		st := Step{Index: i, Reply: reply, Action: action, Dropped: read.Dropped, Tokens: tokens, Context: msgs}
 		st.RuledOut = cfg.Harness.RuledOut(turns)
 		norm, normOK := e.Normalize(action)
 		st.Repeat = slices.Contains(failed, action)

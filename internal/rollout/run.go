@@ -82,6 +82,11 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	defer steps.Close()
 	steps.TellCut(p.Cut)
+	record, err := openContextRecord(p.OutDir, steps, p.Cut)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer record.Close()
 	if p.Begin != nil {
 		if err := p.Begin(); err != nil {
 			return Summary{}, err
@@ -123,12 +128,15 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 		todo = append(todo, u)
 	}
 	// Each episode's rows, in the plan's order, its steps before the row
-	// that marks it done.
+	// that marks it done, and each step's context before the step.
 	write := func(u episodeUnit, r Result) error {
-		for _, st := range r.Steps {
+		for i, st := range r.Steps {
 			rec := p.stepRecord(u.h, r, st)
 			if steps.Done(skey(rec)) {
 				continue
+			}
+			if err := record.add(p, u.h, r, i); err != nil {
+				return err
 			}
 			if err := steps.Append(rec); err != nil {
 				return err

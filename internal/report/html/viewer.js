@@ -365,6 +365,7 @@
       why(e) && el("div", { class: "why" }, why(e)),
       statement(e));
     if (e.transcript.length === 0) box.append(el("p", {}, "No steps: the run folder has no rollout_steps.csv."));
+    if (e.unrecorded) box.append(el("p", { class: "hint" }, "What the harness showed between replies is not shown: " + e.unrecorded + "."));
     for (const s of e.transcript) {
       if (only !== null && s.n !== only) continue;
       box.append(stepBox(s, null));
@@ -375,7 +376,14 @@
   // stepBox is one step; ref, when given, is the step of another episode
   // it is compared with, and words not in it are marked.
   function stepBox(s, ref) {
-    const step = el("div", { class: "step" }, el("span", { class: "label" }, "[" + s.n + "] reply"), diffPre(s.reply, ref && ref.reply));
+    const step = el("div", { class: "step" });
+    // What the harness showed before this reply, where it is not the
+    // previous reply and its observation as they were.
+    if (s.shown !== undefined) {
+      if (s.shown.length === 0) step.append(text("shown before this reply", "(nothing added: the previous turn is not in the context)"));
+      for (const [role, content] of s.shown) step.append(text("shown before this reply (" + role + ")", content));
+    }
+    step.append(el("span", { class: "label" }, "[" + s.n + "] reply"), diffPre(s.reply, ref && ref.reply));
     if (s.ran !== undefined) step.append(el("span", { class: "label" }, "ran (differs from the reply)"), diffPre(s.ran, ref && (ref.ran === undefined ? ref.reply : ref.ran), "ran"));
     if (s.dropped) step.append(text("dropped (not run)", s.dropped, "ran"));
     step.append(el("span", { class: "label" }, "observation"), diffPre(s.obs, ref && ref.obs, s.failed ? "failed" : ""));
@@ -548,7 +556,7 @@
       }
       box.append(text("failed action", c.failed_action, "ran"), text("observation", c.obs, "failed"));
     } else {
-      box.append(el("p", {}, "Context not shown: the item was not made again here (CodeRepair's need --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
+      box.append(el("p", {}, "Context not shown: the run has no context record (made before feedrun kept one) and the item was not made again here (CodeRepair's need --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
     }
     box.append(el("div", { class: "side-items" }, ...same.map((x) => el("div", { class: "transcript" },
       el("h3", {}, x.harness), el("div", { class: "label" }, x.figures),

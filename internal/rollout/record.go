@@ -1,0 +1,92 @@
+package rollout
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/transcript"
+)
+
+// contextRecord writes each step's context to the run folder's record
+// (results.RolloutContexts): the messages once in the message store, the
+// step as what it kept of the step before and what it added.
+type contextRecord struct {
+	msgs  *results.MessageStore
+	steps *results.Table
+	key   results.KeyFunc
+}
+
+// openContextRecord opens dir's context record, or gives nil where the
+// run has steps but no record (a run begun before feedrun kept one): a
+// record of the resumed steps alone would pass for the run's.
+func openContextRecord(dir string, steps *results.Table, cut results.CutFunc) (*contextRecord, error) {
+	if steps.Len() > 0 && !results.HasContextRecord(dir) {
+		return nil, nil
+	}
+	msgs, err := results.OpenMessageStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	msgs.TellCut(cut)
+	spec := results.RolloutContexts
+	t, err := results.OpenTable(filepath.Join(dir, spec.Name), spec.Header, spec.KeyFunc())
+	if err != nil {
+		msgs.Close()
+		return nil, err
+	}
+	t.TellCut(cut)
+	return &contextRecord{msgs: msgs, steps: t, key: spec.KeyFunc()}, nil
+}
+
+// add records step i of r under h, unless a crashed run recorded it: its
+// messages first, so that the row never names one that is missing.
+func (c *contextRecord) add(p *Plan, h harness.Name, r Result, i int) error {
+	if c == nil {
+		return nil
+	}
+	st := r.Steps[i]
+	row := []string{p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index), "", ""}
+	if c.steps.Done(c.key(row)) {
+		return nil
+	}
+	var prev []results.ContextMessage
+	if i > 0 {
+		prev = recordedMessages(r.Steps[i-1].Context)
+	}
+	keep, added := results.ContextDelta(prev, recordedMessages(st.Context))
+	hashes, err := c.msgs.Add(added)
+	if err != nil {
+		return err
+	}
+	row[6], row[7] = strconv.Itoa(keep), strings.Join(hashes, " ")
+	return c.steps.Append(row)
+}
+
+func (c *contextRecord) Close() {
+	if c != nil {
+		c.msgs.Close()
+		c.steps.Close()
+	}
+}
+
+// recordedMessages are msgs as the context record keeps them.
+func recordedMessages(msgs []transcript.Message) []results.ContextMessage {
+	out := make([]results.ContextMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = results.ContextMessage(m)
+	}
+	return out
+}
+
+// transcriptMessages are recorded messages as the chat template reads
+// them.
+func transcriptMessages(msgs []results.ContextMessage) []transcript.Message {
+	out := make([]transcript.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = transcript.Message(m)
+	}
+	return out
+}
