@@ -24,8 +24,15 @@ def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
+# Compiled templates by their text: a list of requests usually holds one
+# template, compiled once.
+COMPILED = {}
+
+
 def render(env, req):
-    return env.from_string(req["template"]).render(
+    if req["template"] not in COMPILED:
+        COMPILED[req["template"]] = env.from_string(req["template"])
+    return COMPILED[req["template"]].render(
         messages=req["messages"],
         add_generation_prompt=req["add_generation_prompt"],
         bos_token=req.get("bos_token", ""),
