@@ -379,12 +379,15 @@ func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
 // episodes of at most two steps end in step with each other, so no slot is
 // taken over beside others still playing (that is held by the ToolShed
 // test above and by TestBatchedPlanHandsEndedSlotsOn); calls still carry
-// episodes of both tasks.
+// episodes of both tasks. Replies stop at half CodeRepair's token budget:
+// decoding is most of the test's cost, and a reply cut at its budget is
+// still a program CodeRepair runs and a transcript the next step
+// continues.
 func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 	cr := openCodeRepair(t)
 	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
 	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
-		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens() / 2}
 	}, cr.Tasks()[:2], hs, 2, Config{MaxSteps: 2, OnLoop: "stop"}, false)
 }
 
