@@ -23,7 +23,7 @@ func TestSmolLM2BatchedAbstractRolloutEqualsOneByOne(t *testing.T) {
 		io, _, errOut := iostreams.Test(false)
 		code := Execute(context.Background(), io, []string{"rollout", "--model", "smollm2-135m", "--env", "toolshed", "--harness", "abstract",
 			"--split", "test", "--tasks", "3", "--seeds", "2", "--shots", "2", "--temperature", "0.7", "--decode", "grammar",
-			"--batch", batch, "--max-steps", "4", "--threads", "2", "--out", out})
+			"--batch", batch, "--max-steps", "4", "--threads", "1", "--out", out})
 		if code != ExitOK {
 			t.Fatalf("--batch %s: exit %d: %s", batch, code, errOut)
 		}

@@ -22,7 +22,7 @@ func TestQwenCoderProbesBothEnvironments(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			io, _, stderr := iostreams.Test(false)
-			args := []string{"probe", "--model", "qwen2.5-coder-0.5b", "--env", env, "--items", "1", "--threads", "2", "--out", dir}
+			args := []string{"probe", "--model", "qwen2.5-coder-0.5b", "--env", env, "--items", "1", "--threads", "1", "--out", dir}
 			if code := execute(context.Background(), &Factory{IO: io}, args); code != ExitOK {
 				t.Fatalf("feedrun probe: exit %d: %s", code, stderr)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/testutil"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -36,8 +37,28 @@ func loadReal(tb testing.TB, name string, opts Options) *Model {
 	return m
 }
 
+// sharedModels are the real checkpoints loaded once for the whole package,
+// one thread each, for the tests that read a model (its template, its
+// vocabulary, its grammar) or generate and score on it without asking for
+// a cold cache: what they compute does not depend on what ran before,
+// which TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore and
+// TestEnginePromises hold. Tests that compare a fresh model with another,
+// or keep a transcript, load their own.
+var sharedModels = testutil.Shared[string, *Model]{Load: func(name string) (*Model, error) {
+	path, err := models.CachedPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path, Options{Threads: 1})
+}}
+
+func sharedReal(tb testing.TB, name string) *Model {
+	tb.Helper()
+	return sharedModels.Get(tb, name)
+}
+
 func TestSmolLM2ChatTemplate(t *testing.T) {
-	m := loadReal(t, "smollm2-135m", Options{})
+	m := sharedReal(t, "smollm2-135m")
 	if !strings.Contains(m.Info().ChatTemplate, "<|im_start|>") {
 		t.Fatalf("SmolLM2's GGUF template is not ChatML: %q", m.Info().ChatTemplate)
 	}
@@ -61,7 +82,7 @@ func TestSmolLM2ChatTemplate(t *testing.T) {
 }
 
 func TestSmolLM2GreedyReplyIsSensible(t *testing.T) {
-	m := loadReal(t, "smollm2-135m", Options{})
+	m := sharedReal(t, "smollm2-135m")
 	// With no system message SmolLM2's template opens with its default
 	// one, as feedrun now renders it; the study's contexts always have
 	// their own, so this checks generation under one.
@@ -94,7 +115,7 @@ func TestSmolLM2GreedyReplyIsSensible(t *testing.T) {
 }
 
 func TestGemmaHasNoTemplateAndFallsBackToPlain(t *testing.T) {
-	m := loadReal(t, "gemma3-270m", Options{})
+	m := sharedReal(t, "gemma3-270m")
 	if tmpl := m.Info().ChatTemplate; tmpl != "" {
 		t.Fatalf("the gemma3-270m conversion was expected to carry no chat template, found %.60q", tmpl)
 	}
@@ -106,7 +127,7 @@ func TestGemmaHasNoTemplateAndFallsBackToPlain(t *testing.T) {
 	if d := m.Info().ReplyDelimiter; d != " " {
 		t.Errorf("plain format reply delimiter %q, want a space", d)
 	}
-	if d := loadReal(t, "smollm2-135m", Options{Threads: 1}).Info().ReplyDelimiter; d != "" {
+	if d := sharedReal(t, "smollm2-135m").Info().ReplyDelimiter; d != "" {
 		t.Errorf("SmolLM2's template gives reply delimiter %q, want none", d)
 	}
 }
@@ -281,7 +302,7 @@ func grammarPrompt(t *testing.T, m *Model) []lm.Token {
 // grammar rejects it must choose what full masking chooses, token for
 // token, and the reply must be a sentence of the grammar.
 func TestGrammarShortcutEqualsFullMasking(t *testing.T) {
-	fast := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	fast := sharedReal(t, "smollm2-135m")
 	full := loadReal(t, "smollm2-135m", Options{Threads: 1, GrammarFullMask: true})
 	prompt := grammarPrompt(t, fast)
 	free, err := fast.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 40}})
@@ -331,7 +352,7 @@ func TestGrammarShortcutEqualsFullMasking(t *testing.T) {
 // A grammar llama.cpp cannot parse, and one whose every sentence is
 // banned, are errors, at once, never a hang or a free reply.
 func TestGrammarErrors(t *testing.T) {
-	m := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	m := sharedReal(t, "smollm2-135m")
 	prompt := grammarPrompt(t, m)
 	if _, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 8, Grammar: `root ::= ("a"`}}); err == nil || !strings.Contains(err.Error(), "grammar") {
 		t.Errorf("an unparseable grammar gave %v", err)
@@ -351,7 +372,7 @@ func TestGrammarErrors(t *testing.T) {
 // every correct call of every ToolShed task and every MBPP reference
 // solution that is one function, and refuses prose.
 func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
-	m := loadReal(t, "smollm2-135m", Options{Threads: 1})
+	m := sharedReal(t, "smollm2-135m")
 	ts := toolshed.Environment{}
 	n := 0
 	for _, task := range toolshed.AllTasks() {
@@ -399,6 +420,9 @@ func TestEnvironmentGrammarsAcceptTheRightActions(t *testing.T) {
 // On a real quantised checkpoint, episodes advanced together reply what
 // each replies alone bit for bit: its matrix products go row by row, and
 // each kept transcript's cells lie in position order (kvcache.Continue).
+// This one decodes on two threads, as batched runs do; the others on one,
+// since the thread count changes no figure (TestEnginePromises) and two
+// spinning threads per model stall when two test packages share 2 cores.
 func TestSmolLM2EpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
 	together := loadReal(t, "smollm2-135m", Options{Threads: 2, Kept: len(togetherTasks)})
 	alone := loadReal(t, "smollm2-135m", Options{Threads: 2})
@@ -406,19 +430,19 @@ func TestSmolLM2EpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
 }
 
 func TestGemmaEpisodesTogetherReplyAsAloneBitForBit(t *testing.T) {
-	together := loadReal(t, "gemma3-270m", Options{Threads: 2, Kept: len(togetherTasks)})
-	alone := loadReal(t, "gemma3-270m", Options{Threads: 2})
+	together := loadReal(t, "gemma3-270m", Options{Threads: 1, Kept: len(togetherTasks)})
+	alone := loadReal(t, "gemma3-270m", Options{Threads: 1})
 	episodesTogetherAsAlone(t, together, alone, 0)
 }
 
 func TestSmolLM2EpisodesInStreamsReplyAsAloneBitForBit(t *testing.T) {
-	together := loadReal(t, "smollm2-135m", Options{Threads: 2, Kept: len(togetherTasks), Streams: true})
-	alone := loadReal(t, "smollm2-135m", Options{Threads: 2})
+	together := loadReal(t, "smollm2-135m", Options{Threads: 1, Kept: len(togetherTasks), Streams: true})
+	alone := loadReal(t, "smollm2-135m", Options{Threads: 1})
 	episodesTogetherAsAlone(t, together, alone, 0)
 }
 
 func TestGemmaEpisodesInStreamsReplyAsAloneBitForBit(t *testing.T) {
-	together := loadReal(t, "gemma3-270m", Options{Threads: 2, Kept: len(togetherTasks), Streams: true})
-	alone := loadReal(t, "gemma3-270m", Options{Threads: 2})
+	together := loadReal(t, "gemma3-270m", Options{Threads: 1, Kept: len(togetherTasks), Streams: true})
+	alone := loadReal(t, "gemma3-270m", Options{Threads: 1})
 	episodesTogetherAsAlone(t, together, alone, 0)
 }

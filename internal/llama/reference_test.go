@@ -65,7 +65,7 @@ func TestQwenCoderIsNearTheFloat32Reference(t *testing.T) {
 	if len(fx.Sequences) == 0 {
 		t.Fatalf("testdata/reference/%s.json holds no sequences", qwenCoder)
 	}
-	m := loadReal(t, qwenCoder, Options{Threads: 2})
+	m := sharedReal(t, qwenCoder)
 	var worst, sum float64
 	var n int
 	unit := ""

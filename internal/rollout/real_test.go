@@ -19,6 +19,7 @@ import (
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/testutil"
 )
 
 // TestSmolLM2RepeatsUnderVerbatimAndNeverUnderBan plays one ToolShed task
@@ -29,15 +30,7 @@ import (
 // it wrote for a failed action never come back in that order: a repeat,
 // if any, is re-spelled.
 func TestSmolLM2RepeatsUnderVerbatimNeverUnderBanTextAndOnlyRespelledUnderBan(t *testing.T) {
-	path, err := models.CachedPath("smollm2-135m")
-	if err != nil {
-		t.Fatal(err) // `make test` pulls it; a skipped integration test proves nothing
-	}
-	m, err := llama.Load(path, llama.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := sharedSmolLM2(t)
 	task := toolshed.Environment{}.Tasks()[1]
 	rec := &recordTokens{Agent: &ModelAgent{Model: m, Env: toolshed.Environment{}, MaxTokens: toolshed.Environment{}.MaxTokens()}}
 	run := func(h harness.Name) Result {
@@ -91,6 +84,25 @@ func containsRun(ts, run []lm.Token) bool {
 	return false
 }
 
+// sharedSmolLM2 is SmolLM2 loaded once for the package, one thread, for
+// the tests that play episodes one at a time: every episode begins a unit
+// of its own (ModelAgent.BeginEpisode), and what a unit computes does not
+// depend on the units before it (llama's
+// TestSmolLM2EpisodeDoesNotDependOnTheEpisodeBefore). Tests that compare
+// two ways of playing, or keep several transcripts, load their own.
+func sharedSmolLM2(t *testing.T) *llama.Model {
+	t.Helper()
+	return sharedModels.Get(t, "smollm2-135m")
+}
+
+var sharedModels = testutil.Shared[string, *llama.Model]{Load: func(name string) (*llama.Model, error) {
+	path, err := models.CachedPath(name)
+	if err != nil {
+		return nil, err // `make test` pulls it; a skipped integration test proves nothing
+	}
+	return llama.Load(path, llama.Options{Threads: 1})
+}}
+
 func loadSmolLM2(t *testing.T, opts llama.Options) *llama.Model {
 	t.Helper()
 	return loadCached(t, "smollm2-135m", opts)
@@ -115,7 +127,7 @@ func loadCached(t *testing.T, name string, opts llama.Options) *llama.Model {
 // after prose nor inside a code fence, however the reply is worded.
 func TestSmolLM2BansAFailedProgramInsideAFenceAndAfterProse(t *testing.T) {
 	cr := openCodeRepair(t)
-	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	m := sharedSmolLM2(t)
 	agent := &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
 	var afterProse, fenced bool
 	for _, task := range cr.Tasks()[:16] {
@@ -208,7 +220,7 @@ func failedNeverReturn(t *testing.T, res Result) int {
 // failed before.
 func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 	ts := toolshed.Environment{}
-	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	m := sharedSmolLM2(t)
 	tasks, err := SelectTasks(ts, 2, env.SplitTest)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +262,7 @@ func TestSmolLM2GrammarRolloutActs(t *testing.T) {
 // memory build → a store with lessons → the memory harness shows them.
 func TestSmolLM2MemoryLearnsFromGrammarEpisodesAndShowsLessons(t *testing.T) {
 	ts := toolshed.Environment{}
-	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	m := sharedSmolLM2(t)
 	store := tempStore(t)
 	train, err := SelectTasks(ts, 0, env.SplitTrain)
 	if err != nil {
@@ -297,7 +309,7 @@ func batchedVersusOneByOne(t *testing.T, e Env, agent func(*llama.Model) Agent, 
 	t.Helper()
 	var seen *slotsSeen
 	play := func(batch int) map[string][]byte {
-		m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch, Streams: batch > 1})
+		m := loadSmolLM2(t, llama.Options{Threads: 1, Kept: batch, Streams: batch > 1})
 		dir := t.TempDir()
 		a := agent(m)
 		if batch > 1 {
@@ -367,12 +379,15 @@ func TestSmolLM2BatchedToolShedRolloutEqualsOneByOne(t *testing.T) {
 // episodes of at most two steps end in step with each other, so no slot is
 // taken over beside others still playing (that is held by the ToolShed
 // test above and by TestBatchedPlanHandsEndedSlotsOn); calls still carry
-// episodes of both tasks.
+// episodes of both tasks. Replies stop at half CodeRepair's token budget:
+// decoding is most of the test's cost, and a reply cut at its budget is
+// still a program CodeRepair runs and a transcript the next step
+// continues.
 func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 	cr := openCodeRepair(t)
 	hs := []harness.Name{harness.Verbatim, harness.Drop, harness.ErrorOnly}
 	batchedVersusOneByOne(t, cr, func(m *llama.Model) Agent {
-		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens()}
+		return &ModelAgent{Model: m, Env: cr, MaxTokens: cr.MaxTokens() / 2}
 	}, cr.Tasks()[:2], hs, 2, Config{MaxSteps: 2, OnLoop: "stop"}, false)
 }
 
@@ -419,7 +434,7 @@ func closedActions(t *testing.T, cr *coderepair.Environment, task Task, reply st
 // either executed or kept as dropped.
 func TestSmolLM2GrammarCodeRepairActionIsTheFunction(t *testing.T) {
 	cr := openCodeRepair(t)
-	m := loadSmolLM2(t, llama.Options{Threads: 1})
+	m := sharedSmolLM2(t)
 	tasks, err := SelectTasks(cr, 5, "")
 	if err != nil {
 		t.Fatal(err)
@@ -472,12 +487,18 @@ func topLevelAfterDef(code string) string {
 
 // Sharing changes no row on the real runtime: every harness (memory with
 // an empty store, which still gates writes), on ToolShed free and greedy
-// (one by one and batched), on ToolShed under its grammar and sampled, and
-// on CodeRepair free, writes with sharing the bytes that decoding every
-// step writes; and it shares steps in each. One task and two steps each:
-// the second step is where drop returns to the first context and the bans
-// meet a failure (ToolShed's second task fails its first step under
-// verbatim, see TestSmolLM2RepeatsUnderVerbatimNeverUnderBanTextAndOnlyRespelledUnderBan).
+// (one by one and batched) and on ToolShed under its grammar and sampled,
+// and on CodeRepair free the harnesses whose sharing CodeRepair could
+// change (verbatim, whose first step the others share; drop, which returns
+// to it; the two bans, which act on the executed program; memory's gate),
+// writes with sharing the bytes that decoding every step writes; and it
+// shares steps in each. One task and two steps each: the second step is
+// where drop returns to the first context and the bans meet a failure
+// (ToolShed's second task fails its first step under verbatim, see
+// TestSmolLM2RepeatsUnderVerbatimNeverUnderBanTextAndOnlyRespelledUnderBan).
+// CodeRepair's replies run to hundreds of tokens, so its setting leaves
+// out the harnesses that only reword the observation, which ToolShed's
+// settings hold.
 func TestSmolLM2SharingChangesNoRow(t *testing.T) {
 	ts := toolshed.Environment{}
 	cr := openCodeRepair(t)
@@ -485,23 +506,24 @@ func TestSmolLM2SharingChangesNoRow(t *testing.T) {
 		name        string
 		e           Env
 		tasks       []Task
+		harnesses   []harness.Name
 		decode      string
 		temperature float64
 		steps       int
 		batched     bool
 	}{
-		{"toolshed free", ts, ts.Tasks()[1:2], DecodeFree, 0, 2, true},
-		{"toolshed grammar", ts, ts.Tasks()[2:3], DecodeGrammar, 0.7, 2, false},
-		{"coderepair free", cr, cr.Tasks()[:1], DecodeFree, 0, 2, false},
+		{"toolshed free", ts, ts.Tasks()[1:2], harness.RolloutHarnesses, DecodeFree, 0, 2, true},
+		{"toolshed grammar", ts, ts.Tasks()[2:3], harness.RolloutHarnesses, DecodeGrammar, 0.7, 2, false},
+		{"coderepair free", cr, cr.Tasks()[:1], []harness.Name{harness.Verbatim, harness.Ban, harness.BanText, harness.Drop, harness.Memory}, DecodeFree, 0, 2, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			play := func(batch int, unshared bool) (map[string][]byte, ShareCounts) {
-				m := loadSmolLM2(t, llama.Options{Threads: 2, Kept: batch, Streams: batch > 1})
+				m := loadSmolLM2(t, llama.Options{Threads: 1, Kept: batch, Streams: batch > 1})
 				agent := &ModelAgent{Model: m, Env: c.e, MaxTokens: c.e.MaxTokens(), Temperature: c.temperature, Decode: c.decode, Unshared: unshared}
 				dir := t.TempDir()
 				p := &Plan{
-					Model: "smollm2-135m", Env: c.e, Agent: agent, Harnesses: harness.RolloutHarnesses, Tasks: c.tasks, Seeds: 1,
+					Model: "smollm2-135m", Env: c.e, Agent: agent, Harnesses: c.harnesses, Tasks: c.tasks, Seeds: 1,
 					Batch: batch, OutDir: dir, Config: Config{MaxSteps: c.steps, OnLoop: "nudge"}, Guidance: MemoryGuidance(tempStore(t), c.e),
 				}
 				if _, err := p.Execute(context.Background()); err != nil {

@@ -1,6 +1,7 @@
 // Package testutil holds the small assertion helpers several packages'
-// tests share, in the manner of restic's test helpers. It is imported only
-// from _test files.
+// tests share, in the manner of restic's test helpers, and Shared, which
+// loads a real checkpoint once for all the tests of a package that can
+// share it. It is imported only from _test files.
 package testutil
 
 import (
