@@ -186,6 +186,70 @@ for line in b.rollout_rows("grid", ([("--batch 1", (60, 120.0)), ("--batch 16", 
 	}
 }
 
+// fakeRollout writes a stand-in for feedrun rollout that logs "on" or
+// "off" (--share=false) to log, sleeps as a model load would, and writes
+// one-row CSVs and a manifest whose started and finished are 10 s apart
+// with sharing and 15 s without (Go's nanosecond stamps), counting tokens
+// when asked.
+func fakeRollout(t *testing.T, log string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "feedrun")
+	script := `#!/bin/bash
+out= share=on count=0 prev=
+for a in "$@"; do
+	[ "$prev" = --out ] && out=$a
+	case $a in --share=false) share=off ;; --count-tokens) count=1 ;; esac
+	prev=$a
+done
+echo $share >>` + log + `
+sleep 0.5
+printf 'episode\n0\n' >"$out/rollout_episodes.csv"
+printf 'step\n0\n' >"$out/rollout_steps.csv"
+end=10; [ $share = off ] && end=15
+printf '{"started": "2026-12-05T10:00:00.250000000Z", "finished": "2026-12-05T10:00:%02d.250000000Z", "replies": {"computed": 3, "shared": 1}}' $end >"$out/manifest.json"
+[ $count = 1 ] && echo "rollout: 3000 distinct prompt tokens, 500 generated tokens decoded"
+exit 0
+`
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBenchAnchorSharingTimesTheRolloutAlone: a play is timed from its
+// manifest's started to finished, not with the model's loading; sharing
+// on and off take turns, the first of each round alternating; and the
+// table gives off's median time over on's and the job against its floor.
+func TestBenchAnchorSharingTimesTheRolloutAlone(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "sides")
+	check := `import sys, types; sys.path.insert(0, ".")
+import bench_anchor as b
+b.status = lambda msg: None
+feedrun, d, log = sys.argv[1:]
+args = types.SimpleNamespace(feedrun=feedrun, model="m", threads=2, workdir=d, grid_tasks=1, grid_env="coderepair",
+                             grid_decode="grammar", grid_shots=2, grid_temperature=0.7, rounds=3)
+played = b.play_sharing(args, lambda work: {"prompt": 1000.0, "decode1": 50.0}[work])
+print(" ".join(open(log).read().split()))
+p = played[0]["on"][0]
+print(p.seconds, p.whole >= 0.5, p.tokens, p.replies)
+for line in b.sharing_table(args, played).splitlines():
+    if line.startswith("| sharing on against off") or "floor" in line:
+        print(line)`
+	out, err := exec.Command("python3", "-c", check, fakeRollout(t, log), dir, log).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
+	}
+	want := "on off off on on off\n" +
+		"10.0 True (3000, 500) {'computed': 3, 'shared': 1}\n" +
+		"| sharing on against off (target ≥ 1.15×): off's median time ÷ on's; the rounds' own ratios 1.50×–1.50× | 1.50× | — | — |\n" +
+		"| raw llama.cpp's prompt rate (512-token prompt) and 1-sequence decode rate, the floor's | — | 1000 tokens/s (median of 3, 1000–1000); 50 tokens/s (median of 3, 50–50) | — |\n" +
+		"| larger grid, CodeRepair, MBPP problems, 10 harnesses × 1 tasks × 1 seed, `--batch 1`, sharing on (median), the whole job against its floor: 3000 distinct prompt tokens at raw's prompt rate + 500 generated tokens at raw's 1-sequence decode rate | 10.0 s | 13.0 s floor | 1.30× of the floor's speed |\n"
+	if string(out) != want {
+		t.Errorf("bench_anchor.py printed\n%s\nwant\n%s", out, want)
+	}
+}
+
 // stepsHeader is rollout_steps.csv's header, as the counting scripts read it.
 const stepsHeader = "model,env,harness,task,seed,step,reply,action,observation,failed,transient,retries,repeat,near_repeat,looped,gate_blocked,ruled_out,virtual_time_ms,tokens,dropped\n"
 
