@@ -449,7 +449,8 @@ def play_checked(feedrun, model, threads, workdir, grid, extra, label, first):
     status("rollout: " + " ".join(grid + extra))
     play = rollout(feedrun, model, threads, workdir, grid, extra)
     status(f"rollout {label}: {play.episodes} episodes in {play.seconds:.1f} s ({play.whole:.1f} s with model loading), "
-           f"load average {play.load[0]:.2f} before, {play.load[1]:.2f} after")
+           f"load average {play.load[0]:.2f} before, {play.load[1]:.2f} after; replies {play.replies}"
+           + (f"; {play.tokens[0]} distinct prompt tokens, {play.tokens[1]} generated" if play.tokens else ""))
     if first is not None and (differ := differing_rows(first, play.out)):
         raise SystemExit(f"rollout {label} wrote other rows than the first play ({', '.join(differ)}): its speed is not comparable")
     return play
