@@ -170,7 +170,7 @@ print(b.grid_args(5, "coderepair"))
 print(b.grid_args(5))
 for line in b.rollout_rows("grid", ([("--batch 1", (60, 120.0)), ("--batch 16", (60, 80.0))], (3000, 500)), {"prompt": 1000.0, "decode1": 50.0}):
     print(line)`
-	out, err := exec.Command("python3", "-c", check, dir).CombinedOutput()
+	out, err := exec.Command("python3", "-B", "-c", check, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
 	}
@@ -236,7 +236,7 @@ print(p.seconds, p.whole >= 0.5, p.tokens, p.replies)
 for line in b.sharing_table(args, played).splitlines():
     if line.startswith("| sharing on against off") or "floor" in line:
         print(line)`
-	out, err := exec.Command("python3", "-c", check, fakeRollout(t, log), dir, log).CombinedOutput()
+	out, err := exec.Command("python3", "-B", "-c", check, fakeRollout(t, log), dir, log).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
 	}
