@@ -14,8 +14,13 @@
 # default $BATCH; the grid is also played as two lanes), GRID_ENV (the
 # grid's environment: toolshed, its test tasks, the default, or
 # coderepair, MBPP problems, whose long replies make decoding a larger
-# share), GRID_ONLY (1: play the grid alone, without the raw side, the
-# kernel rows and the fixed rollout), RAW (the raw side: vendored, the
+# share), GRID_DECODE, GRID_SHOTS and GRID_TEMPERATURE (the grid's
+# --decode, --shots and --temperature; default free, 0 and 0), GRID_ONLY
+# (1: play the grid alone, without the raw side, the kernel rows and the
+# fixed rollout), SHARING (1: instead of all that, play the grid with
+# --batch 1, sharing on and off, ROUNDS plays of each in turns, with raw
+# llama.cpp's prompt and decode rows between rounds for the job's
+# floor), RAW (the raw side: vendored, the
 # default, is plain C on feedrun's own llama.cpp, internal/llama/anchor.go;
 # python is the llama.cpp that a pinned llama-cpp-python vendors). The
 # python side's virtual environment, .venv-anchor, is built once (it
@@ -33,7 +38,11 @@ BATCH=${BATCH:-8}
 GRID_TASKS=${GRID_TASKS:-0}
 GRID_BATCHES=${GRID_BATCHES:-$BATCH}
 GRID_ENV=${GRID_ENV:-toolshed}
+GRID_DECODE=${GRID_DECODE:-free}
+GRID_SHOTS=${GRID_SHOTS:-0}
+GRID_TEMPERATURE=${GRID_TEMPERATURE:-0}
 GRID_ONLY=${GRID_ONLY:-0}
+SHARING=${SHARING:-0}
 RAW=${RAW:-vendored}
 GO=${GO:-go}
 VENV=.venv-anchor
@@ -91,10 +100,15 @@ trap 'rm -rf "$work"' EXIT
 # and the vendored raw side those of anchor_test.go, compiled once into one
 # binary so that every turn times the same code.
 scripts/quiet-build.sh "$GO" test -tags anchor -c -o "$work/llama.test" ./internal/llama/
-grid_only=()
+mode=()
 if [ "$GRID_ONLY" = 1 ]; then
 	[ "$GRID_TASKS" -gt 0 ] || { echo "bench-anchor.sh: GRID_ONLY=1 needs GRID_TASKS above 0" >&2; exit 2; }
-	grid_only=(--grid-only)
+	mode=(--grid-only)
+fi
+if [ "$SHARING" = 1 ]; then
+	[ "$GRID_TASKS" -gt 0 ] || { echo "bench-anchor.sh: SHARING=1 needs GRID_TASKS above 0" >&2; exit 2; }
+	[ "$GRID_ONLY" != 1 ] || { echo "bench-anchor.sh: SHARING=1 and GRID_ONLY=1: choose one" >&2; exit 2; }
+	mode=(--sharing)
 fi
 # The raw side must do feedrun's work, or its ratio means nothing.
 if [ "$RAW" = vendored ] && [ "$GRID_ONLY" != 1 ]; then
@@ -106,5 +120,6 @@ fi
 	--gguf "$gguf" --model "$MODEL" --threads "$THREADS" \
 	--feedrun bin/feedrun --bench-binary "$work/llama.test" --workdir "$work" \
 	--rounds "$ROUNDS" --iterations "$ITERATIONS" --batch "$BATCH" \
-	--grid-tasks "$GRID_TASKS" --grid-batches "$GRID_BATCHES" --grid-env "$GRID_ENV" "${grid_only[@]}" \
+	--grid-tasks "$GRID_TASKS" --grid-batches "$GRID_BATCHES" --grid-env "$GRID_ENV" \
+	--grid-decode "$GRID_DECODE" --grid-shots "$GRID_SHOTS" --grid-temperature "$GRID_TEMPERATURE" "${mode[@]}" \
 	--raw "$RAW" --raw-build "$raw_build"

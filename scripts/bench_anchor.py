@@ -94,16 +94,35 @@ def rollout_args(tasks, *split):
     return ["--env", "toolshed", "--harness", ",".join(ROLLOUT_HARNESSES), *split, "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
 
 
-def grid_args(tasks, env="toolshed"):
+def grid_args(tasks, env="toolshed", decode="free", shots=0, temperature=0.0):
     """The larger grid, the test of throughput rather than of correctness:
     the same harnesses and budget on the first tasks of ToolShed's test
     split, or on the first MBPP problems of CodeRepair, whose replies are
     whole programs (up to 384 tokens), so that decoding, where batching
     gains, takes a larger share of the time than in ToolShed's short
-    calls."""
+    calls; free greedy decoding unless decode, shots (demonstrations) and
+    temperature say otherwise."""
     if env == "coderepair":
-        return ["--env", "coderepair", "--harness", ",".join(ROLLOUT_HARNESSES), "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
-    return rollout_args(tasks, "--split", "test")
+        args = ["--env", "coderepair", "--harness", ",".join(ROLLOUT_HARNESSES), "--tasks", str(tasks), "--seeds", "1", "--max-steps", "6"]
+    else:
+        args = rollout_args(tasks, "--split", "test")
+    if decode != "free":
+        args += ["--decode", decode]
+    if shots:
+        args += ["--shots", str(shots)]
+    if temperature:
+        args += ["--temperature", f"{temperature:g}"]
+    return args
+
+
+FREE_GREEDY = "free greedy decoding"
+
+
+def decoding_words(decode, shots, temperature):
+    """How a grid decodes, for its rows: the study's free greedy decoding
+    unless a grammar, demonstrations or a temperature are set."""
+    words = f"{decode} {'greedy' if temperature == 0 else f'T = {temperature:g}'} decoding"
+    return words + (f", {count(shots, 'shot')}" if shots else "")
 
 
 GRID_WORK = {"toolshed": "ToolShed test split", "coderepair": "CodeRepair, MBPP problems"}
@@ -345,28 +364,61 @@ def bandwidth(binary, threads):
     return statistics.median(bench_run(binary, "", threads, name, "GB/s", 3) for _ in range(3))
 
 
+def manifest_seconds(out):
+    """Seconds from the run folder's manifest: started (stamped once the
+    model is loaded) to finished, the rollout alone."""
+    with open(os.path.join(out, "manifest.json")) as f:
+        man = json.load(f)
+    return (parse_time(man["finished"]) - parse_time(man["started"])).total_seconds(), man.get("replies")
+
+
+def parse_time(stamp):
+    """An RFC 3339 time as Go writes it (nanoseconds, Z), to the microsecond."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z", stamp)
+    if not m:
+        raise SystemExit(f"bench_anchor.py: manifest time {stamp!r}: expected RFC 3339 in UTC")
+    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return t + datetime.timedelta(microseconds=int((m.group(2) or "0")[:6].ljust(6, "0")))
+
+
+class Play:
+    """One play of a rollout: its episodes, the seconds of the rollout
+    alone (the manifest's started to finished: model loading and the
+    process's start excluded) and of the whole process, its run folder,
+    the replies its manifest records (computed and shared), the 1-minute
+    load average before and after it, and, when its flags ask for
+    --count-tokens, the distinct prompt tokens and the generated tokens
+    it decoded (else None)."""
+
+    def __init__(self, episodes, seconds, whole, out, replies, load, tokens):
+        self.episodes, self.seconds, self.whole, self.out = episodes, seconds, whole, out
+        self.replies, self.load, self.tokens = replies, load, tokens
+
+
 def rollout(feedrun, model, threads, workdir, grid, extra):
-    """Episodes and seconds of one play of a rollout (grid, its flags),
-    model loading included, its run folder, and, when extra asks for
-    --count-tokens, the distinct prompt tokens and the generated tokens it
-    decoded (else None); extra are the flags of the variant (--batch N,
-    --lanes N, --share=false)."""
+    """One play of a rollout (grid, its flags; extra, the variant's:
+    --batch N, --lanes N, --share=false, --count-tokens), as a Play. With
+    --lanes the manifest read is the merged one, whose started and
+    finished span the lanes'."""
     out = tempfile.mkdtemp(prefix="rollout-", dir=workdir)
     cmd = [feedrun, "-q", "rollout", "--model", model, "--threads", str(threads), *grid, *extra, "--out", out]
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    whole = time.perf_counter() - start
+    load = (load, os.getloadavg()[0])
     if run.returncode != 0:
         raise SystemExit(f"the rollout failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
     with open(os.path.join(out, "rollout_episodes.csv"), newline="") as f:
         episodes = sum(1 for _ in csv.DictReader(f))
+    seconds, replies = manifest_seconds(out)
     tokens = None
     if "--count-tokens" in extra:
         m = re.search(r"(\d+) distinct prompt tokens, (\d+) generated tokens", run.stdout)
         if not m:
             raise SystemExit(f"the rollout did not count its tokens: {' '.join(cmd)}\n{run.stdout}")
         tokens = (int(m.group(1)), int(m.group(2)))
-    return episodes, elapsed, out, tokens
+    return Play(episodes, seconds, whole, out, replies, load, tokens)
 
 
 ROLLOUT_FILES = ("rollout_episodes.csv", "rollout_steps.csv")
@@ -393,15 +445,24 @@ def play_variants(feedrun, model, threads, workdir, grid, variants):
     order was not checked."""
     played, first, tokens = [], None, None
     for label, extra in variants:
-        status("rollout: " + " ".join(grid + extra))
-        episodes, elapsed, out, counted = rollout(feedrun, model, threads, workdir, grid, extra)
-        status(f"rollout {label}: {episodes} episodes in {elapsed:.1f} s")
+        play = play_checked(feedrun, model, threads, workdir, grid, extra, label, first if "--lanes" not in extra else None)
         if first is None:
-            first, tokens = out, counted
-        elif "--lanes" not in extra and (differ := differing_rows(first, out)):
-            raise SystemExit(f"rollout {label} wrote other rows than --batch 1 ({', '.join(differ)}): its speed is not comparable")
-        played.append((label, (episodes, elapsed)))
+            first, tokens = play.out, play.tokens
+        played.append((label, (play.episodes, play.seconds)))
     return played, tokens
+
+
+def play_checked(feedrun, model, threads, workdir, grid, extra, label, first):
+    """One play, as a Play, said on standard error; given the run folder
+    first, it must have written first's rows byte for byte."""
+    status("rollout: " + " ".join(grid + extra))
+    play = rollout(feedrun, model, threads, workdir, grid, extra)
+    status(f"rollout {label}: {play.episodes} episodes in {play.seconds:.1f} s ({play.whole:.1f} s with model loading), "
+           f"load average {play.load[0]:.2f} before, {play.load[1]:.2f} after; replies {play.replies}"
+           + (f"; {play.tokens[0]} distinct prompt tokens, {play.tokens[1]} generated" if play.tokens else ""))
+    if first is not None and (differ := differing_rows(first, play.out)):
+        raise SystemExit(f"rollout {label} wrote other rows than the first play ({', '.join(differ)}): its speed is not comparable")
+    return play
 
 
 def sha256(path):
@@ -462,35 +523,45 @@ def grid_variants(batches):
             + [("--lanes 2", ["--lanes", "2"])])
 
 
-def rollout_rows(work, played, raw=None):
+def rollout_rows(work, played, raw=None, decoding=FREE_GREEDY):
     """Table rows of one rollout's variants, each against --batch 1, and,
     given raw llama.cpp's prompt and single-sequence decode rates, the
-    --batch 1 job's time against its floor: the distinct prompt tokens
-    the job must evaluate at raw's prompt rate plus the tokens it must
-    generate at raw's decode rate."""
+    --batch 1 job's time against its floor. Every time is the rollout's
+    alone, model loading excluded."""
     (variants, tokens), lines, first = played, [], None
     for label, (episodes, elapsed) in variants:
         rate = episodes / elapsed * 60
         first = first or rate
-        lines.append(f"| {work} ({episodes} episodes), at most 6 steps, free greedy decoding, `{label}` | "
+        lines.append(f"| {work} ({episodes} episodes), at most 6 steps, {decoding}, `{label}` | "
                      f"{rate:.1f} episodes/min | — | {rate / first:.2f}× `--batch 1` |")
     if raw and tokens:
-        prompt, generated = tokens
-        floor = prompt / raw["prompt"] + generated / raw["decode1"]
-        elapsed = variants[0][1][1]
-        lines.append(f"| {work}, `--batch 1`, the whole job against its floor: {prompt} distinct prompt tokens at raw's prompt rate "
-                     f"+ {generated} generated tokens at raw's 1-sequence decode rate | {elapsed:.1f} s | {floor:.1f} s floor | "
-                     f"{ratio(floor, elapsed)} of the floor's speed |")
+        lines.append(floor_row(f"{work}, `--batch 1`", variants[0][1][1], tokens, raw))
     return lines
+
+
+def floor_row(work, elapsed, tokens, raw):
+    """The row of a job's time (the rollout alone) against its floor: the
+    distinct prompt tokens the job must evaluate at raw's prompt rate
+    plus the tokens it must generate at raw's single-sequence decode
+    rate."""
+    prompt, generated = tokens
+    floor = prompt / raw["prompt"] + generated / raw["decode1"]
+    return (f"| {work}, the whole job against its floor: {prompt} distinct prompt tokens at raw's prompt rate "
+            f"+ {generated} generated tokens at raw's 1-sequence decode rate | {elapsed:.1f} s | {floor:.1f} s floor | "
+            f"{ratio(floor, elapsed)} of the floor's speed |")
 
 
 TABLE_HEAD = ["| work | feedrun | raw llama.cpp | ratio |", "|---|---|---|---|"]
 
 
+def grid_work(env, tasks):
+    return f"larger grid, {GRID_WORK[env]}, {len(ROLLOUT_HARNESSES)} harnesses × {tasks} tasks × 1 seed"
+
+
 def grid_rows(grid, raw=None):
-    """Table rows of the larger grid, (env, tasks, played)."""
-    env, tasks, played = grid
-    return rollout_rows(f"larger grid, {GRID_WORK[env]}, {len(ROLLOUT_HARNESSES)} harnesses × {tasks} tasks × 1 seed", played, raw)
+    """Table rows of the larger grid, (env, tasks, played, decoding)."""
+    env, tasks, played, decoding = grid
+    return rollout_rows(grid_work(env, tasks), played, raw, decoding)
 
 
 def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
@@ -521,11 +592,93 @@ def table(f, r, rollouts, grid, weight_bytes, bandwidths, threads):
     return "\n".join(lines)
 
 
+def args_grid(args):
+    """The larger grid's flags as args set them."""
+    return grid_args(args.grid_tasks, args.grid_env, args.grid_decode, args.grid_shots, args.grid_temperature)
+
+
+def args_decoding(args):
+    return decoding_words(args.grid_decode, args.grid_shots, args.grid_temperature)
+
+
 def play_grid(args):
     """The larger grid as args set it, played under each of its variants:
-    (env, tasks, played) for grid_rows."""
+    (env, tasks, played, decoding) for grid_rows."""
     return (args.grid_env, args.grid_tasks, play_variants(args.feedrun, args.model, args.threads, args.workdir,
-                                                          grid_args(args.grid_tasks, args.grid_env), grid_variants(args.grid_batches)))
+                                                          args_grid(args), grid_variants(args.grid_batches)), args_decoding(args))
+
+
+# The sharing comparison's two plays of the larger grid: one episode at a
+# time, each distinct step decoded once (counting the tokens the job must
+# decode) or every step decoded.
+SHARING = {"on": ["--batch", "1", "--count-tokens"], "off": ["--batch", "1", "--share=false"]}
+
+
+def play_sharing(args, raw_turn=None):
+    """The larger grid with --batch 1, sharing on and off, args.rounds
+    plays of each: the two alternate and the one that goes first alternates
+    from round to round (on off, off on, ...), so that load that drifts
+    during the run moves both alike. After each round, raw_turn, when
+    given, takes one turn of raw llama.cpp's prompt and 1-sequence decode
+    rows, the floor's rates. Every play must write the first's rows byte
+    for byte. Returns the plays by side, the sides in the order played,
+    and the raw figures by row."""
+    plays, order, rates, first = {"on": [], "off": []}, [], {"prompt": [], "decode1": []}, None
+    for i in range(args.rounds):
+        for side in (["on", "off"] if i % 2 == 0 else ["off", "on"]):
+            play = play_checked(args.feedrun, args.model, args.threads, args.workdir, args_grid(args), SHARING[side],
+                                f"sharing {side}, round {i + 1}/{args.rounds}", first)
+            first = first or play.out
+            plays[side].append(play)
+            order.append((side, play))
+        if raw_turn:
+            for work in rates:
+                rates[work].append(raw_turn(work))
+                status(f"round {i + 1}/{args.rounds}, raw {work}: {rates[work][-1]:.1f}")
+    counted = {p.tokens for p in plays["on"]}
+    if len(counted) != 1:
+        raise SystemExit(f"the plays with sharing counted different tokens: {sorted(counted)}")
+    return plays, order, rates
+
+
+def spread(figures, unit="s", digits=1):
+    """A median with the range of its figures."""
+    return (f"{statistics.median(figures):.{digits}f} {unit} (median of {len(figures)}, "
+            f"{min(figures):.{digits}f}–{max(figures):.{digits}f})")
+
+
+def sharing_table(args, played):
+    """The sharing comparison's rows: each side's rollout time and rate,
+    sharing's speed-up (off's median time over on's, and the range of the
+    rounds' own ratios), the replies each side decoded, the job against
+    its floor when the raw rates were measured, and the load averages
+    (played is play_sharing's)."""
+    plays, order, rates = played
+    work = grid_work(args.grid_env, args.grid_tasks)
+    decoding = args_decoding(args)
+    on = [p.seconds for p in plays["on"]]
+    off = [p.seconds for p in plays["off"]]
+    episodes = plays["on"][0].episodes
+    lines = list(TABLE_HEAD)
+    for side, secs in (("on", on), ("off", off)):
+        replies = plays[side][0].replies or {}
+        lines.append(f"| {work} ({episodes} episodes), at most 6 steps, {decoding}, `--batch 1`, sharing {side} "
+                     f"({replies.get('computed', '?')} replies decoded, {replies.get('shared', '?')} shared): the rollout alone, "
+                     f"model loading excluded | {spread(secs)}, {episodes / statistics.median(secs) * 60:.1f} episodes/min | — | — |")
+    rounds = [b / a for a, b in zip(on, off)]
+    lines.append(f"| sharing on against off (target ≥ 1.15×): off's median time ÷ on's; the rounds' own ratios "
+                 f"{min(rounds):.2f}×–{max(rounds):.2f}× | {ratio(statistics.median(off), statistics.median(on))} | — | — |")
+    if rates["prompt"]:
+        raw = {work: statistics.median(figures) for work, figures in rates.items()}
+        lines.append(f"| raw llama.cpp's prompt rate (512-token prompt) and 1-sequence decode rate, the floor's | — | "
+                     f"{spread(rates['prompt'], 'tokens/s', 0)}; {spread(rates['decode1'], 'tokens/s', 0)} | — |")
+        lines.append(floor_row(f"{work}, `--batch 1`, sharing on (median)", statistics.median(on), plays["on"][0].tokens, raw))
+    lines.append("")
+    lines.append("1-minute load average before and after each play, in the order played: " + "; ".join(
+        f"{side} {p.load[0]:.1f}→{p.load[1]:.1f}" for side, p in order) + ".")
+    loads = [p.whole - p.seconds for _, p in order]
+    lines.append(f"Model loading and process start, outside every time above: {min(loads):.1f}–{max(loads):.1f} s a play.")
+    return "\n".join(lines)
 
 
 def header_line(args, what):
@@ -556,16 +709,41 @@ def main():
     ap.add_argument("--grid-batches", type=lambda v: [int(b) for b in v.split()], default=[],
                     help="the larger grid's batch sizes besides 1, space-separated")
     ap.add_argument("--grid-env", choices=sorted(GRID_WORK), default="toolshed", help="the larger grid's environment")
+    ap.add_argument("--grid-decode", choices=["free", "grammar"], default="free", help="the larger grid's --decode")
+    ap.add_argument("--grid-shots", type=int, default=0, help="the larger grid's --shots")
+    ap.add_argument("--grid-temperature", type=float, default=0.0, help="the larger grid's --temperature")
     ap.add_argument("--grid-only", action="store_true",
                     help="play the larger grid alone: no raw side, no kernel rows, no fixed rollout")
+    ap.add_argument("--sharing", action="store_true",
+                    help="play the larger grid with --batch 1, sharing on and off, --rounds times each in turns, "
+                         "and raw llama.cpp's prompt and 1-sequence decode rows between rounds, for the floor")
     args = ap.parse_args()
     ROLLOUT_HARNESSES[:] = rollout_harnesses(args.feedrun)
+
+    if args.sharing:
+        if args.grid_tasks <= 0:
+            raise SystemExit("bench_anchor.py: --sharing needs --grid-tasks above 0")
+        if args.rounds < 2:
+            raise SystemExit(f"bench_anchor.py: --rounds {args.rounds}: --sharing needs 2 or more, so that each side goes first once")
+        raw_turn = None
+        if args.raw == "python":
+            raw = Raw(args.gguf, args.threads)
+            raw_turn = lambda work: raw.run(work, args.iterations)
+        else:
+            raw_turn = lambda work: side_run(RAW_BENCHMARKS, args.bench_binary, args.model, args.threads, work, args.iterations)
+        played = play_sharing(args, raw_turn)
+        print(header_line(args, f"raw: {args.raw_build}. The larger grid with sharing on and off, {count(args.rounds, 'play')} of each, "
+                          f"taking turns (on off, off on, ...), every play writing the same rows byte for byte; raw turns of "
+                          f"{count(args.iterations, 'iteration')} after each round."))
+        print()
+        print(sharing_table(args, played))
+        return
 
     if args.grid_only:
         if args.grid_tasks <= 0:
             raise SystemExit("bench_anchor.py: --grid-only needs --grid-tasks above 0")
         grid = play_grid(args)
-        print(header_line(args, "the larger grid alone, one play per variant, model loading included."))
+        print(header_line(args, "the larger grid alone, one play per variant, each timed from the manifest's started to finished (model loading excluded)."))
         print()
         print("\n".join(TABLE_HEAD + grid_rows(grid)))
         return

@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/models"
 )
 
@@ -164,13 +166,14 @@ func TestBenchAnchorRolloutChecks(t *testing.T) {
 	check := `import sys; sys.path.insert(0, ".")
 import bench_anchor as b
 d = sys.argv[1]
+b.ROLLOUT_HARNESSES[:] = b.rollout_harnesses(sys.argv[2])
 print(b.differing_rows(d + "/one", d + "/same"), b.differing_rows(d + "/one", d + "/other"))
 print(b.grid_variants([1, 16]))
 print(b.grid_args(5, "coderepair"))
 print(b.grid_args(5))
 for line in b.rollout_rows("grid", ([("--batch 1", (60, 120.0)), ("--batch 16", (60, 80.0))], (3000, 500)), {"prompt": 1000.0, "decode1": 50.0}):
     print(line)`
-	out, err := exec.Command("python3", "-c", check, dir).CombinedOutput()
+	out, err := exec.Command("python3", "-B", "-c", check, dir, fakeHarnesses(t)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
 	}
@@ -181,6 +184,71 @@ for line in b.rollout_rows("grid", ([("--batch 1", (60, 120.0)), ("--batch 16", 
 		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 1` | 30.0 episodes/min | — | 1.00× `--batch 1` |\n" +
 		"| grid (60 episodes), at most 6 steps, free greedy decoding, `--batch 16` | 45.0 episodes/min | — | 1.50× `--batch 1` |\n" +
 		"| grid, `--batch 1`, the whole job against its floor: 3000 distinct prompt tokens at raw's prompt rate + 500 generated tokens at raw's 1-sequence decode rate | 120.0 s | 13.0 s floor | 0.11× of the floor's speed |\n"
+	if string(out) != want {
+		t.Errorf("bench_anchor.py printed\n%s\nwant\n%s", out, want)
+	}
+}
+
+// fakeRollout writes a stand-in for feedrun rollout that logs "on" or
+// "off" (--share=false) to log, sleeps as a model load would, and writes
+// one-row CSVs and a manifest whose started and finished are 10 s apart
+// with sharing and 15 s without (Go's nanosecond stamps), counting tokens
+// when asked.
+func fakeRollout(t *testing.T, log string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "feedrun")
+	script := `#!/bin/bash
+out= share=on count=0 prev=
+for a in "$@"; do
+	[ "$prev" = --out ] && out=$a
+	case $a in --share=false) share=off ;; --count-tokens) count=1 ;; esac
+	prev=$a
+done
+echo $share >>` + log + `
+sleep 0.5
+printf 'episode\n0\n' >"$out/rollout_episodes.csv"
+printf 'step\n0\n' >"$out/rollout_steps.csv"
+end=10; [ $share = off ] && end=15
+printf '{"started": "2026-12-05T10:00:00.250000000Z", "finished": "2026-12-05T10:00:%02d.250000000Z", "replies": {"computed": 3, "shared": 1}}' $end >"$out/manifest.json"
+[ $count = 1 ] && echo "rollout: 3000 distinct prompt tokens, 500 generated tokens decoded"
+exit 0
+`
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBenchAnchorSharingTimesTheRolloutAlone: a play is timed from its
+// manifest's started to finished, not with the model's loading; sharing
+// on and off take turns, the first of each round alternating; and the
+// table gives off's median time over on's and the job against its floor.
+func TestBenchAnchorSharingTimesTheRolloutAlone(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "sides")
+	check := `import sys, types; sys.path.insert(0, ".")
+import bench_anchor as b
+b.status = lambda msg: None
+feedrun, d, log, harnesses = sys.argv[1:]
+b.ROLLOUT_HARNESSES[:] = b.rollout_harnesses(harnesses)
+args = types.SimpleNamespace(feedrun=feedrun, model="m", threads=2, workdir=d, grid_tasks=1, grid_env="coderepair",
+                             grid_decode="grammar", grid_shots=2, grid_temperature=0.7, rounds=3)
+played = b.play_sharing(args, lambda work: {"prompt": 1000.0, "decode1": 50.0}[work])
+print(" ".join(open(log).read().split()))
+p = played[0]["on"][0]
+print(p.seconds, p.whole >= 0.5, p.tokens, p.replies)
+for line in b.sharing_table(args, played).splitlines():
+    if line.startswith("| sharing on against off") or "floor" in line:
+        print(line)`
+	out, err := exec.Command("python3", "-B", "-c", check, fakeRollout(t, log), dir, log, fakeHarnesses(t)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench_anchor.py: %v\n%s", err, out)
+	}
+	want := "on off off on on off\n" +
+		"10.0 True (3000, 500) {'computed': 3, 'shared': 1}\n" +
+		"| sharing on against off (target ≥ 1.15×): off's median time ÷ on's; the rounds' own ratios 1.50×–1.50× | 1.50× | — | — |\n" +
+		"| raw llama.cpp's prompt rate (512-token prompt) and 1-sequence decode rate, the floor's | — | 1000 tokens/s (median of 3, 1000–1000); 50 tokens/s (median of 3, 50–50) | — |\n" +
+		"| larger grid, CodeRepair, MBPP problems, 10 harnesses × 1 tasks × 1 seed, `--batch 1`, sharing on (median), the whole job against its floor: 3000 distinct prompt tokens at raw's prompt rate + 500 generated tokens at raw's 1-sequence decode rate | 10.0 s | 13.0 s floor | 1.30× of the floor's speed |\n"
 	if string(out) != want {
 		t.Errorf("bench_anchor.py printed\n%s\nwant\n%s", out, want)
 	}
@@ -271,4 +339,26 @@ func TestCodeRepairSteps(t *testing.T) {
 	if out, err := countSteps(t, "coderepair-steps.py", dir, strings.ReplaceAll(steps, ",coderepair,", ",toolshed,")); err == nil || !strings.Contains(out, "want coderepair") {
 		t.Fatalf("a ToolShed run: %v\n%s", err, out)
 	}
+}
+
+// fakeHarnesses is a feedrun that answers `harnesses --format json` as
+// the real one does, from the harness table itself, so that the bench's
+// list is the one main reads.
+func fakeHarnesses(t *testing.T) string {
+	t.Helper()
+	b, err := json.Marshal(harness.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	list := filepath.Join(dir, "harnesses.json")
+	if err := os.WriteFile(list, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "feedrun")
+	script := fmt.Sprintf("#!/bin/sh\n[ \"$*\" = \"harnesses --format json\" ] || exit 2\ncat %q\n", list)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
