@@ -119,3 +119,38 @@ func TestTranscriptsShowTheRecordedContext(t *testing.T) {
 		}
 	}
 }
+
+// A harness that changes the task itself (memory's lessons, the
+// instruction in the system prompt) shows what it added before the first
+// reply, measured against the task as an unchanged harness was given it;
+// an unchanged harness shows nothing there.
+func TestTheViewerShowsWhatAHarnessAddedToTheTask(t *testing.T) {
+	sys := transcript.Message{Role: transcript.RoleSystem, Content: "Call one tool per reply."}
+	task := transcript.Message{Role: transcript.RoleUser, Content: "Book the review."}
+	guided := transcript.Message{Role: transcript.RoleUser, Content: "Book the review.\n\nLessons: read_file needs a path that exists."}
+	instructed := transcript.Message{Role: transcript.RoleSystem, Content: "Call one tool per reply. Never repeat a failed call."}
+	episode := func(h harness.Name, first ...transcript.Message) Episode {
+		return Episode{Run: "r", Harness: h, Task: "t1", Seed: 1, ContextRecorded: true, Stepped: true,
+			Transcript: []Step{{Step: 0, Reply: "f()", Context: first}}}
+	}
+	d := Data{Episodes: []Episode{
+		episode(harness.Memory, sys, guided),
+		episode(harness.Verbatim, sys, task),
+		episode(harness.Instruction, instructed, task),
+	}}
+	want := map[string][][2]string{
+		"memory":      {{"user", guided.Content}},
+		"verbatim":    nil,
+		"instruction": {{"system", instructed.Content}},
+	}
+	view := NewRunView(d, "r", 0, nil, nil, "")
+	for _, e := range view.Episodes {
+		got := e.Transcript[0].Shown
+		if w := want[e.Harness]; (got == nil) != (w == nil) || got != nil && !slices.Equal(*got, w) {
+			t.Errorf("%s step 0: shown %v, want %v", e.Harness, got, w)
+		}
+	}
+	if msgs := view.Tasks["t1"]; len(msgs) != 2 || msgs[1] != [2]string{"user", task.Content} {
+		t.Errorf("the task statement is %q, want verbatim's", msgs)
+	}
+}

@@ -171,6 +171,16 @@ func setting(decode, observations string, shots int) string {
 // why it could not state the run's tasks ("" when it could).
 func NewRunView(d Data, run string, index int, contexts Contexts, statements Statements, missing string) RunView {
 	v := RunView{Episodes: []htmlEpisode{}, Items: []htmlItem{}, Contexts: []htmlContext{}, Tasks: map[string][][2]string{}, TasksMissing: missing}
+	// The task as stated with nothing a harness adds: the first context of
+	// an episode whose harness leaves it as the environment stated it.
+	plain := map[string][]transcript.Message{}
+	for _, e := range d.Episodes {
+		if e.Run == run && e.ContextRecorded && !e.Harness.Guided() && !e.Harness.Instructs() {
+			if _, done := plain[e.Task]; !done {
+				plain[e.Task] = e.Statement()
+			}
+		}
+	}
 	for _, e := range d.Episodes {
 		if e.Run != run {
 			continue
@@ -190,6 +200,15 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 				p := pairs(shown)
 				hs.Shown = &p
 			}
+			if i == 0 && e.ContextRecorded && (e.Harness.Guided() || e.Harness.Instructs()) {
+				// The harness changed the task itself (memory's lessons,
+				// the instruction): the reader sees what it added before
+				// the first reply, as before every later one.
+				if added := firstAdded(s.Context, plain[e.Task]); len(added) > 0 {
+					p := pairs(added)
+					hs.Shown = &p
+				}
+			}
 			he.Transcript = append(he.Transcript, hs)
 		}
 		if e.Stepped && !e.ContextRecorded {
@@ -197,7 +216,7 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 		}
 		v.Episodes = append(v.Episodes, he)
 		msgs, ok := statements[ContextKey(run, e.Task)]
-		if !ok && e.Harness != harness.Instruction && e.Harness != harness.Memory {
+		if !ok && !e.Harness.Guided() && !e.Harness.Instructs() {
 			// The record's first context states the task as the
 			// environment did, where the harness adds nothing to it.
 			msgs, ok = e.Statement(), e.Statement() != nil
@@ -280,4 +299,20 @@ func newHTMLPage() (htmlPage, error) {
 		return htmlPage{}, err
 	}
 	return htmlPage{CSS: template.CSS(css), JS: template.JS(js)}, nil
+}
+
+// firstAdded is what a harness's first context holds beyond the task as
+// stated (plain): each message that is not plain's at its place, or all
+// but the system prompt where the plain statement is not known.
+func firstAdded(first, plain []transcript.Message) []transcript.Message {
+	var added []transcript.Message
+	for i, m := range first {
+		if plain == nil && m.Role == transcript.RoleSystem {
+			continue
+		}
+		if plain == nil || i >= len(plain) || plain[i] != m {
+			added = append(added, m)
+		}
+	}
+	return added
 }
