@@ -98,20 +98,8 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	var done []Fetched
-	for _, d := range sets {
+	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) {
 		p, err := fetcher.PullDataset(ctx, d)
-		if err != nil {
-			return err
-		}
-		f := Fetched{Name: d.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}
-		if opts.Format == formatText {
-			fmt.Fprint(opts.IO.Out, fetchedText(f))
-		}
-		done = append(done, f)
-	}
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, done)
-	}
-	return nil
+		return Fetched{Name: d.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
+	})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -189,23 +190,29 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	var done []Fetched
-	for _, m := range ms {
+	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) {
 		p, err := fetcher.Pull(ctx, m)
+		return Fetched{Name: m.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
+	})
+}
+
+// printPulls pulls each of what, printing each as it arrives in text, so
+// that a script reads each path as soon as it is there; JSON is one
+// document, at the end.
+func printPulls[T any](out io.Writer, format string, what []T, pull func(T) (Fetched, error)) error {
+	var done []Fetched
+	for _, w := range what {
+		f, err := pull(w)
 		if err != nil {
 			return err
 		}
-		f := Fetched{Name: m.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}
-		// Text is printed as each model arrives, so that a script reads
-		// each path as soon as it is there; JSON is one document, at the
-		// end.
-		if opts.Format == formatText {
-			fmt.Fprint(opts.IO.Out, fetchedText(f))
+		if format == formatText {
+			fmt.Fprint(out, fetchedText(f))
 		}
 		done = append(done, f)
 	}
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, done)
+	if format == formatJSON {
+		return printJSON(out, done)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/results"
@@ -9,33 +8,23 @@ import (
 
 // contextRecord writes each row's contexts to the run folder's record
 // (results.ProbeContexts): the messages once in the message store, each
-// context as the hashes of its messages.
-type contextRecord struct {
-	msgs     *results.MessageStore
-	contexts *results.Table
-	key      results.KeyFunc
+// context as the hashes of its messages. nil: the run keeps none (see
+// results.OpenContextRecord).
+type contextRecord struct{ *results.ContextRecord }
+
+func openContextRecord(dir string, items *results.Table, cut results.CutFunc) (*contextRecord, error) {
+	rec, err := results.OpenContextRecord(dir, results.ProbeContexts, items, cut)
+	if rec == nil || err != nil {
+		return nil, err
+	}
+	return &contextRecord{rec}, nil
 }
 
-// openContextRecord opens dir's context record, or gives nil where the
-// run has rows but no record (a run begun before feedrun kept one): a
-// record of the resumed items alone would pass for the run's.
-func openContextRecord(dir string, items *results.Table, cut results.CutFunc) (*contextRecord, error) {
-	if items.Len() > 0 && !results.HasContextRecord(dir) {
-		return nil, nil
+// Close closes the record; a run that keeps none has nothing to close.
+func (c *contextRecord) Close() {
+	if c != nil {
+		c.ContextRecord.Close()
 	}
-	msgs, err := results.OpenMessageStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	msgs.TellCut(cut)
-	spec := results.ProbeContexts
-	t, err := results.OpenTable(filepath.Join(dir, spec.Name), spec.Header, spec.KeyFunc())
-	if err != nil {
-		msgs.Close()
-		return nil, err
-	}
-	t.TellCut(cut)
-	return &contextRecord{msgs: msgs, contexts: t, key: spec.KeyFunc()}, nil
 }
 
 // add records row's contexts, those a crashed run has not: each context's
@@ -46,28 +35,21 @@ func (c *contextRecord) add(r *Run, row Row) error {
 	}
 	for i, name := range ContextNames {
 		rec := []string{r.Model, r.Env, string(row.Harness), row.ItemID, name, ""}
-		if c.contexts.Done(c.key(rec)) {
+		if c.Table.Done(c.Key(rec)) {
 			continue
 		}
 		msgs := make([]results.ContextMessage, len(row.Contexts[i]))
 		for j, m := range row.Contexts[i] {
 			msgs[j] = results.ContextMessage(m)
 		}
-		hashes, err := c.msgs.Add(msgs)
+		hashes, err := c.Messages.Add(msgs)
 		if err != nil {
 			return err
 		}
 		rec[5] = strings.Join(hashes, " ")
-		if err := c.contexts.Append(rec); err != nil {
+		if err := c.Table.Append(rec); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (c *contextRecord) Close() {
-	if c != nil {
-		c.msgs.Close()
-		c.contexts.Close()
-	}
 }

@@ -161,6 +161,44 @@ func HasContextRecord(dir string) bool {
 	return err == nil
 }
 
+// ContextRecord is a run's context record as a runner writes it: the
+// message store and the table (spec) whose rows name its messages.
+type ContextRecord struct {
+	Messages *MessageStore
+	Table    *Table
+	Key      KeyFunc
+}
+
+// OpenContextRecord opens dir's record of spec, or gives nil where the
+// run already has rows but no record (a run begun before feedrun kept
+// one): a record of the resumed rows alone would pass for the run's. Both
+// files are cut where rows is, as a crash leaves them.
+func OpenContextRecord(dir string, spec TableSpec, rows *Table, cut CutFunc) (*ContextRecord, error) {
+	if rows.Len() > 0 && !HasContextRecord(dir) {
+		return nil, nil
+	}
+	msgs, err := OpenMessageStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	msgs.TellCut(cut)
+	t, err := OpenTable(filepath.Join(dir, spec.Name), spec.Header, spec.KeyFunc())
+	if err != nil {
+		msgs.Close()
+		return nil, err
+	}
+	t.TellCut(cut)
+	return &ContextRecord{Messages: msgs, Table: t, Key: spec.KeyFunc()}, nil
+}
+
+// Close closes the record; a nil record (none kept) is nothing to close.
+func (c *ContextRecord) Close() {
+	if c != nil {
+		c.Messages.Close()
+		c.Table.Close()
+	}
+}
+
 // ErrNoContextRecord says a run folder has no context record.
 var ErrNoContextRecord = errors.New("context not recorded (run made before 2026-12-05)")
 

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,33 +11,23 @@ import (
 
 // contextRecord writes each step's context to the run folder's record
 // (results.RolloutContexts): the messages once in the message store, the
-// step as what it kept of the step before and what it added.
-type contextRecord struct {
-	msgs  *results.MessageStore
-	steps *results.Table
-	key   results.KeyFunc
+// step as what it kept of the step before and what it added. nil: the
+// run keeps none (see results.OpenContextRecord).
+type contextRecord struct{ *results.ContextRecord }
+
+func openContextRecord(dir string, steps *results.Table, cut results.CutFunc) (*contextRecord, error) {
+	rec, err := results.OpenContextRecord(dir, results.RolloutContexts, steps, cut)
+	if rec == nil || err != nil {
+		return nil, err
+	}
+	return &contextRecord{rec}, nil
 }
 
-// openContextRecord opens dir's context record, or gives nil where the
-// run has steps but no record (a run begun before feedrun kept one): a
-// record of the resumed steps alone would pass for the run's.
-func openContextRecord(dir string, steps *results.Table, cut results.CutFunc) (*contextRecord, error) {
-	if steps.Len() > 0 && !results.HasContextRecord(dir) {
-		return nil, nil
+// Close closes the record; a run that keeps none has nothing to close.
+func (c *contextRecord) Close() {
+	if c != nil {
+		c.ContextRecord.Close()
 	}
-	msgs, err := results.OpenMessageStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	msgs.TellCut(cut)
-	spec := results.RolloutContexts
-	t, err := results.OpenTable(filepath.Join(dir, spec.Name), spec.Header, spec.KeyFunc())
-	if err != nil {
-		msgs.Close()
-		return nil, err
-	}
-	t.TellCut(cut)
-	return &contextRecord{msgs: msgs, steps: t, key: spec.KeyFunc()}, nil
 }
 
 // add records step i of r under h, unless a crashed run recorded it: its
@@ -49,7 +38,7 @@ func (c *contextRecord) add(p *Plan, h harness.Name, r Result, i int) error {
 	}
 	st := r.Steps[i]
 	row := []string{p.Model, p.Env.Name(), string(h), r.Task.ID, strconv.FormatUint(r.Seed, 10), strconv.Itoa(st.Index), "", ""}
-	if c.steps.Done(c.key(row)) {
+	if c.Table.Done(c.Key(row)) {
 		return nil
 	}
 	var prev []results.ContextMessage
@@ -57,19 +46,12 @@ func (c *contextRecord) add(p *Plan, h harness.Name, r Result, i int) error {
 		prev = recordedMessages(r.Steps[i-1].Context)
 	}
 	keep, added := results.ContextDelta(prev, recordedMessages(st.Context))
-	hashes, err := c.msgs.Add(added)
+	hashes, err := c.Messages.Add(added)
 	if err != nil {
 		return err
 	}
 	row[6], row[7] = strconv.Itoa(keep), strings.Join(hashes, " ")
-	return c.steps.Append(row)
-}
-
-func (c *contextRecord) Close() {
-	if c != nil {
-		c.msgs.Close()
-		c.steps.Close()
-	}
+	return c.Table.Append(row)
 }
 
 // recordedMessages are msgs as the context record keeps them.
