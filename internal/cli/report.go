@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun"
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -100,7 +101,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	for _, m := range reg.Models {
 		sizes[m.Name] = m.Parameters
 	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: sizes, Warn: warner(opts.IO)}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: sizes, FinishCall: finishCall, Warn: warner(opts.IO)}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -129,6 +130,13 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		return fmt.Errorf("--out %s: %w", opts.Out, err)
 	}
 	return nil
+}
+
+// finishCall says, from the environment registry, whether name's episodes
+// end by a finish call.
+func finishCall(name string) bool {
+	e, ok := envs.Lookup(name)
+	return ok && e.FinishCall()
 }
 
 // warner writes a line about the data read, such as a table's torn last
