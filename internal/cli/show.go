@@ -29,9 +29,6 @@ type ShowOptions struct {
 	Filter   report.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
-	// Pager runs a pager over the output; nil is IOStreams.Page. Tests
-	// give one that records what it was given.
-	Pager func(io *iostreams.IOStreams, text []byte) error
 }
 
 func newShowCmd(f *Factory) *cobra.Command {
@@ -145,12 +142,5 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	case episodes+items == 0:
 		return report.NoMatch(opts.Dirs, d, opts.Filter)
 	}
-	if opts.IO.IsStdoutTTY() && bytes.Count(buf.Bytes(), []byte("\n")) > opts.IO.TerminalHeight() {
-		if opts.Pager == nil {
-			return opts.IO.Page(buf.Bytes())
-		}
-		return opts.Pager(opts.IO, buf.Bytes())
-	}
-	_, err = opts.IO.Out.Write(buf.Bytes())
-	return err
+	return opts.IO.WriteOrPage(buf.Bytes())
 }

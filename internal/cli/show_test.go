@@ -112,10 +112,11 @@ func TestShowOnATerminal(t *testing.T) {
 		t.Setenv("NO_COLOR", "")
 		io, stdout, _ := iostreams.Test(false)
 		io.SetStdoutTTY(tty)
-		opts := &ShowOptions{IO: io, Dirs: []string{dir}, Pager: func(_ *iostreams.IOStreams, text []byte) error {
+		io.SetPager(func(text []byte) error {
 			paged = text
 			return nil
-		}}
+		})
+		opts := &ShowOptions{IO: io, Dirs: []string{dir}}
 		if err := showRun(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}

@@ -45,11 +45,28 @@ func (s *IOStreams) terminalSize(env string, height bool, fallback int) int {
 	return fallback
 }
 
+// WriteOrPage writes text to Out, or pages it (Page) when Out is a
+// terminal whose height the text's lines exceed: a reader scrolls a long
+// output there instead of losing its start.
+func (s *IOStreams) WriteOrPage(text []byte) error {
+	if s.outTTY && bytes.Count(text, []byte("\n")) > s.TerminalHeight() {
+		return s.Page(text)
+	}
+	_, err := s.Out.Write(text)
+	return err
+}
+
+// SetPager makes Page hand its text to page instead of a pager, for tests.
+func (s *IOStreams) SetPager(page func(text []byte) error) { s.pager = page }
+
 // Page pipes text to Out through $PAGER, or less as git runs it (-F quits
 // when the text fits after all, -R passes colours, -X leaves it on the
 // screen). A pager that cannot be started is no error: the text is
 // printed as it is.
 func (s *IOStreams) Page(text []byte) error {
+	if s.pager != nil {
+		return s.pager(text)
+	}
 	cmdline := os.Getenv("PAGER")
 	if cmdline == "" {
 		cmdline = "less"

@@ -33,3 +33,30 @@ func TestTerminalSize(t *testing.T) {
 		t.Errorf("COLUMNS=91, LINES=abc: width %d, height %d; want 91 and no limit", w, h)
 	}
 }
+
+// Text longer than the terminal goes through the pager; text that fits,
+// or any text to a pipe, is written as it is.
+func TestWriteOrPage(t *testing.T) {
+	t.Setenv("LINES", "2")
+	for _, c := range []struct {
+		name  string
+		tty   bool
+		text  string
+		paged bool
+	}{
+		{"terminal, too long", true, "a\nb\nc\n", true},
+		{"terminal, fits", true, "a\nb\n", false},
+		{"pipe", false, "a\nb\nc\n", false},
+	} {
+		io, out, _ := Test(false)
+		io.SetStdoutTTY(c.tty)
+		var paged []byte
+		io.SetPager(func(text []byte) error { paged = text; return nil })
+		if err := io.WriteOrPage([]byte(c.text)); err != nil {
+			t.Fatal(err)
+		}
+		if got := paged != nil; got != c.paged || (c.paged && string(paged) != c.text) || (!c.paged && out.String() != c.text) {
+			t.Errorf("%s: paged %q, written %q", c.name, paged, out.String())
+		}
+	}
+}
