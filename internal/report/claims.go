@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -43,6 +44,14 @@ type Claim struct {
 	// 0.5B agent claims at 1.5B). Such a cell says it is beyond the
 	// study's sizes; every other size stays not tested.
 	Beyond []string `yaml:"beyond"`
+	// Conditions lists decodings other than the study's free one (only
+	// grammar today) under which a rollout claim is asked as well, each in
+	// a row of its own: an agent too small to act in free decoding can
+	// still be asked whether the claim holds when its replies are
+	// constrained to the action syntax. condition is the decoding a
+	// row's copy of the claim reads ("" for the study's own).
+	Conditions []string `yaml:"conditions"`
+	condition  string
 	// Pooled is true when the study's figure pools its six models: it is
 	// compared with our figure pooled over our models, not with one
 	// model's.
@@ -131,6 +140,11 @@ func (c Claim) check() error {
 	if !okLo || !okHi || lo > hi {
 		return fmt.Errorf("sizes %v: expected [smallest, largest] as models.yaml gives sizes (e.g. 135M, 1.7B)", c.Sizes)
 	}
+	for _, cond := range c.Conditions {
+		if cond != results.DecodeGrammar || c.Table != RolloutTable {
+			return fmt.Errorf("conditions %v: expected [%s], on a %s claim only", c.Conditions, results.DecodeGrammar, RolloutTable)
+		}
+	}
 	for _, b := range c.Beyond {
 		n, ok := parameterCount(b)
 		if !ok || (lo <= n && n <= hi) {
@@ -138,6 +152,19 @@ func (c Claim) check() error {
 		}
 	}
 	return nil
+}
+
+// underConditions is the claim as the study made it, then a copy for each
+// of its other conditions, reading that decoding's rows ("toolshed
+// (grammar)", as the rollout table labels them).
+func (c Claim) underConditions() []Claim {
+	out := []Claim{c}
+	for _, cond := range c.Conditions {
+		cc := c
+		cc.Env, cc.condition = c.Env+" ("+cond+")", cond
+		out = append(out, cc)
+	}
+	return out
 }
 
 // column is the claim's figure's column, for its kind and label.

@@ -75,24 +75,29 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		sc.Pooled = pooledLabel(pooledModels)
 	}
 	find, findPooled := finder(tables), finder(pooled)
-	for _, c := range ref.Claims {
-		row := ScorecardRow{Claim: c}
-		for _, m := range models {
-			row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
-		}
-		if pooled != nil {
-			cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
-			if c.Table != RolloutTable {
-				cell = c.judge(sc.Pooled, findPooled)
+	for _, claim := range ref.Claims {
+		for _, c := range claim.underConditions() {
+			row := ScorecardRow{Claim: c}
+			for _, m := range models {
+				row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
 			}
-			row.Cells = append(row.Cells, cell)
+			if pooled != nil {
+				cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
+				if c.Table != RolloutTable {
+					cell = c.judge(sc.Pooled, findPooled)
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			sc.Rows = append(sc.Rows, row)
 		}
-		sc.Rows = append(sc.Rows, row)
 	}
 	sc.Notes = []string{
 		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
 		"cannot tell: a paired difference in a rate that is not marked is set against its MDD, the difference its test would mark with 80% power in its Holm family at the run's share of differing pairs (the tables' MDD; \"or more\" where that is a floor): a claimed change smaller than that is one the run could not be expected to see. On other figures, which the sign test sees as directions only, the note gives the least split its family marks. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
-		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested.",
+		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested, except where a claim asks for them (the notes below).",
+	}
+	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Conditions) > 0 }) {
+		sc.Notes = append(sc.Notes, "A rollout claim may also be asked under grammar decoding (the reference file's conditions): its row says \"grammar decoding, not the study's setting\" and reads only runs whose replies were constrained to the action syntax, so that an agent that cannot act in free decoding can still be asked whether the claim holds once it can.")
 	}
 	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Beyond) > 0 }) {
 		sc.Notes = append(sc.Notes, "Some claims are also asked of sizes the study did not measure them at (the reference file's beyond list): those cells are judged by the same rule and say \"beyond the study's\" size, a test of whether the claim carries over, not of the study's own figure.")
@@ -246,6 +251,9 @@ func (s Scorecard) columns() []string { return s.headings()[3:] }
 
 // label is a claim's first cell: the claim and its environment.
 func (r ScorecardRow) label() string {
+	if r.Claim.condition != "" {
+		return r.Claim.Claim + " (" + scopeEnv(r.Claim.Env) + ", " + r.Claim.condition + " decoding, not the study's setting)"
+	}
 	return r.Claim.Claim + " (" + r.Claim.Env + ")"
 }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"strconv"
+
+	"github.com/feedrun/feedrun/internal/results"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,7 @@ claims:
   - {id: no_rise_large, claim: "abstract does not raise success (90 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.90}}
   - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
+  - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
   - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
 `
 
@@ -61,7 +64,13 @@ func scorecardRuns(t *testing.T) []string {
 			ep("abstract", task, 1).with(mid).with(outcome("f", 4, 0)),
 		)
 	}
-	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...)}
+	grammar := tuned(true)
+	grammar.Decode = results.DecodeGrammar
+	var constrained []episode
+	for i := range 10 {
+		constrained = append(constrained, ep("verbatim", "t"+strconv.Itoa(i), 1).with(func(e *episode) { e.model = "mid" }).with(outcome("p", 2, 0)))
+	}
+	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...), rolloutDir(t, grammar, constrained...)}
 }
 
 func inverted0(model string, i int) probe {
@@ -72,7 +81,7 @@ func inverted0(model string, i int) probe {
 
 func TestScorecardVerdicts(t *testing.T) {
 	recs, col := reportCSV(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
-	claim, verdict, note := col("claim"), col("verdict"), col("verdict_note")
+	claim, verdict, note, env := col("claim"), col("verdict"), col("verdict_note"), col("env")
 	type cell struct{ verdict, note string }
 	got := map[[2]string]cell{}
 	first := true
@@ -84,11 +93,16 @@ func TestScorecardVerdicts(t *testing.T) {
 		if !first {
 			t.Errorf("a scorecard line after another table's: %q", r)
 		}
-		got[[2]string{r[claim], r[1]}] = cell{r[verdict], r[note]}
+		id := r[claim]
+		if r[env] != "toolshed" && r[env] != "coderepair" {
+			id += " @ " + r[env]
+		}
+		got[[2]string{id, r[1]}] = cell{r[verdict], r[note]}
 	}
-	// Eleven claims × four models and the pool.
-	if len(got) != 11*5 {
-		t.Errorf("%d scorecard lines, want %d", len(got), 11*5)
+	// Twelve claims, one of them in two conditions, × four models and
+	// the pool.
+	if len(got) != 13*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 13*5)
 	}
 	pool := "pooled (3 models)"
 	for _, tt := range []struct {
@@ -125,6 +139,12 @@ func TestScorecardVerdicts(t *testing.T) {
 		// neither studied nor asked stays not tested.
 		{"finished_beyond", "mid", Reproduces, "beyond the study's 135M"},
 		{"finished_beyond", "big", NotTested, "study: 135M only"},
+		// The free run's verbatim finishes 10 and passes none; the
+		// grammar run's passes every episode it finishes, so finished
+		// cannot exceed passed there: each row reads its own run.
+		{"finished_grammar", "mid", Reproduces, ""},
+		{"finished_grammar @ toolshed (grammar)", "mid", DoesNot, "10 of 10 episodes finished, 10 passed"},
+		{"finished_grammar @ toolshed (grammar)", "big", NotTested, "study: 0.5B only"},
 		{"success_beyond", "mid", CannotTell, "beyond the study's 135M; the run resolves only ±76.1 pp or more"},
 	} {
 		c, ok := got[[2]string{tt.claim, tt.model}]
@@ -184,6 +204,7 @@ func TestClaimCheck(t *testing.T) {
 		{"sizes: [135M, 1.7B]", "sizes: [1.7B, 135M]", "expected [smallest, largest]"},
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [0.5B]", `beyond "0.5B": expected a size as models.yaml gives sizes, outside sizes [135M 1.7B]`},
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [big]", `beyond "big"`},
+		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], conditions: [grammar]", "conditions [grammar]: expected [grammar], on a rollouts claim only"},
 		{"env: toolshed", `env: "toolshed (grammar)"`, "plain env name"},
 		{"table: inversion", "table: sizes", `table "sizes"`},
 	} {
