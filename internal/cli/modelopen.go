@@ -10,7 +10,6 @@ import (
 	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -139,15 +138,3 @@ func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
 }
 
 func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
-
-// parseShard reads an optional --shard value.
-func parseShard(s string) (results.Shard, error) {
-	if s == "" {
-		return results.Shard{}, nil
-	}
-	sh, err := results.ParseShard(s)
-	if err != nil {
-		return results.Shard{}, UsageError{err}
-	}
-	return sh, nil
-}

@@ -127,7 +127,7 @@ func (r *runSpec) runFolder(folder string) string {
 		out = folder
 	}
 	if r.autoShard {
-		out = shardFolder(out, r.shard)
+		out = results.ShardFolder(out, r.shard)
 	}
 	return out
 }
