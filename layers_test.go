@@ -13,8 +13,9 @@ import (
 // environments, the llama.cpp binding, the commands), nor does the
 // exporter, which writes results in other tools' formats; runners never
 // see the binding or the commands; only the commands import the binding,
-// and only main imports the commands; the KV cache's bookkeeping sits below
-// the binding that carries it out. go list -deps is the import graph the
+// directly or through the checkpoint loader, and only main imports the
+// commands; the KV cache's bookkeeping sits below the binding that carries
+// it out. go list -deps is the import graph the
 // compiler sees, so a test file's imports do not count.
 var forbidden = map[string][]string{
 	"internal/transcript": {"internal/", "envs/"},
@@ -31,6 +32,7 @@ var forbidden = map[string][]string{
 	"internal/export":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
+	"internal/checkpoint": {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/env", "envs/"},
 	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},
@@ -40,8 +42,9 @@ var forbidden = map[string][]string{
 
 // onlyFrom lists packages that one importer alone may depend on.
 var onlyFrom = map[string][]string{
-	"internal/llama": {"internal/cli", "cmd/feedrun"},
-	"internal/cli":   {"cmd/feedrun"},
+	"internal/llama":      {"internal/checkpoint", "internal/cli", "cmd/feedrun"},
+	"internal/checkpoint": {"internal/cli", "cmd/feedrun"},
+	"internal/cli":        {"cmd/feedrun"},
 }
 
 // cgoAllowed lists the packages that may use cgo: the binding alone, so

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
@@ -47,12 +48,12 @@ func newFakeCLI(t *testing.T) *fakeCLI {
 	return &fakeCLI{t: t, newModel: func() lm.Model { return &lm.Fake{Copy: 2} }}
 }
 
-func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*openedModel, error) {
+func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*checkpoint.Opened, error) {
 	c.mu.Lock()
 	c.opened++
 	c.threads = append(c.threads, mf.Threads)
 	c.mu.Unlock()
-	return &openedModel{Model: c.newModel(), Entry: fakeEntry, Path: "/cache/fake.gguf", SHA256: fakeEntry.SHA256, Attention: "fake"}, nil
+	return &checkpoint.Opened{Model: c.newModel(), Entry: fakeEntry, Path: "/cache/fake.gguf", SHA256: fakeEntry.SHA256, Attention: "fake"}, nil
 }
 
 // run executes args and returns the exit code, stdout and stderr.

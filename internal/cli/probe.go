@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/llama"
@@ -128,7 +129,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 // onPolicyItems makes the on-policy items of a shard's contexts, logging
 // each attempt in the run folder out and reusing those logged by an earlier
 // run of it.
-func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, e env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
+func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *checkpoint.Opened, e env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
 	src, err := env.ProbeItemsOf(e, "--on-policy")
 	if err != nil {
 		return nil, err

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
@@ -24,19 +24,14 @@ import (
 // runManifest describes a run for its run folder. command is the command
 // line the Factory holds; model is the opened model, nil for a run
 // without one (the scripted sweep).
-func runManifest(command []string, config results.Config, model *openedModel, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
+func runManifest(command []string, config results.Config, model *checkpoint.Opened, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
 	m := results.Manifest{
 		Command: command, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
 		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
 	}
-	if model == nil {
-		return m
+	if model != nil {
+		model.Record(&m, mf.Threads)
 	}
-	threads := mf.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	m.ModelSHA256, m.LlamaBuild, m.LlamaCommit, m.Attention, m.Threads, m.CPU = model.SHA256, buildinfo.LlamaBuild(), buildinfo.LlamaCommit, model.Attention, threads, model.CPU
 	return m
 }
 
