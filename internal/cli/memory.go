@@ -214,11 +214,11 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 				}
 				// Demonstrations come from other training templates than
 				// the one being played, so no episode is shown its answer.
-				demos, err := demonstrations(ctx, env, opts.Shots, []rollout.Task{task})
+				demos, err := rollout.Demonstrations(ctx, env, opts.Shots, []rollout.Task{task})
 				if err != nil {
 					return err
 				}
-				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: demoMessages(demos)}
+				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: rollout.DemonstrationMessages(demos)}
 				// Ctrl-C lets the episode in flight finish, as in rollout.
 				res, err := rollout.Run(context.WithoutCancel(ctx), env, agent, cfg, task, uint64(seed))
 				if err != nil {

@@ -11,13 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`.
@@ -196,7 +193,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if err != nil {
 		return UsageError{err}
 	}
-	demos, err := demonstrations(ctx, env, opts.Shots, tasks)
+	demos, err := rollout.Demonstrations(ctx, env, opts.Shots, tasks)
 	if err != nil {
 		return err
 	}
@@ -211,7 +208,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	defer m.Close()
 	if opts.Decode == rollout.DecodeGrammar {
-		if err := checkGrammar(m.Model, env, demos); err != nil {
+		if err := rollout.CheckGrammar(m.Model, env, demos); err != nil {
 			return err
 		}
 	}
@@ -222,7 +219,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
 		Agent: agent,
 		Config: rollout.Config{
-			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: demoMessages(demos),
+			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: rollout.DemonstrationMessages(demos),
 			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
 			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
 		},
@@ -235,7 +232,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		MaxSteps: opts.MaxSteps, Temperature: opts.Temperature, FaultRate: opts.FaultRate, Retries: opts.Retries,
 		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
 		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
+		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: rollout.DemonstrationIDs(demos), Split: opts.Split,
 		Observations: observationsSetting(opts.Model),
 	}
 	opts.Env.record(&config)
@@ -271,80 +268,4 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 // rolloutFolder is the default run folder of a rollout.
 func rolloutFolder(model, env string) string {
 	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
-}
-
-// demonstrations asks the environment for shots solved episodes. Only
-// asking for more than it has, or for any of an environment without them
-// (an env.Missing), is a usage error (exit 2); a demonstration that fails its own check, or a
-// sandbox that cannot run one, is not the user's doing and exits 1.
-func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
-	if shots <= 0 {
-		return nil, nil
-	}
-	d, err := env.DemonstratorOf(e, "--shots")
-	if err != nil {
-		return nil, err
-	}
-	demos, err := d.Demonstrations(ctx, shots, exclude)
-	if errors.As(err, new(env.TooFewDemonstrations)) {
-		return nil, UsageError{err}
-	}
-	return demos, err
-}
-
-// demoMessages flattens demonstrations into the messages shown before a
-// task.
-func demoMessages(demos []env.Demonstration) []transcript.Message {
-	var out []transcript.Message
-	for _, d := range demos {
-		out = append(out, d.Messages...)
-	}
-	return out
-}
-
-// demoIDs lists the demonstrations' tasks for the manifest.
-func demoIDs(demos []env.Demonstration) []string {
-	out := make([]string, len(demos))
-	for i, d := range demos {
-		out[i] = d.TaskID
-	}
-	return out
-}
-
-// grammarChecker is a model that can say whether a grammar, as its
-// vocabulary spells it, accepts a text: the llama.cpp model can.
-type grammarChecker interface {
-	Accepts(gbnf, text string) (bool, error)
-}
-
-// checkGrammar makes sure the environment's grammar, as the model's
-// vocabulary spells it, accepts the solved demonstrations' actions: a
-// grammar that forbade a right answer would handicap every episode
-// silently. A model with no grammar engine of its own to ask (lm.Fake) is
-// not checked: its Generate refuses a grammar it cannot apply.
-func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
-	g, err := env.GrammarOf(e, "--decode grammar")
-	if err != nil {
-		return err
-	}
-	gc, ok := m.(grammarChecker)
-	if !ok {
-		return nil
-	}
-	grammar := g.Grammar()
-	for _, d := range demos {
-		for _, msg := range d.Messages {
-			if msg.Role != transcript.RoleAssistant {
-				continue
-			}
-			ok, err := gc.Accepts(grammar, msg.Content)
-			if err != nil {
-				return fmt.Errorf("%s grammar: %w", e.Name(), err)
-			}
-			if !ok {
-				return fmt.Errorf("%s grammar rejects the demonstration %s's action %q", e.Name(), d.TaskID, msg.Content)
-			}
-		}
-	}
-	return nil
 }
