@@ -474,7 +474,7 @@ func TestMemoryEpisodeKeyNamesToolObservations(t *testing.T) {
 	task := rollout.Task{ID: "t-1"}
 	user := &MemoryOptions{Decode: "free", MaxSteps: 8}
 	tool := &MemoryOptions{Decode: "free", MaxSteps: 8, Model: modelFlags{Observations: transcript.ObservationsTool}}
-	ku, kt := user.episodeKey("m", "ab", task, 1), tool.episodeKey("m", "ab", task, 1)
+	ku, kt := user.buildSettings("m", "ab").EpisodeKey(task, 1), tool.buildSettings("m", "ab").EpisodeKey(task, 1)
 	if ku != "model=m sha256=ab decode=free shots=0 temperature=0 max_steps=8 task=t-1 seed=1" {
 		t.Errorf("user turns' key %q changed", ku)
 	}
