@@ -85,3 +85,13 @@ func (o *Opened) Record(m *results.Manifest, threads int) {
 	}
 	m.ModelSHA256, m.LlamaBuild, m.LlamaCommit, m.Attention, m.Threads, m.CPU = o.SHA256, buildinfo.LlamaBuild(), buildinfo.LlamaCommit, o.Attention, threads, o.CPU
 }
+
+// ChatTemplateName is what a probe's manifest records of a checkpoint's
+// chat template, tmpl as its GGUF stores it: "gguf" for its own, or
+// llama's plain role template where it has none.
+func ChatTemplateName(tmpl string) string {
+	if tmpl == "" {
+		return llama.PlainTemplate + " (the GGUF has no chat template)"
+	}
+	return "gguf"
+}

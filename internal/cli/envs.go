@@ -12,7 +12,6 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // envSpec is the environment a command uses: --env, and the own settings
@@ -145,28 +144,6 @@ func decodeNeeds(decode string, shots int) []need {
 		ns = append(ns, needs(env.DemonstratorOf, "--shots"))
 	}
 	return ns
-}
-
-// probeNearRepeat compares a generated reply with an item's failed action
-// after the environment's reading (CodeRepair: the function the problem
-// asks for, of both) and its normalisation; an action with no normal form
-// (it does not parse) is never a near repeat here, the probe counts exact
-// repeats separately.
-func probeNearRepeat(e env.Env) func(it transcript.Item, generated string) (bool, error) {
-	return func(it transcript.Item, generated string) (bool, error) {
-		task := env.Task{ID: it.TaskID}
-		g, err := e.Action(task, generated)
-		if err != nil {
-			return false, err
-		}
-		f, err := e.Action(task, it.FailedAction)
-		if err != nil {
-			return false, err
-		}
-		gn, okG := e.Normalize(g.Action)
-		fn, okF := e.Normalize(f.Action)
-		return okG && okF && gn == fn, nil
-	}
 }
 
 func fileSHA256(path string) (string, error) {

@@ -75,7 +75,7 @@ func (o *RolloutOptions) memoryPath(model string) string {
 	}
 	out := o.Out
 	if out == "" {
-		out = rolloutFolder(model, o.Env.Name)
+		out = results.RolloutFolder(model, o.Env.Name)
 	}
 	return filepath.Join(out, "memory.db")
 }
@@ -176,7 +176,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	if opts.Lanes > 1 {
 		// Every lane reads the run's memory store, as every shard does.
-		return opts.runLanes(ctx, "rollout", rolloutFolder, func(out string) []string {
+		return opts.runLanes(ctx, "rollout", results.RolloutFolder, func(out string) []string {
 			if opts.Memory != "" {
 				return nil
 			}
@@ -212,7 +212,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			return err
 		}
 	}
-	out := opts.runFolder(rolloutFolder(m.Entry.Name, env.Name()))
+	out := opts.runFolder(results.RolloutFolder(m.Entry.Name, env.Name()))
 	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode,
 		Unshared: !opts.Share, CountTokens: opts.CountTokens}
 	plan := &rollout.Plan{
@@ -263,9 +263,4 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		}
 	}
 	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
-}
-
-// rolloutFolder is the default run folder of a rollout.
-func rolloutFolder(model, env string) string {
-	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
 }
