@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,29 +16,12 @@ import (
 	"github.com/feedrun/feedrun/internal/rollout"
 )
 
-// RolloutOptions are the settings of `feedrun rollout`.
+// RolloutOptions are the settings of `feedrun rollout`: the runners'
+// shared ones and the rollout's own.
 type RolloutOptions struct {
 	runSpec
-	Tasks         int
-	Seeds         int
-	MaxSteps      int
-	Temperature   float64
-	FaultRate     float64
-	Retries       int
-	BackoffMS     int
-	BackoffFactor float64
-	OnLoop        string
-	Memory        string
-	Decode        string
-	Shots         int
-	Split         string
-	Batch         int
-
-	// Share decodes each distinct reply once for every episode that asks
-	// for it; off, every request is decoded (the rows are the same: it
-	// exists to check that and to time what sharing saves). CountTokens
-	// reports the distinct prompt tokens and the generated tokens decoded.
-	Share, CountTokens bool
+	rollout.Settings
+	Memory string
 }
 
 // check is where rollout's flags are checked, before anything is opened
@@ -94,14 +76,6 @@ func openMemoryStore(path, model, envName string) (*memory.Store, error) {
 	return store, nil
 }
 
-// splitFilter is SelectTasks' form of --split.
-func splitFilter(s string) string {
-	if s == splitAll {
-		return ""
-	}
-	return s
-}
-
 func newRolloutCmd(f *Factory) *cobra.Command {
 	opts := &RolloutOptions{runSpec: f.newRunSpec()}
 	cmd := &cobra.Command{
@@ -135,7 +109,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
-	fl.StringVar(&opts.Split, "split", splitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
+	fl.StringVar(&opts.Split, "split", rollout.SplitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
 	bound(fl, "shots", 0, unbounded)
 	bound(fl, "tasks", 0, unbounded)
 	bound(fl, "seeds", 1, unbounded)
@@ -189,7 +163,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	datasetSHA := rollout.DatasetSHA256(env)
-	tasks, err := rollout.SelectTasks(env, opts.Tasks, splitFilter(opts.Split))
+	tasks, err := opts.SelectTasks(env)
 	if err != nil {
 		return UsageError{err}
 	}
@@ -217,24 +191,18 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		Unshared: !opts.Share, CountTokens: opts.CountTokens}
 	plan := &rollout.Plan{
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
-		Agent: agent,
-		Config: rollout.Config{
-			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: rollout.DemonstrationMessages(demos),
-			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
-			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
-		},
+		Agent:  agent,
+		Config: opts.Settings.Config(demos),
 	}
 	if store != nil {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
-		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Tasks: opts.Tasks, Seeds: opts.Seeds,
-		MaxSteps: opts.MaxSteps, Temperature: opts.Temperature, FaultRate: opts.FaultRate, Retries: opts.Retries,
-		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
-		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: rollout.DemonstrationIDs(demos), Split: opts.Split,
+		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Memory: memPath,
+		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
 		Observations: observationsSetting(opts.Model),
 	}
+	opts.Settings.Record(&config, demos)
 	opts.Env.record(&config)
 	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
 		config.Ban = results.BanTokens
