@@ -59,7 +59,7 @@ func (o *ItemsOptions) check() error {
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	e, err := opts.Env.open(needs(env.ProbeItemsOf, "items"))
+	e, err := opts.Env.open(env.Needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}

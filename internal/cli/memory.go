@@ -51,8 +51,8 @@ func (o *MemoryOptions) checkBuild() error {
 // buildNeeds are what memory build asks of the environment. Only an
 // environment with memory keys has anything to learn (ToolShed: its call
 // patterns and the tools of its templates).
-func (o *MemoryOptions) buildNeeds() []need {
-	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
+func (o *MemoryOptions) buildNeeds() []env.Need {
+	return append(rollout.DecodeNeeds(o.Decode, o.Shots), env.Needs(env.MemoryKeysOf, "memory build"))
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
@@ -72,7 +72,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
 	// Only an environment with memory keys registers its settings here.
-	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", needs(env.MemoryKeysOf, "memory build"))
+	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")

@@ -127,12 +127,12 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 
 // probeNeeds are what a probe asks of the environment: probe items, unless
 // they come from --items-file and are probed as they are.
-func probeNeeds(opts *ProbeOptions) []need {
+func probeNeeds(opts *ProbeOptions) []env.Need {
 	switch {
 	case opts.OnPolicy:
-		return []need{needs(env.ProbeItemsOf, "--on-policy")}
+		return []env.Need{env.Needs(env.ProbeItemsOf, "--on-policy")}
 	case opts.ItemsFile == "":
-		return []need{needs(env.ProbeItemsOf, "probe")}
+		return []env.Need{env.Needs(env.ProbeItemsOf, "probe")}
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ type RolloutOptions struct {
 // check is where rollout's flags are checked, before anything is opened
 // or written (see checkBounds for the counts).
 func (o *RolloutOptions) check() error {
-	if err := o.runSpec.check(harness.RolloutHarnesses, decodeNeeds(o.Decode, o.Shots)...); err != nil {
+	if err := o.runSpec.check(harness.RolloutHarnesses, rollout.DecodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
 	if err := checkOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
@@ -158,7 +158,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		})
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(decodeNeeds(opts.Decode, opts.Shots)...)
+	env, err := opts.Env.open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}

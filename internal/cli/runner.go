@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
@@ -98,7 +99,7 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 // --shard, --shard, --env with its settings and what the run's settings
 // need of it (ns), and --observations. A lane parent checks them too, so a
 // missing capability fails once, before any lane.
-func (r *runSpec) check(known []harness.Name, ns ...need) (err error) {
+func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
 		return Usagef("--harness: %v", err)
 	}

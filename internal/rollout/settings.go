@@ -79,3 +79,16 @@ func (s Settings) Record(c *results.Config, demos []env.Demonstration) {
 	c.Retries, c.BackoffMS, c.BackoffFactor, c.OnLoop = s.Retries, s.BackoffMS, s.BackoffFactor, s.OnLoop
 	c.Decode, c.Shots, c.Demonstrations, c.Split = s.Decode, s.Shots, DemonstrationIDs(demos), s.Split
 }
+
+// DecodeNeeds are what decode (Agent.Decode) and shots (Settings.Shots)
+// ask of the environment: its action grammar, its demonstrations.
+func DecodeNeeds(decode string, shots int) []env.Need {
+	var ns []env.Need
+	if decode == DecodeGrammar {
+		ns = append(ns, env.Needs(env.GrammarOf, "--decode grammar"))
+	}
+	if shots > 0 {
+		ns = append(ns, env.Needs(env.DemonstratorOf, "--shots"))
+	}
+	return ns
+}
