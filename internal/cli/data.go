@@ -95,8 +95,5 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) {
-		p, err := fetcher.PullDataset(ctx, d)
-		return Fetched{Name: d.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
-	})
+	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) { return fetcher.PullDataset(ctx, d) })
 }

@@ -66,12 +66,7 @@ type ModelListing = models.Listing
 
 // Fetched is one file of `feedrun models pull` and `feedrun data pull`
 // with --format json.
-type Fetched struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"`
-	Cached bool   `json:"cached"`           // already in the cache: nothing fetched
-	Source string `json:"source,omitempty"` // where it was fetched from
-}
+type Fetched = models.Pulled
 
 // fetchedText is a Fetched as the text output's line.
 func fetchedText(f Fetched) string {
@@ -145,10 +140,7 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) {
-		p, err := fetcher.Pull(ctx, m)
-		return Fetched{Name: m.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
-	})
+	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) { return fetcher.Pull(ctx, m) })
 }
 
 // printPulls pulls each of what, printing each as it arrives in text, so
