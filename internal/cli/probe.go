@@ -113,14 +113,8 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
 		}
 	}
-	inShard := 0
-	for i := range run.Items {
-		if run.Shard.Has(i) {
-			inShard++
-		}
-	}
-	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
-	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
+	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), run.Size(), len(harnesses), out)
+	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
 	sum, err := run.Execute(ctx)
 	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
 }
