@@ -185,9 +185,8 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		Tasks: rollout.TrainingTasks(env, opts.Tasks), Seeds: opts.Seeds, Settings: opts.buildSettings(m.Entry.Name, m.SHA256),
 	}
 	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(build.Tasks), opts.Seeds, opts.DB)
-	build.Progress = opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
 	return withStoreLocked(opts.DB, func(s *memory.Store) error {
-		build.Store = s
+		build.Store, build.Progress = s, opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
 		n, skipped, err := build.Execute(ctx)
 		if err != nil {
 			return err
