@@ -11,12 +11,14 @@ import (
 // the code that produces or analyses them; the report, which analyses
 // results, never depends on what produces them (the runners, the
 // environments, the llama.cpp binding, the commands), nor does the
-// exporter, which writes results in other tools' formats; runners never
-// see the binding or the commands; only the commands import the binding,
-// directly or through the checkpoint loader, and only main imports the
-// commands; the KV cache's bookkeeping sits below the binding that carries
-// it out. go list -deps is the import graph the
-// compiler sees, so a test file's imports do not count.
+// exporter, which writes results in other tools' formats; what a run's
+// model was shown is made again (package shown) from the environments'
+// interface, never a named environment; runners never see the binding or
+// the commands; only the commands import the binding, directly or through
+// the checkpoint loader, and only main imports the commands; the KV cache's
+// bookkeeping sits below the binding that carries it out. go list -deps is
+// the import graph the compiler sees, so a test file's imports do not
+// count.
 var forbidden = map[string][]string{
 	"internal/transcript": {"internal/", "envs/"},
 	"internal/results":    {"internal/", "envs/"},
@@ -33,6 +35,7 @@ var forbidden = map[string][]string{
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/checkpoint": {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/env", "envs/"},
+	"internal/shown":      {"internal/cli", "internal/llama", "envs/"},
 	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},

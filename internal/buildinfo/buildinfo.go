@@ -24,3 +24,22 @@ const (
 func LlamaBuild() string {
 	return fmt.Sprintf("llama.cpp %s (vendored by %s %s)", LlamaCommit, OllamaModule, OllamaVersion)
 }
+
+// Info is what `feedrun version` reports.
+type Info struct {
+	Version    string `json:"version"`
+	Commit     string `json:"commit"`
+	LlamaBuild string `json:"llama_build"`
+	SystemInfo string `json:"system_info"`
+}
+
+// Current is this binary's Info, with systemInfo, the llama.cpp binding's
+// account of the CPU features it uses (which only the binding can read).
+func Current(systemInfo string) Info {
+	return Info{Version: Version, Commit: Commit, LlamaBuild: LlamaBuild(), SystemInfo: systemInfo}
+}
+
+// Text is what `feedrun version` and `feedrun --version` print.
+func (v Info) Text() string {
+	return fmt.Sprintf("feedrun %s (commit %s)\n%s\nsystem: %s\n", v.Version, v.Commit, v.LlamaBuild, v.SystemInfo)
+}

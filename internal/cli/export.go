@@ -13,8 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
-	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/shown"
 )
 
 // ExportOptions are the settings of `feedrun export`.
@@ -85,13 +84,9 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	if len(d.Episodes)+len(d.Items) == 0 {
 		return Usagef("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
 	}
-	src := export.Sources{Missing: map[string]string{}}
-	var missing map[string]error
-	src.Items, missing = runContexts(ctx, d, &opts.Envs, opts.Contexts)
-	src.Tasks = taskStatements(ctx, d, &opts.Envs, missing)
-	for _, dir := range slices.Sorted(maps.Keys(missing)) {
-		src.Missing[dir] = missing[dir].Error()
-		opts.IO.Statusf("%s: %v", dir, missing[dir])
+	src := shown.Sources(ctx, d, opts.Envs.recorded, opts.Contexts)
+	for _, dir := range slices.Sorted(maps.Keys(src.Missing)) {
+		opts.IO.Statusf("%s: %s", dir, src.Missing[dir])
 	}
 	logs := export.Inspect(d, src)
 	paths, err := export.Write(opts.Out, logs)
@@ -108,71 +103,3 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	opts.IO.Statusf("%d logs, %d samples in %s: inspect view --log-dir %s", len(logs), samples, opts.Out, opts.Out)
 	return nil
 }
-
-// taskStatements are the opening messages (system prompt and task) of
-// every rollout task of d, as the run's environment writes them, by
-// report.ContextKey(run, task): rollout_steps.csv keeps replies and
-// observations, not the task. A run whose environment here is not the one
-// it ran (another task set or data file), or whose data file is not given,
-// gets none, and missing says why.
-func taskStatements(ctx context.Context, d report.Data, spec *envSpec, missing map[string]error) map[string][]transcript.Message {
-	out := map[string][]transcript.Message{}
-	tasks := map[string][]string{}
-	for _, e := range d.Episodes {
-		tasks[e.Run] = append(tasks[e.Run], e.Task)
-	}
-	for _, run := range d.Runs {
-		if run.Episodes == 0 {
-			continue
-		}
-		e, err := statementEnv(run, spec)
-		if err != nil {
-			missing[run.Dir] = err
-			continue
-		}
-		byID := map[string]env.Task{}
-		for _, t := range e.Tasks() {
-			byID[t.ID] = t
-		}
-		for _, id := range tasks[run.Dir] {
-			t, ok := byID[id]
-			if !ok {
-				continue
-			}
-			ep, err := e.NewEpisode(ctx, t)
-			if err != nil {
-				missing[run.Dir] = err
-				break
-			}
-			out[report.ContextKey(run.Dir, id)] = ep.Messages()
-		}
-	}
-	return out
-}
-
-// statementEnv is the environment of a rollout run, opened to state its
-// tasks: CodeRepair without its sandbox, which stating a task does not
-// need.
-func statementEnv(run report.RunInfo, spec *envSpec) (env.Env, error) {
-	_, set, err := spec.recorded(run.Manifest.Config.Env)
-	if err != nil {
-		return nil, err
-	}
-	if err := set.Check(env.ToRead); err != nil {
-		return nil, fmt.Errorf("task statements: %w", err)
-	}
-	e, err := set.OpenTasks()
-	if err != nil {
-		return nil, err
-	}
-	// A rollout records the hash of its environment's whole task set
-	// (rollout.DatasetSHA256); one made before ToolShed's task ladder
-	// recorded the dataset's, whose tasks the ladder keeps byte for byte.
-	want := run.Manifest.DatasetSHA256
-	if got := rollout.DatasetSHA256(e); got != want && e.DatasetSHA256() != want {
-		return nil, fmt.Errorf("the %s tasks here (sha256 %s) are not the run's (%s)", e.Name(), short(got), short(want))
-	}
-	return e, nil
-}
-
-func short(sum string) string { return sum[:min(12, len(sum))] }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/models"
@@ -84,7 +85,7 @@ func TestJSONOutputsParse(t *testing.T) {
 	t.Run("version", func(t *testing.T) {
 		c := newFakeCLI(t)
 		stdout, _ := c.ok("version", "--format", "json")
-		var v VersionInfo
+		var v buildinfo.Info
 		if err := json.Unmarshal([]byte(stdout), &v); err != nil || v != CurrentVersion() {
 			t.Errorf("version --format json printed %q (%v), want %+v", stdout, err, CurrentVersion())
 		}

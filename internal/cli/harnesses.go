@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/harness"
@@ -41,57 +37,5 @@ func harnessesRun(opts *HarnessesOptions) error {
 	if opts.Format == formatJSON {
 		return printJSON(opts.IO.Out, harness.All)
 	}
-	t := tablewriter.NewTable(opts.IO.Out)
-	t.Header("harness", "failed turn", "ban", "probe", "in the loop", "after a failure")
-	for _, h := range harness.All {
-		var loop []string
-		if h.Instructs {
-			loop = append(loop, "instruction")
-		}
-		if h.RulesOut {
-			loop = append(loop, "rules out")
-		}
-		if h.Guided {
-			loop = append(loop, "guidance")
-		}
-		if h.Gated {
-			loop = append(loop, "gate")
-		}
-		probed := "no"
-		if h.Probed {
-			probed = "yes"
-		}
-		if err := t.Append(string(h.Name), string(h.Failed), orDash(string(h.Ban)), probed, orDash(strings.Join(loop, ", ")), h.Summary); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	// The fixed figures, a line per harness and table: a column of the
-	// table above would be wider than a terminal.
-	fmt.Fprintln(opts.IO.Out, "\nfixed by construction (table: figure = value):")
-	for _, h := range harness.All {
-		var tables []string
-		figures := map[string][]string{}
-		for _, fx := range h.Fixes {
-			if _, ok := figures[fx.Table]; !ok {
-				tables = append(tables, fx.Table)
-			}
-			figures[fx.Table] = append(figures[fx.Table], fmt.Sprintf("%s = %g", fx.Figure, fx.Value))
-		}
-		for _, table := range tables {
-			if _, err := fmt.Fprintf(opts.IO.Out, "  %-17s %s: %s\n", h.Name, table, strings.Join(figures[table], ", ")); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return harness.WriteListing(opts.IO.Out, harness.All)
 }

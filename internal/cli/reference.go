@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -37,23 +34,6 @@ type ReferenceItemsOptions struct {
 
 // allEnvs is reference-items' --env for every environment with probe items.
 const allEnvs = "all"
-
-// referenceSequence is one scored continuation.
-type referenceSequence struct {
-	ID           string     `json:"id"`
-	Env          string     `json:"env"`
-	Prompt       []lm.Token `json:"prompt"`
-	Continuation []lm.Token `json:"continuation"`
-	LogProbs     []float64  `json:"logprobs"`
-}
-
-// referenceFile is what --out holds, and what --score-file and
-// scripts/reference_logprobs.py read.
-type referenceFile struct {
-	Model     string              `json:"model"`
-	Engine    string              `json:"engine"`
-	Sequences []referenceSequence `json:"sequences"`
-}
 
 const referenceItemsHelp = `reference-items writes the token sequences that the float32 reference
 (scripts/reference_logprobs.py) and both engines score, and scores them on
@@ -142,7 +122,7 @@ func (o *ReferenceItemsOptions) env(name string) *envSpec {
 var referenceNeed = env.Needs(env.ProbeItemsOf, "reference-items")
 
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
-	var f referenceFile
+	var f probe.ReferenceFile
 	if opts.ScoreFile != "" {
 		b, err := os.ReadFile(opts.ScoreFile)
 		if err != nil {
@@ -157,62 +137,30 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 		return err
 	}
 	defer m.Close()
-	write := func(seqs []referenceSequence) error {
-		b, err := json.Marshal(referenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs})
+	// The caller renames the file once it is whole.
+	write := func(seqs []probe.ReferenceSequence) error {
+		b, err := json.Marshal(probe.ReferenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs})
 		if err != nil {
 			return err
 		}
 		return os.WriteFile(opts.Out, b, 0o644)
 	}
-	if opts.ScoreFile == "" {
-		items, err := referenceItems(ctx, opts)
-		if err != nil {
-			return err
-		}
-		seqs, err := referenceSequences(m, items, opts.Greedy)
-		if err != nil {
-			return err
-		}
-		return write(seqs)
+	if opts.ScoreFile != "" {
+		return probe.ScoreReference(m, f.Sequences, write)
 	}
-	seqs := f.Sequences
-	unit := ""
-	for i := range seqs {
-		s := &seqs[i]
-		// One unit per item: its sequences share the cached prefix of its
-		// contexts, as in a probe.
-		if k := sequenceItem(s.ID); k != unit {
-			m.BeginUnit()
-			unit = k
-		}
-		lps, err := m.Score(s.Prompt, []lm.Continuation{{Tokens: s.Continuation}})
-		if err != nil {
-			return fmt.Errorf("sequence %s: %w", s.ID, err)
-		}
-		s.LogProbs = lps[0]
-		// The sequences scored so far, after each one, so that a run
-		// stopped early still leaves what it measured (the caller renames
-		// the file once it is whole).
-		if err := write(seqs[:i+1]); err != nil {
-			return err
-		}
+	items, err := referenceItems(ctx, opts)
+	if err != nil {
+		return err
 	}
-	return nil
-}
-
-// sequenceItem is the item part of a sequence id (item/context/continuation).
-func sequenceItem(id string) string {
-	if i := strings.LastIndex(id, "/"); i > 0 {
-		if j := strings.LastIndex(id[:i], "/"); j > 0 {
-			return id[:j]
-		}
+	seqs, err := probe.ReferenceSequences(m, items, opts.Greedy)
+	if err != nil {
+		return err
 	}
-	return id
+	return write(seqs)
 }
 
 // referenceItems are the probe items of the environments --env names,
-// --n of each, alternating between environments, so that a scorer
-// stopped early has measured them alike.
+// --n of each, alternating between environments (probe.Alternate).
 func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcript.Item, error) {
 	var lists [][]transcript.Item
 	for _, name := range opts.envs() {
@@ -230,70 +178,5 @@ func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcr
 		}
 		lists = append(lists, items)
 	}
-	var items []transcript.Item
-	for i := 0; ; i++ {
-		more := false
-		for _, l := range lists {
-			if i < len(l) {
-				items = append(items, l[i])
-				more = true
-			}
-		}
-		if !more {
-			return items, nil
-		}
-	}
-}
-
-// referenceSequences renders items into sequences (log-probabilities not
-// filled in): each item's failed action after its pre- and post-failure
-// contexts, and with greedy the model's greedy reply after the
-// post-failure one where it differs from the failed action.
-func referenceSequences(m lm.Model, items []transcript.Item, greedy bool) ([]referenceSequence, error) {
-	delim := m.Info().ReplyDelimiter
-	render := func(msgs []transcript.Message) ([]lm.Token, error) {
-		text, err := m.RenderChat(msgs, true)
-		if err != nil {
-			return nil, err
-		}
-		return m.Tokenize(text, true, true)
-	}
-	var seqs []referenceSequence
-	for _, it := range items {
-		pc, err := harness.Probe(harness.Verbatim, it)
-		if err != nil {
-			return nil, err
-		}
-		// A candidate is scored as the probe scores it: after the
-		// generation prompt, with the format's delimiter.
-		action, err := m.Tokenize(delim+it.FailedAction, false, false)
-		if err != nil {
-			return nil, err
-		}
-		pre, err := render(pc.Pre)
-		if err != nil {
-			return nil, fmt.Errorf("item %s: %w", it.ID, err)
-		}
-		post, err := render(pc.Post)
-		if err != nil {
-			return nil, fmt.Errorf("item %s: %w", it.ID, err)
-		}
-		seqs = append(seqs,
-			referenceSequence{ID: it.ID + "/pre/failed", Env: it.Env, Prompt: pre, Continuation: action},
-			referenceSequence{ID: it.ID + "/post/failed", Env: it.Env, Prompt: post, Continuation: action})
-		if !greedy {
-			continue
-		}
-		// The probe's greedy reply, as many tokens as it allows (the
-		// action's and 8 more, its default).
-		m.BeginUnit()
-		gs, err := m.Generate([]lm.GenerateRequest{{Prompt: post, MaxTokens: len(action) + 8}})
-		if err != nil {
-			return nil, fmt.Errorf("item %s: %w", it.ID, err)
-		}
-		if g := gs[0].Tokens; len(g) > 0 && !slices.Equal(g, action) {
-			seqs = append(seqs, referenceSequence{ID: it.ID + "/post/greedy", Env: it.Env, Prompt: post, Continuation: g})
-		}
-	}
-	return seqs, nil
+	return probe.Alternate(lists), nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -61,13 +62,13 @@ func TestReferenceItemsBuildsAndScoresSequences(t *testing.T) {
 	}
 }
 
-func readReferenceFile(t *testing.T, path string) referenceFile {
+func readReferenceFile(t *testing.T, path string) probe.ReferenceFile {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f referenceFile
+	var f probe.ReferenceFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

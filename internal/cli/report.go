@@ -5,18 +5,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun"
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/shown"
 )
 
 // ReportOptions are the settings of `feedrun report`.
@@ -102,7 +101,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	for _, m := range reg.Models {
 		sizes[m.Name] = m.Parameters
 	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: terminalWidth(opts.IO), Sizes: sizes, Warn: warner(opts.IO)}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: sizes, FinishCall: finishCall, Warn: warner(opts.IO)}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -115,14 +114,8 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		ro.Contexts = itemContexts(ctx, d, &opts.Envs, opts.Contexts, opts.IO.Statusf)
-		missing := map[string]error{}
-		ro.Statements = taskStatements(ctx, d, &opts.Envs, missing)
-		ro.StatementsMissing = map[string]string{}
-		for dir, err := range missing {
-			ro.StatementsMissing[dir] = err.Error()
-			opts.IO.Statusf("%s: tasks not stated: %v", dir, err)
-		}
+		x := shown.Extras(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
+		ro.Contexts, ro.Statements, ro.StatementsMissing = x.Contexts, x.Statements, x.StatementsMissing
 	}
 	if opts.Out == "" {
 		return report.Run(ctx, ro, opts.IO.Out)
@@ -131,7 +124,19 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	if err := report.Run(ctx, ro, &buf); err != nil {
 		return err
 	}
-	return writeReplacing(opts.Out, buf.Bytes())
+	// Written whole beside the file and renamed over it, so that a reader
+	// never sees half a report where the last one was.
+	if err := results.WriteFileAtomic(opts.Out, buf.Bytes()); err != nil {
+		return fmt.Errorf("--out %s: %w", opts.Out, err)
+	}
+	return nil
+}
+
+// finishCall says, from the environment registry, whether name's episodes
+// end by a finish call.
+func finishCall(name string) bool {
+	e, ok := envs.Lookup(name)
+	return ok && e.FinishCall()
 }
 
 // warner writes a line about the data read, such as a table's torn last
@@ -139,60 +144,4 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 // what the figures printed are counted from.
 func warner(io *iostreams.IOStreams) func(string) {
 	return func(line string) { fmt.Fprintf(io.ErrOut, "feedrun: warning: %s\n", line) }
-}
-
-// writeReplacing writes data to path through a temporary file beside it,
-// so that a reader never sees half a report where the last one was.
-func writeReplacing(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// defaultWidth bounds the text report when neither COLUMNS nor a terminal
-// says how wide the output may be (piped to a pager or a file).
-const defaultWidth = 160
-
-// terminalWidth is COLUMNS when set to a positive number (shells export it,
-// and a user can set it), else the width of the terminal stdout is, else
-// defaultWidth.
-func terminalWidth(io *iostreams.IOStreams) int {
-	return terminalSize(io, "COLUMNS", false, defaultWidth)
-}
-
-// terminalHeight is LINES when set, else the height of the terminal
-// stdout is; a stdout whose height is unknown pages nothing.
-func terminalHeight(io *iostreams.IOStreams) int {
-	return terminalSize(io, "LINES", true, int(^uint(0)>>1))
-}
-
-// terminalSize is the environment variable env when it holds a positive
-// number, else the terminal's width (height: its height) when stdout is
-// one, else fallback.
-func terminalSize(io *iostreams.IOStreams, env string, height bool, fallback int) int {
-	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
-		return n
-	}
-	if f, ok := io.Out.(*os.File); ok {
-		if w, h, err := term.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {
-			if height {
-				return h
-			}
-			return w
-		}
-	}
-	return fallback
 }

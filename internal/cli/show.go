@@ -3,12 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/shown"
 )
 
 // ShowOptions are the settings of `feedrun show`.
@@ -32,9 +29,6 @@ type ShowOptions struct {
 	Filter   report.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
-	// Pager runs a pager over the output; nil is runPager. Tests give
-	// one that records what it was given.
-	Pager func(io *iostreams.IOStreams, text []byte) error
 }
 
 func newShowCmd(f *Factory) *cobra.Command {
@@ -78,7 +72,7 @@ between words; output longer than the screen goes through $PAGER
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			for _, h := range harnesses {
 				if !slices.Contains(harness.RolloutHarnesses, harness.Name(h)) {
-					return Usagef("--harness %q: expected one of %s", h, harnessNamesText(harness.RolloutHarnesses))
+					return Usagef("--harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
 				}
 				opts.Filter.Harnesses = append(opts.Filter.Harnesses, harness.Name(h))
 			}
@@ -118,14 +112,6 @@ between words; output longer than the screen goes through $PAGER
 	return cmd
 }
 
-func harnessNamesText(hs []harness.Name) string {
-	s := make([]string, len(hs))
-	for i, h := range hs {
-		s[i] = string(h)
-	}
-	return strings.Join(s, ", ")
-}
-
 func showRun(ctx context.Context, opts *ShowOptions) error {
 	d, err := report.Load(opts.Dirs)
 	if err != nil {
@@ -135,10 +121,10 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		warner(opts.IO)(t.Warning())
 	}
 	var contexts report.Contexts
-	if selectsItems(d, opts.Filter) && !opts.List {
-		contexts = itemContexts(ctx, d, &opts.Envs, opts.Contexts, opts.IO.Statusf)
+	if slices.ContainsFunc(d.Items, opts.Filter.Item) && !opts.List {
+		contexts = shown.ContextsNoted(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
 	}
-	style := report.TextStyle{Width: terminalWidth(opts.IO), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
+	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
 	var buf bytes.Buffer
 	var episodes, items int
 	if opts.List {
@@ -154,94 +140,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
 		return nil
 	case episodes+items == 0:
-		return noMatch(opts.Dirs, d, opts.Filter)
+		return report.NoMatch(opts.Dirs, d, opts.Filter)
 	}
-	if opts.IO.IsStdoutTTY() && bytes.Count(buf.Bytes(), []byte("\n")) > terminalHeight(opts.IO) {
-		pager := opts.Pager
-		if pager == nil {
-			pager = runPager
-		}
-		return pager(opts.IO, buf.Bytes())
-	}
-	_, err = opts.IO.Out.Write(buf.Bytes())
-	return err
-}
-
-// noMatch is the error of filters that select nothing: for each value
-// filter set, the values the folders hold, so that a mistyped task or
-// seed is told what it could have been.
-func noMatch(dirs []string, d report.Data, f report.Filter) error {
-	var models, harnesses, tasks, seeds []string
-	add := func(list *[]string, v string) {
-		if !slices.Contains(*list, v) {
-			*list = append(*list, v)
-		}
-	}
-	for _, e := range d.Episodes {
-		add(&models, e.Model)
-		add(&harnesses, string(e.Harness))
-		add(&tasks, e.Task)
-		add(&seeds, strconv.FormatUint(e.Seed, 10))
-	}
-	for _, it := range d.Items {
-		add(&models, it.Model)
-		add(&harnesses, string(it.Harness))
-		add(&tasks, it.ItemID)
-	}
-	msg := fmt.Sprintf("nothing in %s matches the filters", strings.Join(dirs, ", "))
-	for _, v := range []struct {
-		flag   string
-		set    bool
-		values []string
-	}{
-		{"--model", len(f.Models) > 0, models},
-		{"--harness", len(f.Harnesses) > 0, harnesses},
-		{"--task", len(f.Tasks) > 0, tasks},
-		{"--seed", len(f.Seeds) > 0, seeds},
-	} {
-		if v.set {
-			msg += "; " + v.flag + ": expected one of " + valuesText(v.values)
-		}
-	}
-	return errors.New(msg)
-}
-
-// valuesText lists values, the first 30 of a longer list with how many
-// there are (--list shows them all).
-func valuesText(values []string) string {
-	const most = 30
-	if len(values) <= most {
-		return strings.Join(values, ", ")
-	}
-	return fmt.Sprintf("%s, … (%d in all; --list shows them)", strings.Join(values[:most], ", "), len(values))
-}
-
-func selectsItems(d report.Data, f report.Filter) bool {
-	return slices.ContainsFunc(d.Items, f.Item)
-}
-
-// runPager pipes text through $PAGER, or less as git runs it (-F quits
-// when the text fits after all, -R passes colours, -X leaves it on the
-// screen). A pager that cannot be started is no error: the text is
-// printed as it is.
-func runPager(io *iostreams.IOStreams, text []byte) error {
-	cmdline := os.Getenv("PAGER")
-	if cmdline == "" {
-		cmdline = "less"
-		if os.Getenv("LESS") == "" {
-			os.Setenv("LESS", "FRX")
-		}
-	}
-	if cmdline == "cat" {
-		_, err := io.Out.Write(text)
-		return err
-	}
-	cmd := exec.Command("sh", "-c", cmdline)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(text), io.Out, io.ErrOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 127 {
-		_, err = io.Out.Write(text)
-	}
-	return err
+	return opts.IO.WriteOrPage(buf.Bytes())
 }

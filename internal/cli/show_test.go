@@ -112,10 +112,11 @@ func TestShowOnATerminal(t *testing.T) {
 		t.Setenv("NO_COLOR", "")
 		io, stdout, _ := iostreams.Test(false)
 		io.SetStdoutTTY(tty)
-		opts := &ShowOptions{IO: io, Dirs: []string{dir}, Pager: func(_ *iostreams.IOStreams, text []byte) error {
+		io.SetPager(func(text []byte) error {
 			paged = text
 			return nil
-		}}
+		})
+		opts := &ShowOptions{IO: io, Dirs: []string{dir}}
 		if err := showRun(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
@@ -152,22 +153,6 @@ func TestReportHTMLOut(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(page))
 	if len(entries) != 1 {
 		t.Errorf("%d files beside the report, want it alone (no temporary file left)", len(entries))
-	}
-}
-
-func TestRunPager(t *testing.T) {
-	t.Setenv("PAGER", "sed s/^/pager:/")
-	io, out, _ := iostreams.Test(false)
-	if err := runPager(io, []byte("a\nb\n")); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "pager:a\npager:b\n" {
-		t.Errorf("through $PAGER: %q", out.String())
-	}
-	t.Setenv("PAGER", "no-such-pager-anywhere")
-	out.Reset()
-	if err := runPager(io, []byte("a\n")); err != nil || out.String() != "a\n" {
-		t.Errorf("a pager that is not there: %v, %q; want the text printed", err, out.String())
 	}
 }
 
@@ -297,53 +282,5 @@ func writeTable(t *testing.T, path string, header []string, rows [][]string) {
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The committed on-policy ToolShed runs, real models' attempts: every item
-// a run scored is made again from its attempt log, and nothing else, with
-// the failure kind the probe recorded; where the probe found the greedy
-// reply before the failure to be the failed action, its text is the
-// attempt the log gives back. The same holds for each lane's folder of a
-// run played in lanes, whose log holds only its own shard's contexts.
-func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
-	var runs []string
-	for _, name := range []string{"probe-smollm2-135m-toolshed-onpolicy-seed1", "probe-qwen2.5-coder-0.5b-toolshed-onpolicy-seed1"} {
-		dir := filepath.Join("..", "..", "results", name)
-		lanes, _ := filepath.Glob(filepath.Join(dir, "lanes", "*"))
-		runs = append(append(runs, dir), lanes...)
-	}
-	if len(runs) < 4 {
-		t.Fatalf("want the two committed runs and SmolLM2's two lanes, got %v", runs)
-	}
-	for _, run := range runs {
-		d, err := report.Load([]string{run})
-		if err != nil {
-			t.Fatal(err)
-		}
-		contexts := itemContexts(context.Background(), d, &envSpec{}, false, func(format string, args ...any) {
-			t.Errorf("%s: "+format, append([]any{run}, args...)...)
-		})
-		ids := map[string]bool{}
-		same := 0
-		for _, it := range d.Items {
-			ids[it.ItemID] = true
-			made, ok := contexts[report.ContextKey(it.Run, it.ItemID)]
-			switch {
-			case !ok:
-				t.Errorf("%s: item %s was not made again", run, it.ItemID)
-				continue
-			case made.FailureKind != it.FailureKind:
-				t.Errorf("%s: item %s made again fails as %s; the probe recorded %s", run, it.ItemID, made.FailureKind, it.FailureKind)
-			case it.GreedyRepeatPre && strings.TrimSpace(it.GreedyReplyPre) != made.FailedAction:
-				t.Errorf("%s: item %s: the greedy reply before, a repeat, is %q; the attempt made again is %q", run, it.ItemID, it.GreedyReplyPre, made.FailedAction)
-			}
-			if it.GreedyRepeatPre {
-				same++
-			}
-		}
-		if len(contexts) != len(ids) || same == 0 {
-			t.Errorf("%s: %d items made again for the run's %d (%d checked against their greedy reply)", run, len(contexts), len(ids), same)
-		}
 	}
 }

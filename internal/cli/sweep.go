@@ -103,5 +103,5 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	// The grid is Table 5 of the report on this folder, with the report's
 	// default bootstrap seed: one analysis, printed one way, the same
 	// figures `feedrun report` prints for it.
-	return report.Run(ctx, report.Options{Dirs: []string{out}, Format: report.FormatText, Seed: report.DefaultSeed, Width: terminalWidth(opts.IO), OmitRuns: true}, opts.IO.Out)
+	return report.Run(ctx, report.Options{Dirs: []string{out}, Format: report.FormatText, Seed: report.DefaultSeed, Width: opts.IO.TerminalWidth(), OmitRuns: true}, opts.IO.Out)
 }

@@ -16,23 +16,8 @@ type VersionOptions struct {
 	Format string // text or json
 }
 
-// VersionInfo is what `feedrun version` reports.
-type VersionInfo struct {
-	Version    string `json:"version"`
-	Commit     string `json:"commit"`
-	LlamaBuild string `json:"llama_build"`
-	SystemInfo string `json:"system_info"`
-}
-
 // CurrentVersion collects the version facts of this binary.
-func CurrentVersion() VersionInfo {
-	return VersionInfo{
-		Version:    buildinfo.Version,
-		Commit:     buildinfo.Commit,
-		LlamaBuild: buildinfo.LlamaBuild(),
-		SystemInfo: llama.SystemInfo(),
-	}
-}
+func CurrentVersion() buildinfo.Info { return buildinfo.Current(llama.SystemInfo()) }
 
 func newVersionCmd(f *Factory) *cobra.Command {
 	opts := &VersionOptions{IO: f.IO}
@@ -49,17 +34,12 @@ func newVersionCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func versionRun(opts *VersionOptions, v VersionInfo) error {
+func versionRun(opts *VersionOptions, v buildinfo.Info) error {
 	if opts.Format == formatJSON {
 		return printJSON(opts.IO.Out, v)
 	}
-	_, err := fmt.Fprint(opts.IO.Out, versionText(v))
+	_, err := fmt.Fprint(opts.IO.Out, v.Text())
 	return err
-}
-
-// versionText is what `feedrun version` and `feedrun --version` print.
-func versionText(v VersionInfo) string {
-	return fmt.Sprintf("feedrun %s (commit %s)\n%s\nsystem: %s\n", v.Version, v.Commit, v.LlamaBuild, v.SystemInfo)
 }
 
 // versionFlag gives root cobra's --version, printing what `feedrun
@@ -67,6 +47,6 @@ func versionText(v VersionInfo) string {
 // system information is read only when the flag is given.
 func versionFlag(root *cobra.Command) {
 	root.Version = buildinfo.Version
-	cobra.AddTemplateFunc("feedrunVersion", func() string { return versionText(CurrentVersion()) })
+	cobra.AddTemplateFunc("feedrunVersion", func() string { return CurrentVersion().Text() })
 	root.SetVersionTemplate("{{feedrunVersion}}")
 }

@@ -2,21 +2,17 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/viewer"
 )
 
@@ -102,12 +98,12 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		}
 		opts.Dirs = dirs
 	}
-	index, err := viewIndex(opts.Dirs)
+	index, err := report.LoadViewerIndex(opts.Dirs)
 	if err != nil {
 		return UsageError{err}
 	}
 	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
-		return runView(ctx, opts, opts.Dirs[n], n)
+		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
 	})
 	if err != nil {
 		return err
@@ -116,7 +112,6 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	if err != nil {
 		return Usagef("--addr %s: %v", opts.Addr, err)
 	}
-	srv.Loopback = viewer.IsLoopback(ln.Addr().String())
 	url := "http://" + ln.Addr().String() + "/"
 	opts.IO.Statusf("feedrun view: %d run folders at %s (Ctrl-C stops)", len(opts.Dirs), url)
 	if opts.IO.Quiet {
@@ -126,75 +121,5 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	if opts.Serving != nil {
 		opts.Serving(url)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		// Ctrl-C is how a viewer is stopped, not a failure.
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
-		return nil
-	}
-}
-
-// viewIndex reads every folder's rows once, for the summary, leaving
-// rollout_steps.csv (most of a rollout's bytes) unread. Each folder is
-// read alone, so that two folders holding the same rows (a shard and its
-// merged run) are both listed rather than refused as they are when pooled
-// for a report.
-func viewIndex(dirs []string) (report.ViewerIndex, error) {
-	parts := make([]report.Data, len(dirs))
-	errs := make([]error, len(dirs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
-		wg.Go(func() {
-			for i := range next {
-				parts[i], errs[i] = report.LoadRows([]string{dirs[i]})
-			}
-		})
-	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	var all report.Data
-	for i, d := range parts {
-		if errs[i] != nil {
-			return report.ViewerIndex{}, errs[i]
-		}
-		all.Runs = append(all.Runs, d.Runs...)
-		all.Episodes = append(all.Episodes, d.Episodes...)
-		all.Items = append(all.Items, d.Items...)
-	}
-	return report.NewViewerIndex(all), nil
-}
-
-// runView is run folder dir's rows for the viewer, with its items'
-// contexts and its tasks' statements where they can be made here.
-func runView(ctx context.Context, opts *ViewOptions, dir string, n int) (report.RunView, error) {
-	d, err := report.Load([]string{dir})
-	if err != nil {
-		return report.RunView{}, err
-	}
-	contexts, missing := runContexts(ctx, d, &opts.Envs, opts.Contexts)
-	if err, ok := missing[dir]; ok {
-		opts.IO.Statusf("%s: items not shown with their context: %v", dir, err)
-	}
-	statementsMissing := map[string]error{}
-	statements := taskStatements(ctx, d, &opts.Envs, statementsMissing)
-	why := ""
-	if err := statementsMissing[dir]; err != nil {
-		why = err.Error()
-		opts.IO.Statusf("%s: tasks not stated: %v", dir, err)
-	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return report.RunView{}, ctx.Err()
-	}
-	return report.NewRunView(d, dir, n, contexts, statements, why), nil
+	return srv.Serve(ctx, ln)
 }

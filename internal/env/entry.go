@@ -28,6 +28,16 @@ type Entry struct {
 	SlowItems bool
 }
 
+// FinishCall says whether the environment's episodes end by a finish call,
+// a control action (ControlActions), so that its agents can give up:
+// finish right after a failure. The report counts giving up only where
+// they can; an environment whose episodes end when its own check passes
+// (CodeRepair's tests) has none.
+func (e Entry) FinishCall() bool {
+	_, ok := e.Kind.(ControlActions)
+	return ok
+}
+
 // Use is what a command opens an environment for, which decides the
 // settings it registers and how it opens it.
 type Use int

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
 )
@@ -79,3 +80,28 @@ func TestMeetsNamesTheFirstNeedLacking(t *testing.T) {
 		t.Errorf("core only: %v; want the Missing of --decode grammar", err)
 	}
 }
+
+// An entry says its episodes end by a finish call when its environment has
+// control actions: ToolShed's do, CodeRepair's (and an environment with
+// its capabilities hidden) do not, and a toy environment with a finish
+// call is counted as ToolShed is.
+func TestEntryFinishCall(t *testing.T) {
+	for _, c := range []struct {
+		entry env.Entry
+		want  bool
+	}{
+		{toolshed.Entry, true},
+		{coderepair.Entry, false},
+		{env.Fixed(env.CoreOnly{Env: toolshed.Environment{}}), false},
+		{env.Entry{Name: "toy", Kind: finishing{}}, true},
+	} {
+		if got := c.entry.FinishCall(); got != c.want {
+			t.Errorf("%s: finish call %v, want %v", c.entry.Name, got, c.want)
+		}
+	}
+}
+
+// finishing is a toy environment whose one capability is its finish call.
+type finishing struct{ env.Env }
+
+func (finishing) Control(action string) bool { return action == "finish()" }

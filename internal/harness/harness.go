@@ -191,7 +191,7 @@ func Parse(value string, allowed []Name) ([]Name, error) {
 			return slices.Clone(allowed), nil
 		}
 		if !slices.Contains(allowed, Name(part)) {
-			return nil, fmt.Errorf("unknown harness %q: expected one of %s or all", part, joinNames(allowed))
+			return nil, fmt.Errorf("unknown harness %q: expected one of %s or all", part, JoinNames(allowed))
 		}
 		if !slices.Contains(out, Name(part)) {
 			out = append(out, Name(part))
@@ -200,7 +200,8 @@ func Parse(value string, allowed []Name) ([]Name, error) {
 	return out, nil
 }
 
-func joinNames(ns []Name) string {
+// JoinNames lists names as an error or a help text does: "a, b, c".
+func JoinNames(ns []Name) string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
 		parts[i] = string(n)

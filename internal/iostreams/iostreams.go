@@ -28,6 +28,7 @@ type IOStreams struct {
 	errTTY bool
 	outTTY bool
 	Quiet  bool
+	pager  func(text []byte) error // SetPager's
 }
 
 // System returns the process's streams.

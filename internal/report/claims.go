@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -38,6 +39,19 @@ type Claim struct {
 	// claim on (its probe: 135M–1.7B; its rollouts: 0.5B): a model of
 	// another size is not tested.
 	Sizes []string `yaml:"sizes"`
+	// Beyond lists sizes outside Sizes that the scorecard judges too: a
+	// claim the study made at one size, asked of another (the study's
+	// 0.5B agent claims at 1.5B). Such a cell says it is beyond the
+	// study's sizes; every other size stays not tested.
+	Beyond []string `yaml:"beyond"`
+	// Conditions lists decodings other than the study's free one (only
+	// grammar today) under which a rollout claim is asked as well, each in
+	// a row of its own: an agent too small to act in free decoding can
+	// still be asked whether the claim holds when its replies are
+	// constrained to the action syntax. condition is the decoding a
+	// row's copy of the claim reads ("" for the study's own).
+	Conditions []string `yaml:"conditions"`
+	condition  string
 	// Pooled is true when the study's figure pools its six models: it is
 	// compared with our figure pooled over our models, not with one
 	// model's.
@@ -126,7 +140,31 @@ func (c Claim) check() error {
 	if !okLo || !okHi || lo > hi {
 		return fmt.Errorf("sizes %v: expected [smallest, largest] as models.yaml gives sizes (e.g. 135M, 1.7B)", c.Sizes)
 	}
+	for _, cond := range c.Conditions {
+		if cond != results.DecodeGrammar || c.Table != RolloutTable {
+			return fmt.Errorf("conditions %v: expected [%s], on a %s claim only", c.Conditions, results.DecodeGrammar, RolloutTable)
+		}
+	}
+	for _, b := range c.Beyond {
+		n, ok := parameterCount(b)
+		if !ok || (lo <= n && n <= hi) {
+			return fmt.Errorf("beyond %q: expected a size as models.yaml gives sizes, outside sizes %v", b, c.Sizes)
+		}
+	}
 	return nil
+}
+
+// underConditions is the claim as the study made it, then a copy for each
+// of its other conditions, reading that decoding's rows ("toolshed
+// (grammar)", as the rollout table labels them).
+func (c Claim) underConditions() []Claim {
+	out := []Claim{c}
+	for _, cond := range c.Conditions {
+		cc := c
+		cc.Env, cc.condition = c.Env+" ("+cond+")", cond
+		out = append(out, cc)
+	}
+	return out
 }
 
 // column is the claim's figure's column, for its kind and label.
@@ -266,6 +304,7 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		// 0/1 outcomes that is the mean difference's sign, under a sign
 		// test the typical pair's, which a few large pairs can oppose.
 		marked := f.Test.Marked()
+		mdd, _ := unresolved(row, c.Figure)
 		sameWay := (f.Test.B > f.Test.C) == (want > 0) && f.Test.B != f.Test.C
 		switch {
 		case marked && !sameWay:
@@ -274,7 +313,7 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 			cell.Verdict = Reproduces
 		case marked:
 			cell.Verdict = DoesNot
-		case r.Value != nil && !covers(*r.Value) && !(kind == ShareDiff && math.Abs(*r.Value) < unresolved(row, family, c.Figure)):
+		case r.Value != nil && !covers(*r.Value) && !(kind == ShareDiff && math.Abs(*r.Value) < mdd):
 			cell.Verdict = DoesNot
 		default:
 			cell.Verdict, cell.Why = CannotTell, notMarked(row, family, c.Figure, kind)
@@ -303,17 +342,17 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 }
 
 // judgeNoRise checks that none of the claim's harnesses raises the figure
-// (a paired difference from verbatim), where the run could have marked a
-// rise of the claim's scale: the smallest one-way split its Holm family
-// marks, over the pairs, is the smallest rise it resolves.
+// (a paired difference from verbatim), where the run resolves a rise of
+// the claim's scale: every harness's MDD is at most the scale.
 func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 	scale := *c.Reproduces.NoRise
 	kind := c.column().Kind
 	var largest Cell
 	var worst float64 // the largest rise some harness's run could not resolve
+	var worstRow Row
 	found := false
 	for _, h := range c.Harness {
-		row, family, ok := find(c.Table, model, c.Env, h)
+		row, _, ok := find(c.Table, model, c.Env, h)
 		if !ok {
 			continue
 		}
@@ -330,7 +369,9 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 			largest = cell
 		}
 		found = true
-		worst = max(worst, unresolved(row, family, c.Figure))
+		if mdd, _ := unresolved(row, c.Figure); mdd > worst {
+			worst, worstRow = mdd, row
+		}
 	}
 	if !found {
 		return Cell{Verdict: NotTested, Why: fmt.Sprintf("no %s rows under %s", c.Env, harnessList(c.Harness))}
@@ -339,7 +380,7 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 	largest.Verdict = Reproduces
 	if worst > scale {
 		largest.Verdict = CannotTell
-		largest.Why = fmt.Sprintf("the run resolves only rises of %s; largest: %s", kind.magnitude(worst), largest.Harness)
+		largest.Why = fmt.Sprintf("the run resolves %s; largest: %s", resolution(worstRow, c.Figure, kind, "only rises of ", "no rise"), largest.Harness)
 	}
 	return largest
 }
@@ -376,27 +417,46 @@ func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
 }
 
 // unresolved is the smallest difference in a rate that the row's paired
-// test could mark in its Holm family: a one-way split of
-// stats.SmallestMarkedSplit pairs over the row's pairs. Rises below it
-// are not resolved, marked or not.
-func unresolved(row Row, family []Row, figure string) float64 {
-	pairs := pairCount(row)
-	if pairs == 0 {
-		return math.Inf(1)
+// test resolves: its MDD, the difference it would mark with 80% power in
+// its Holm family at the run's share of differing pairs (the same figure
+// the tables print); +Inf where no split of its pairs can be marked.
+// Differences below it are not resolved, marked or not. floor is true
+// when the MDD is a floor (too few pairs differ for a difference that
+// large).
+func unresolved(row Row, figure string) (mdd float64, floor bool) {
+	f, ok := row.Figures[figure]
+	if !ok || f.Test == nil || math.IsNaN(f.Test.MDD) {
+		return math.Inf(1), false
 	}
-	return float64(stats.SmallestMarkedSplit(familySize(family, figure), MarkLevel)) / float64(pairs)
+	return f.Test.MDD, f.Test.MDDFloor
 }
 
-// notMarked says what an unmarked paired difference rests on: the split
-// its family needs and, for a rate, the difference that split is.
+// notMarked says what an unmarked paired difference rests on: for a rate,
+// the MDD that the run resolves; for another figure, which the sign test
+// sees only as directions, the split its family needs.
 func notMarked(row Row, family []Row, figure string, kind Kind) string {
 	k := familySize(family, figure)
-	need := stats.SmallestMarkedSplit(k, MarkLevel)
-	s := fmt.Sprintf("not marked; among %d comparisons a %d:0 split is the least marked", k, need)
 	if kind == ShareDiff {
-		s = fmt.Sprintf("the run resolves only ±%s (%d:0 of %d pairs, among %d comparisons)", kind.magnitude(unresolved(row, family, figure)), need, pairCount(row), k)
+		return "the run resolves " + resolution(row, figure, kind, "only ±", "no difference")
 	}
-	return s
+	return fmt.Sprintf("not marked; among %d comparisons a %d:0 split is the least marked", k, stats.SmallestMarkedSplit(k, MarkLevel))
+}
+
+// resolution is what a rate difference's run resolves, as a cell prints
+// it: some, then its MDD, or none where no split can be marked.
+func resolution(row Row, figure string, kind Kind, some, none string) string {
+	mdd, floor := unresolved(row, figure)
+	k := 0
+	if t := row.Figures[figure].Test; t != nil {
+		k = t.Family
+	}
+	switch {
+	case math.IsInf(mdd, 1):
+		return fmt.Sprintf("%s (no split of %d pairs is marked among %d comparisons)", none, pairCount(row), k)
+	case floor:
+		return fmt.Sprintf("%s%s or more (MDD at 80%% power, %d pairs, %d comparisons; a floor, as few pairs differ)", some, kind.magnitude(mdd), pairCount(row), k)
+	}
+	return fmt.Sprintf("%s%s (MDD at 80%% power, %d pairs, %d comparisons)", some, kind.magnitude(mdd), pairCount(row), k)
 }
 
 // pairCount is the pairs a row's differences are over.

@@ -220,6 +220,16 @@ func TestRolloutsRecovery(t *testing.T) {
 		}
 	}
 
+	// An environment whose entry has a finish call, not ToolShed by name,
+	// counts giving up as ToolShed does.
+	toy := rolloutTable(t, recoveryRun(t, "toy", eps))
+	for _, h := range []string{"verbatim", "drop"} {
+		want := figure(t, tables, RolloutTable, "m", "toolshed", h, "gave_up")
+		if got := figure(t, toy, RolloutTable, "m", "toy", h, "gave_up"); got.Estimate != want.Estimate || got.Interval != want.Interval {
+			t.Errorf("toy %s gave_up %+v, want ToolShed's %+v", h, got, want)
+		}
+	}
+
 	// A run without its steps has none of these figures.
 	bare := rolloutTable(t, rolloutDir(t, tuned(true), ep("verbatim", "t1", 1)))
 	if _, has := bare[0].Rows[0].Figures["failed_episodes"]; has {

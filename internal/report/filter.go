@@ -1,7 +1,11 @@
 package report
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 )
@@ -76,4 +80,53 @@ func (f Filter) steps(e Episode) []Step {
 		}
 	}
 	return nil
+}
+
+// NoMatch is the error of a filter that selects nothing in d, read from
+// dirs: for each value the filter sets, the values the folders hold, so
+// that a mistyped task or seed is told what it could have been.
+func NoMatch(dirs []string, d Data, f Filter) error {
+	var models, harnesses, tasks, seeds []string
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, e := range d.Episodes {
+		add(&models, e.Model)
+		add(&harnesses, string(e.Harness))
+		add(&tasks, e.Task)
+		add(&seeds, strconv.FormatUint(e.Seed, 10))
+	}
+	for _, it := range d.Items {
+		add(&models, it.Model)
+		add(&harnesses, string(it.Harness))
+		add(&tasks, it.ItemID)
+	}
+	msg := fmt.Sprintf("nothing in %s matches the filters", strings.Join(dirs, ", "))
+	for _, v := range []struct {
+		flag   string
+		set    bool
+		values []string
+	}{
+		{"--model", len(f.Models) > 0, models},
+		{"--harness", len(f.Harnesses) > 0, harnesses},
+		{"--task", len(f.Tasks) > 0, tasks},
+		{"--seed", len(f.Seeds) > 0, seeds},
+	} {
+		if v.set {
+			msg += "; " + v.flag + ": expected one of " + valuesText(v.values)
+		}
+	}
+	return errors.New(msg)
+}
+
+// valuesText lists values, the first 30 of a longer list with how many
+// there are (--list shows them all).
+func valuesText(values []string) string {
+	const most = 30
+	if len(values) <= most {
+		return strings.Join(values, ", ")
+	}
+	return fmt.Sprintf("%s, … (%d in all; --list shows them)", strings.Join(values[:most], ", "), len(values))
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// ("135M", "0.5B"), by name: study figures scoped to a size stand
 	// beside rows of that size only, and none beside a model missing here.
 	Sizes map[string]string
+	// FinishCall says whether an environment's episodes end by a finish
+	// call, by its name, from the environment registry: Table 4 counts
+	// gave up only there (see Rollouts). nil: no environment's do.
+	FinishCall func(env string) bool
 	// Width is the widest line of the text format, a terminal's columns;
 	// 0 is no limit.
 	Width int
@@ -99,7 +103,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 	}
 	if len(data.Episodes) > 0 {
-		t, err := Rollouts(ctx, data.Episodes, ref, b)
+		t, err := Rollouts(ctx, data.Episodes, ref, opts.FinishCall, b)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	envpkg "github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -39,7 +38,12 @@ var rolloutColumns = []Column{
 // harness's rates over its episodes, and its differences from verbatim over
 // the tasks and seeds both ran. Episodes may come in any order: they are
 // sorted as Load sorts them, so resamples do not depend on it.
-func Rollouts(ctx context.Context, episodes []Episode, ref Reference, b Bootstrap) (Table, error) {
+//
+// finishCall says, by an environment's name, whether its episodes end by a
+// finish call (env.Entry.FinishCall, from the environment registry): only
+// there can an agent give up, finishing right after a failure, so only
+// there is gave up counted; nil says no environment's do.
+func Rollouts(ctx context.Context, episodes []Episode, ref Reference, finishCall func(env string) bool, b Bootstrap) (Table, error) {
 	episodes = slices.Clone(episodes)
 	slices.SortStableFunc(episodes, compareEpisodes)
 	t := Table{
@@ -72,7 +76,7 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, b Bootstra
 	err := inParallel(ctx, len(jobs), func(i int) error {
 		j := jobs[i]
 		f := &figurer{b: b}
-		figures[i] = rolloutFigures(f, j.h, j.g.byHarness[j.h], j.g.byHarness[harness.Verbatim])
+		figures[i] = rolloutFigures(f, j.h, j.g.byHarness[j.h], j.g.byHarness[harness.Verbatim], finishCall)
 		if f.err != nil {
 			return fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
 		}
@@ -108,7 +112,7 @@ func respelled(e Episode) float64 { return indicator(e.RespelledRepeats > 0) }
 
 // rolloutFigures is Table 4's figures for harness h's episodes against
 // verbatim's. On the verbatim row the comparisons do not apply.
-func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) map[string]Figure {
+func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, finishCall func(env string) bool) map[string]Figure {
 	figs := map[string]Figure{
 		"episodes":      count(len(episodes)),
 		"exact_repeats": f.sample(column(episodes, func(e Episode) float64 { return float64(e.ExactRepeats) }), false, stats.Mean),
@@ -126,7 +130,7 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode) ma
 		failed := withFailedStep(episodes)
 		figs["failed_episodes"] = count(len(failed))
 		figs["recovered"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.Passed) }), false)
-		if hasFinishCall(episodes[0].Env) {
+		if finishCall != nil && finishCall(scopeEnv(episodes[0].Env)) {
 			figs["gave_up"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.GaveUp) }), false)
 		}
 	}
@@ -186,8 +190,3 @@ func withFailedStep(episodes []Episode) []Episode {
 	}
 	return out
 }
-
-// hasFinishCall says whether an env's episodes end by a finish call, so
-// that giving up (finishing right after a failure) is something its agents
-// can do: ToolShed's can; CodeRepair's episodes end when the tests pass.
-func hasFinishCall(env string) bool { return scopeEnv(env) == envpkg.ToolShedName }

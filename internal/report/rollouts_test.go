@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -117,12 +118,37 @@ func pairedFixture() []episode {
 	return rows
 }
 
+// finishCall is the report tests' environments as the registry says
+// (env.Entry.FinishCall): ToolShed's episodes and a toy environment's end
+// by a finish call, CodeRepair's do not.
+func finishCall(name string) bool {
+	for _, e := range []env.Entry{
+		{Name: "toolshed", Kind: finishing{}},
+		{Name: "toy", Kind: finishing{}},
+		{Name: "coderepair", Kind: plain{}},
+	} {
+		if e.Name == name {
+			return e.FinishCall()
+		}
+	}
+	return false
+}
+
+// plain is a toy environment with no control action; finishing one whose
+// finish call is one.
+type (
+	plain     struct{ env.Env }
+	finishing struct{ env.Env }
+)
+
+func (finishing) Control(action string) bool { return strings.HasPrefix(action, "finish(") }
+
 // rolloutTable loads folders and computes Table 4 with a small bootstrap.
 func rolloutTable(t *testing.T, dirs ...string) []Table {
 	t.Helper()
 	data, err := Load(dirs)
 	ok(t, err)
-	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, finishCall, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
 	return []Table{tb}
 }
@@ -488,7 +514,7 @@ func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := Rollouts(context.Background(), data.Episodes, ref, Bootstrap{Reps: 100, Seed: 1, Level: 0.95})
+	tb, err := Rollouts(context.Background(), data.Episodes, ref, finishCall, Bootstrap{Reps: 100, Seed: 1, Level: 0.95})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +591,7 @@ func rolloutTables(t *testing.T, dirs ...string) []Table {
 	t.Helper()
 	data, err := Load(dirs)
 	ok(t, err)
-	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
+	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, finishCall, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
 	return []Table{tb}
 }

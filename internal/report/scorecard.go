@@ -75,24 +75,32 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		sc.Pooled = pooledLabel(pooledModels)
 	}
 	find, findPooled := finder(tables), finder(pooled)
-	for _, c := range ref.Claims {
-		row := ScorecardRow{Claim: c}
-		for _, m := range models {
-			row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
-		}
-		if pooled != nil {
-			cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
-			if c.Table != RolloutTable {
-				cell = c.judge(sc.Pooled, findPooled)
+	for _, claim := range ref.Claims {
+		for _, c := range claim.underConditions() {
+			row := ScorecardRow{Claim: c}
+			for _, m := range models {
+				row.Cells = append(row.Cells, c.judgeModel(m, ref.Sizes[m.name], find))
 			}
-			row.Cells = append(row.Cells, cell)
+			if pooled != nil {
+				cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
+				if c.Table != RolloutTable {
+					cell = c.judge(sc.Pooled, findPooled)
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			sc.Rows = append(sc.Rows, row)
 		}
-		sc.Rows = append(sc.Rows, row)
 	}
 	sc.Notes = []string{
 		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
-		"cannot tell: a paired difference that is not marked is set against the smallest one-way split (b:0) its Holm family could mark, over its pairs: a claimed change smaller than that is one the run could not have seen. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
-		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested.",
+		"cannot tell: a paired difference in a rate that is not marked is set against its MDD, the difference its test would mark with 80% power in its Holm family at the run's share of differing pairs (the tables' MDD; \"or more\" where that is a floor): a claimed change smaller than that is one the run could not be expected to see. On other figures, which the sign test sees as directions only, the note gives the least split its family marks. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
+		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested, except where a claim asks for them (the notes below).",
+	}
+	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Conditions) > 0 }) {
+		sc.Notes = append(sc.Notes, "A rollout claim may also be asked under grammar decoding (the reference file's conditions): its row says \"grammar decoding, not the study's setting\" and reads only runs whose replies were constrained to the action syntax, so that an agent that cannot act in free decoding can still be asked whether the claim holds once it can.")
+	}
+	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Beyond) > 0 }) {
+		sc.Notes = append(sc.Notes, "Some claims are also asked of sizes the study did not measure them at (the reference file's beyond list): those cells are judged by the same rule and say \"beyond the study's\" size, a test of whether the claim carries over, not of the study's own figure.")
 	}
 	if pooled != nil {
 		sc.Notes = append(sc.Notes, fmt.Sprintf("Claims whose study figure pools its six models (marked \"pooled\") are judged in the last column, our probe items of %s pooled (items weigh alike, so a model with fewer items weighs less); per model they are not tested, and each model's own figure is shown for reference.", strings.Join(pooledModels, ", ")))
@@ -103,32 +111,43 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 }
 
 // judgeModel is one model's cell: a model outside the claim's scope is
-// not tested, whatever its figure.
+// not tested, whatever its figure, unless the claim asks it beyond the
+// study's sizes, and then the cell says so.
 func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
-	inScope := func() (bool, string) {
+	studied := c.Sizes[0]
+	if c.Sizes[1] != c.Sizes[0] {
+		studied = c.Sizes[0] + "–" + c.Sizes[1]
+	}
+	inScope := func() (ok, beyond bool, why string) {
 		if m.base {
-			return false, "base checkpoint"
+			return false, false, "base checkpoint"
 		}
 		n, ok := parameterCount(size)
 		if !ok {
-			return false, "size unknown"
+			return false, false, "size unknown"
 		}
 		lo, _ := parameterCount(c.Sizes[0])
 		hi, _ := parameterCount(c.Sizes[1])
-		if n < lo || n > hi {
-			if lo == hi {
-				return false, "study: " + c.Sizes[0] + " only"
-			}
-			return false, fmt.Sprintf("study: %s–%s only", c.Sizes[0], c.Sizes[1])
+		if lo <= n && n <= hi {
+			return true, false, ""
 		}
-		return true, ""
+		for _, b := range c.Beyond {
+			if nb, _ := parameterCount(b); nb == n {
+				return true, true, "beyond the study's " + studied
+			}
+		}
+		return false, false, "study: " + studied + " only"
 	}
-	if ok, why := inScope(); !ok {
+	ok, beyond, why := inScope()
+	if !ok {
 		return Cell{Verdict: NotTested, Why: why}
 	}
 	cell := c.judge(m.name, find)
 	if c.Pooled && cell.Verdict != NotTested {
 		return Cell{Verdict: NotTested, Why: "pooled claim; own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
+	}
+	if beyond {
+		cell.Why = strings.TrimSuffix(why+"; "+cell.Why, "; ")
 	}
 	return cell
 }
@@ -232,6 +251,9 @@ func (s Scorecard) columns() []string { return s.headings()[3:] }
 
 // label is a claim's first cell: the claim and its environment.
 func (r ScorecardRow) label() string {
+	if r.Claim.condition != "" {
+		return r.Claim.Claim + " (" + scopeEnv(r.Claim.Env) + ", " + r.Claim.condition + " decoding, not the study's setting)"
+	}
 	return r.Claim.Claim + " (" + r.Claim.Env + ")"
 }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"strconv"
+
+	"github.com/feedrun/feedrun/internal/results"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,9 @@ claims:
   - {id: no_rise_small, claim: "abstract does not raise success (17 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.17}}
   - {id: no_rise_large, claim: "abstract does not raise success (90 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.90}}
   - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
+  - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
+  - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
+  - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
 `
 
 var scorecardSizes = map[string]string{"small": "135M", "mid": "0.5B", "big": "1.5B", "gemma": "270M"}
@@ -59,7 +64,13 @@ func scorecardRuns(t *testing.T) []string {
 			ep("abstract", task, 1).with(mid).with(outcome("f", 4, 0)),
 		)
 	}
-	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...)}
+	grammar := tuned(true)
+	grammar.Decode = results.DecodeGrammar
+	var constrained []episode
+	for i := range 10 {
+		constrained = append(constrained, ep("verbatim", "t"+strconv.Itoa(i), 1).with(func(e *episode) { e.model = "mid" }).with(outcome("p", 2, 0)))
+	}
+	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...), rolloutDir(t, grammar, constrained...)}
 }
 
 func inverted0(model string, i int) probe {
@@ -70,7 +81,7 @@ func inverted0(model string, i int) probe {
 
 func TestScorecardVerdicts(t *testing.T) {
 	recs, col := reportCSV(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
-	claim, verdict, note := col("claim"), col("verdict"), col("verdict_note")
+	claim, verdict, note, env := col("claim"), col("verdict"), col("verdict_note"), col("env")
 	type cell struct{ verdict, note string }
 	got := map[[2]string]cell{}
 	first := true
@@ -82,11 +93,16 @@ func TestScorecardVerdicts(t *testing.T) {
 		if !first {
 			t.Errorf("a scorecard line after another table's: %q", r)
 		}
-		got[[2]string{r[claim], r[1]}] = cell{r[verdict], r[note]}
+		id := r[claim]
+		if r[env] != "toolshed" && r[env] != "coderepair" {
+			id += " @ " + r[env]
+		}
+		got[[2]string{id, r[1]}] = cell{r[verdict], r[note]}
 	}
-	// Nine claims × four models and the pool.
-	if len(got) != 9*5 {
-		t.Errorf("%d scorecard lines, want %d", len(got), 9*5)
+	// Twelve claims, one of them in two conditions, × four models and
+	// the pool.
+	if len(got) != 13*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 13*5)
 	}
 	pool := "pooled (3 models)"
 	for _, tt := range []struct {
@@ -105,17 +121,31 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"inverted_at_half", "small", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "big", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "mid", DoesNot, ""},
-		// 3:0 among instruction and abstract: 7:0 of 10 is the least marked.
-		{"success", "mid", CannotTell, "±70.0 pp (7:0 of 10 pairs, among 2 comparisons)"},
+		// 3:0 of 10 among instruction and abstract: at α = 0.025 a mark
+		// needs 7:0, which 10 pairs, all going one way with chance Δ,
+		// reach 4 times in 5 at Δ = 76.1%: the MDD, a floor, since 3 of
+		// 10 pairs differ and a difference that large needs more.
+		{"success", "mid", CannotTell, "±76.1 pp or more (MDD at 80% power, 10 pairs, 2 comparisons; a floor"},
 		{"success", "small", NotTested, "study: 0.5B only"},
 		{"success", pool, NotTested, "no pool"},
 		{"fewer_repeats", "mid", Reproduces, ""},
 		{"more_repeats", "mid", DoesNot, ""},
-		{"no_rise_small", "mid", CannotTell, "rises of 70.0 pp"},
+		{"no_rise_small", "mid", CannotTell, "rises of 76.1 pp or more"},
 		{"no_rise_large", "mid", Reproduces, "largest: abstract"},
 		// 10 finished, none passed: 10:0, p = 2⁻⁹.
 		{"finished", "mid", Reproduces, ""},
 		{"finished", "big", NotTested, "study: 0.5B only"},
+		// Asked beyond the study's size: judged, and said so; a size
+		// neither studied nor asked stays not tested.
+		{"finished_beyond", "mid", Reproduces, "beyond the study's 135M"},
+		{"finished_beyond", "big", NotTested, "study: 135M only"},
+		// The free run's verbatim finishes 10 and passes none; the
+		// grammar run's passes every episode it finishes, so finished
+		// cannot exceed passed there: each row reads its own run.
+		{"finished_grammar", "mid", Reproduces, ""},
+		{"finished_grammar @ toolshed (grammar)", "mid", DoesNot, "10 of 10 episodes finished, 10 passed"},
+		{"finished_grammar @ toolshed (grammar)", "big", NotTested, "study: 0.5B only"},
+		{"success_beyond", "mid", CannotTell, "beyond the study's 135M; the run resolves only ±76.1 pp or more"},
 	} {
 		c, ok := got[[2]string{tt.claim, tt.model}]
 		if !ok {
@@ -144,7 +174,7 @@ func TestScorecardFirst(t *testing.T) {
 		if sc < 0 || t1 < 0 || sc > t1 {
 			t.Errorf("%s: scorecard at %d, Table 1 at %d", format, sc, t1)
 		}
-		if !strings.Contains(out, "cannot tell (the run resolves only ±70.0 pp") {
+		if !strings.Contains(out, "cannot tell (the run resolves only ±76.1 pp or more") {
 			t.Errorf("%s: no cannot-tell cell with its resolution", format)
 		}
 	}
@@ -172,6 +202,9 @@ func TestClaimCheck(t *testing.T) {
 		{"{within: [0.9, 1]}", "{direction: sideways}", `expected up or down, got "sideways"`},
 		{"harness: [verbatim]", "harness: [verbatim, drop]", "only a no_rise claim"},
 		{"sizes: [135M, 1.7B]", "sizes: [1.7B, 135M]", "expected [smallest, largest]"},
+		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [0.5B]", `beyond "0.5B": expected a size as models.yaml gives sizes, outside sizes [135M 1.7B]`},
+		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [big]", `beyond "big"`},
+		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], conditions: [grammar]", "conditions [grammar]: expected [grammar], on a rollouts claim only"},
 		{"env: toolshed", `env: "toolshed (grammar)"`, "plain env name"},
 		{"table: inversion", "table: sizes", `table "sizes"`},
 	} {

@@ -6,8 +6,10 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -74,6 +76,40 @@ type Extras struct {
 	Contexts          Contexts
 	Statements        Statements
 	StatementsMissing map[string]string
+}
+
+// LoadViewerIndex reads every folder's rows once, for the summary, leaving
+// rollout_steps.csv (most of a rollout's bytes) unread, and lists them as
+// NewViewerIndex does. Each folder is read alone, so that two folders
+// holding the same rows (a shard and its merged run) are both listed
+// rather than refused as they are when pooled for a report.
+func LoadViewerIndex(dirs []string) (ViewerIndex, error) {
+	parts := make([]Data, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
+			for i := range next {
+				parts[i], errs[i] = LoadRows([]string{dirs[i]})
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var all Data
+	for i, d := range parts {
+		if errs[i] != nil {
+			return ViewerIndex{}, errs[i]
+		}
+		all.Runs = append(all.Runs, d.Runs...)
+		all.Episodes = append(all.Episodes, d.Episodes...)
+		all.Items = append(all.Items, d.Items...)
+	}
+	return NewViewerIndex(all), nil
 }
 
 // NewViewerIndex lists the runs of d in the order of d.Runs, each named

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data so that a crash leaves either the
+// WriteFileAtomic replaces path with data so that a crash leaves either the
 // old file or the whole new one: write a temporary file in the same folder,
 // fsync it, rename it over path, then fsync the folder so the rename itself
 // survives a power loss.
-func writeFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -128,7 +128,7 @@ func WriteManifest(dir string, m Manifest) error {
 		return fmt.Errorf("encode manifest: %w", err)
 	}
 	path := filepath.Join(dir, ManifestName)
-	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
+	if err := WriteFileAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

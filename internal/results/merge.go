@@ -360,7 +360,7 @@ func mergeTable(outDir string, shardDirs []string, spec TableSpec) (wrote bool, 
 		data = append(data, encodeRecord(r.fields)...)
 	}
 	path := filepath.Join(outDir, spec.Name)
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := WriteFileAtomic(path, data); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return true, nil

@@ -93,7 +93,7 @@ func OpenTable(path string, header []string, key KeyFunc) (*Table, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Created whole or not at all, so no run ever sees a partial header.
-		if err := writeFileAtomic(path, encodeRecord(header)); err != nil {
+		if err := WriteFileAtomic(path, encodeRecord(header)); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/feedrun/feedrun/internal/report"
 )
@@ -175,4 +176,23 @@ func loopbackHost(host string) bool {
 func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	return err == nil && host != "" && loopbackHost(host)
+}
+
+// Serve answers on ln until ctx ends, which is how a viewer is stopped
+// (Ctrl-C), not a failure: requests in flight then get two seconds. On a
+// loopback listener it refuses requests that do not name a loopback host.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.Loopback = IsLoopback(ln.Addr().String())
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+		return nil
+	}
 }

@@ -1,4 +1,4 @@
-package cli
+package shown
 
 import (
 	"context"
@@ -13,24 +13,16 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// itemContexts gives the probe items of d's probe runs, so that a viewer
-// can show what the model read: probe_items.csv keeps figures and greedy
-// replies, not the items. A run with the context record has them from it
-// (docs/methodology.md#the-context-record), CodeRepair's as any, with no
-// environment. For a run made before the record, they are made again: a
-// run's items are made as its probe made
-// them (env, generator seed and count from the manifest, or its items
-// file) and kept only when the dataset they come from is the one the run
-// recorded. An on-policy run's items are made from those items and the
-// attempts its onpolicy_attempts.csv logged, with no model and no program
-// run. A run whose items cannot be made here (CodeRepair without its data
-// file; another dataset; an on-policy run without its attempt log) gets
-// none, and the viewer says so, with a note on stderr; a viewer works
-// without them. Making CodeRepair's items runs every item's programs in the
-// sandbox again (minutes for a committed run), so it is done only when slow
-// is set (--contexts).
-func itemContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool, note func(format string, args ...any)) report.Contexts {
-	out, missing := runContexts(ctx, d, spec, slow)
+// Lookup gives the registry entry of name, the environment of a recorded
+// run, and the settings to open it with; an error when there is no such
+// environment here. The settings are checked (env.ToRead) only once the
+// environment must be opened.
+type Lookup func(name string) (env.Entry, env.Settings, error)
+
+// ContextsNoted is Contexts, with a note (on stderr, for a command) for
+// each probe run whose items have none, in d's order of runs.
+func ContextsNoted(ctx context.Context, d report.Data, look Lookup, slow bool, note func(format string, args ...any)) report.Contexts {
+	out, missing := Contexts(ctx, d, look, slow)
 	for _, run := range d.Runs {
 		if err, ok := missing[run.Dir]; ok {
 			note("%s: items not shown with their context: %v", run.Dir, err)
@@ -39,9 +31,21 @@ func itemContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool, 
 	return out
 }
 
-// runContexts is itemContexts with, instead of notes, why each probe run
-// whose items were not made has none, by run folder.
-func runContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool) (report.Contexts, map[string]error) {
+// Contexts gives the probe items of d's probe runs, so that a reader can
+// see what the model read, and why each probe run whose items were not
+// made has none, by run folder. A run with the context record has them
+// from it, CodeRepair's as any, with no environment. For a run made
+// before the record, they are made again: a run's items are made as its
+// probe made them (env, generator seed and count from the manifest, or its
+// items file) and kept only when the dataset they come from is the one the
+// run recorded. An on-policy run's items are made from those items and
+// the attempts its onpolicy_attempts.csv logged, with no model and no
+// program run. A run whose items cannot be made here (CodeRepair without
+// its data file; another dataset; an on-policy run without its attempt
+// log) gets none. Making CodeRepair's items runs every item's programs in
+// the sandbox again (minutes for a committed run), so an environment whose
+// entry has SlowItems is made again only when slow is set (--contexts).
+func Contexts(ctx context.Context, d report.Data, look Lookup, slow bool) (report.Contexts, map[string]error) {
 	out, missing := report.Contexts{}, map[string]error{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
@@ -53,7 +57,7 @@ func runContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool) (
 			}
 			continue
 		}
-		items, err := runItems(ctx, run, spec, slow)
+		items, err := runItems(ctx, run, look, slow)
 		if err != nil {
 			missing[run.Dir] = err
 			continue
@@ -65,7 +69,7 @@ func runContexts(ctx context.Context, d report.Data, spec *envSpec, slow bool) (
 	return out, missing
 }
 
-func runItems(ctx context.Context, run report.RunInfo, spec *envSpec, slow bool) ([]transcript.Item, error) {
+func runItems(ctx context.Context, run report.RunInfo, look Lookup, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	name := c.Env
 	// An on-policy run's items are made from its logged attempts and the
@@ -74,7 +78,7 @@ func runItems(ctx context.Context, run report.RunInfo, spec *envSpec, slow bool)
 	needEnv := c.ItemsFile == "" || c.OnPolicy
 	var e env.Env
 	if needEnv {
-		entry, set, err := spec.recorded(name)
+		entry, set, err := look(name)
 		if err != nil {
 			return nil, err
 		}
@@ -106,11 +110,11 @@ func runItems(ctx context.Context, run report.RunInfo, spec *envSpec, slow bool)
 func generatedItems(ctx context.Context, run report.RunInfo, e env.Env) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	if file := c.ItemsFile; file != "" {
-		items, err := readItemsFile(file, c.Env)
+		items, sum, err := probe.ReadItemsFile(file, c.Env)
 		if err != nil {
 			return nil, err
 		}
-		if sum, err := fileSHA256(file); err != nil || sum != run.Manifest.DatasetSHA256 {
+		if sum != run.Manifest.DatasetSHA256 {
 			return nil, fmt.Errorf("items file %s is not the one the run read", file)
 		}
 		if c.Items > 0 && len(items) > c.Items {
