@@ -180,7 +180,7 @@ func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
 			fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, v.State, v.Path)
 		}
 		checked = append(checked, ModelVerification{Name: m.Name, State: v.State, Path: v.Path})
-		if v.State == models.VerifyMismatch || (v.State == models.VerifyMissing && len(opts.Names) > 0) {
+		if v.Failed(len(opts.Names) > 0) {
 			bad++
 		}
 	}
