@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -108,13 +105,4 @@ func (s *envSpec) recorded(name string) (env.Entry, env.Settings, error) {
 		set = e.Settings()
 	}
 	return e, set, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
 }

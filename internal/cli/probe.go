@@ -140,13 +140,14 @@ func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcrip
 		items, err := src.Items(ctx, opts.Seed, opts.Items)
 		return items, e.DatasetSHA256(), err
 	}
-	items, err := readItemsFile(opts.ItemsFile, e.Name())
+	// Whatever is wrong with the file is the user's to fix; its sha256 is
+	// of the whole file, whatever --items takes of it.
+	items, sum, err := probe.ReadItemsFile(opts.ItemsFile, e.Name())
 	if err != nil {
-		return nil, "", err
+		return nil, "", UsageError{err}
 	}
 	if opts.Items > 0 && len(items) > opts.Items {
 		items = items[:opts.Items]
 	}
-	sum, err := fileSHA256(opts.ItemsFile)
-	return items, sum, err
+	return items, sum, nil
 }
