@@ -13,11 +13,12 @@ import (
 // environments, the llama.cpp binding, the commands), nor does the
 // exporter, which writes results in other tools' formats; what a run's
 // model was shown is made again (package shown) from the environments'
-// interface, never a named environment; runners never
-// see the binding or the commands; only the commands import the binding,
-// and only main imports the commands; the KV cache's bookkeeping sits below
-// the binding that carries it out. go list -deps is the import graph the
-// compiler sees, so a test file's imports do not count.
+// interface, never a named environment; runners never see the binding or
+// the commands; only the commands import the binding, directly or through
+// the checkpoint loader, and only main imports the commands; the KV cache's
+// bookkeeping sits below the binding that carries it out. go list -deps is
+// the import graph the compiler sees, so a test file's imports do not
+// count.
 var forbidden = map[string][]string{
 	"internal/transcript": {"internal/", "envs/"},
 	"internal/results":    {"internal/", "envs/"},
@@ -33,6 +34,7 @@ var forbidden = map[string][]string{
 	"internal/export":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
+	"internal/checkpoint": {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/env", "envs/"},
 	"internal/shown":      {"internal/cli", "internal/llama", "envs/"},
 	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
@@ -43,8 +45,9 @@ var forbidden = map[string][]string{
 
 // onlyFrom lists packages that one importer alone may depend on.
 var onlyFrom = map[string][]string{
-	"internal/llama": {"internal/cli", "cmd/feedrun"},
-	"internal/cli":   {"cmd/feedrun"},
+	"internal/llama":      {"internal/checkpoint", "internal/cli", "cmd/feedrun"},
+	"internal/checkpoint": {"internal/cli", "cmd/feedrun"},
+	"internal/cli":        {"cmd/feedrun"},
 }
 
 // cgoAllowed lists the packages that may use cgo: the binding alone, so

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // Bad counts are refused before a command does anything: exit 2, one line
@@ -153,9 +154,8 @@ func TestOnlyTooFewDemonstrationsIsAUsageError(t *testing.T) {
 		{errors.New("coderepair: sandbox: python3 not found"), false},
 		{errors.New("toolshed: demonstration t1 does not pass its own check"), false},
 	} {
-		_, err := demonstrations(context.Background(), demoFailure{err: c.err}, 9, nil)
-		var usage UsageError
-		if got := errors.As(err, &usage); got != c.usage || !errors.Is(err, c.err) {
+		_, err := rollout.Demonstrations(context.Background(), demoFailure{err: c.err}, 9, nil)
+		if got := exitCode(err) == ExitUsage; got != c.usage || !errors.Is(err, c.err) {
 			t.Errorf("%v: usage error %v (err %v), want %v", c.err, got, err, c.usage)
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,25 +68,21 @@ func newDataCmd(f *Factory) *cobra.Command {
 // check is where data pull's names and --url are checked, before anything
 // is fetched or written: every name a dataset, and --url with exactly one.
 func (o *DataOptions) check() error {
-	names := o.Names
-	if len(names) == 0 {
-		for _, d := range models.Datasets {
-			names = append(names, d.Name)
-		}
+	n := len(o.Names)
+	if n == 0 {
+		n = len(models.Datasets) // none named: every one
 	}
-	if o.URL != "" && len(names) != 1 {
-		return Usagef("--url: name the one dataset it serves (got %d)", len(names))
+	if o.URL != "" && n != 1 {
+		return Usagef("--url: name the one dataset it serves (got %d)", n)
 	}
-	o.sets = nil
-	for _, n := range names {
-		d, err := models.LookupDataset(n)
-		if err != nil {
-			return UsageError{err}
-		}
-		if o.URL != "" {
-			d.URL = o.URL
-		}
-		o.sets = append(o.sets, d)
+	sets, err := models.SelectDatasets(o.Names)
+	if err != nil {
+		return UsageError{err}
+	}
+	// A copy, so that --url changes this pull's dataset, not the registry's.
+	o.sets = slices.Clone(sets)
+	if o.URL != "" {
+		o.sets[0].URL = o.URL
 	}
 	return nil
 }
@@ -98,8 +95,5 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) {
-		p, err := fetcher.PullDataset(ctx, d)
-		return Fetched{Name: d.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
-	})
+	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) { return fetcher.PullDataset(ctx, d) })
 }

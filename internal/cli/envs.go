@@ -1,18 +1,13 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // envSpec is the environment a command uses: --env, and the own settings
@@ -28,7 +23,7 @@ type envSpec struct {
 // registerEnv adds --env, with help, and the settings of every environment
 // that has what ns need of it (an environment that lacks one is refused by
 // check whatever its settings) to fs, for a command of use u.
-func (s *envSpec) registerEnv(fs *pflag.FlagSet, help string, ns ...need) {
+func (s *envSpec) registerEnv(fs *pflag.FlagSet, help string, ns ...env.Need) {
 	fs.StringVar(&s.Name, "env", envs.All[0].Name, help)
 	s.registerSettings(fs, env.ToRun, ns...)
 }
@@ -36,23 +31,14 @@ func (s *envSpec) registerEnv(fs *pflag.FlagSet, help string, ns ...need) {
 // registerSettings adds the settings of every environment that has what
 // ns need to fs, for a command of use u: a command that reads runs of any
 // environment has no --env.
-func (s *envSpec) registerSettings(fs *pflag.FlagSet, u env.Use, ns ...need) {
+func (s *envSpec) registerSettings(fs *pflag.FlagSet, u env.Use, ns ...env.Need) {
 	s.use, s.settings = u, map[string]env.Settings{}
 	for _, e := range envs.All {
-		if hasAll(e.Kind, ns) {
+		if env.Meets(e.Kind, ns...) == nil {
 			s.settings[e.Name] = e.Settings()
 			s.settings[e.Name].Register(fs, u)
 		}
 	}
-}
-
-func hasAll(e env.Env, ns []need) bool {
-	for _, n := range ns {
-		if n(e) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // envHelp is --env's help: the environments it names.
@@ -62,15 +48,13 @@ func envHelp() string { return "environment: " + envs.Names() }
 // (lacking one is an env.Missing) and its own settings, opening nothing:
 // the needs are answered by the environment's kind. A command checks
 // with its other flags, and again as open opens what they name.
-func (s *envSpec) check(ns ...need) (env.Settings, error) {
+func (s *envSpec) check(ns ...env.Need) (env.Settings, error) {
 	e, ok := envs.Lookup(s.Name)
 	if !ok {
 		return nil, Usagef("unknown environment %q: expected %s", s.Name, envs.Names())
 	}
-	for _, n := range ns {
-		if err := n(e.Kind); err != nil {
-			return nil, err
-		}
+	if err := env.Meets(e.Kind, ns...); err != nil {
+		return nil, err
 	}
 	set, ok := s.settings[e.Name]
 	if !ok {
@@ -86,7 +70,7 @@ func (s *envSpec) check(ns ...need) (env.Settings, error) {
 // environment that cannot be opened as its settings say (a data file that
 // is not there or not valid, a sandbox the kernel refuses) is the user's
 // to fix.
-func (s *envSpec) open(ns ...need) (env.Env, error) {
+func (s *envSpec) open(ns ...env.Need) (env.Env, error) {
 	set, err := s.check(ns...)
 	if err != nil {
 		return nil, err
@@ -121,59 +105,4 @@ func (s *envSpec) recorded(name string) (env.Entry, env.Settings, error) {
 		set = e.Settings()
 	}
 	return e, set, nil
-}
-
-// A need is a capability that a command's settings ask of the
-// environment: nil when it has it, else an env.Missing, which exits 2.
-type need func(env.Env) error
-
-// needs is the need for the capability that of returns, for setting.
-func needs[C any](of func(env.Env, string) (C, error), setting string) need {
-	return func(e env.Env) error {
-		_, err := of(e, setting)
-		return err
-	}
-}
-
-// decodeNeeds are what --decode and --shots ask of the environment.
-func decodeNeeds(decode string, shots int) []need {
-	var ns []need
-	if decode == rollout.DecodeGrammar {
-		ns = append(ns, needs(env.GrammarOf, "--decode grammar"))
-	}
-	if shots > 0 {
-		ns = append(ns, needs(env.DemonstratorOf, "--shots"))
-	}
-	return ns
-}
-
-// probeNearRepeat compares a generated reply with an item's failed action
-// after the environment's reading (CodeRepair: the function the problem
-// asks for, of both) and its normalisation; an action with no normal form
-// (it does not parse) is never a near repeat here, the probe counts exact
-// repeats separately.
-func probeNearRepeat(e env.Env) func(it transcript.Item, generated string) (bool, error) {
-	return func(it transcript.Item, generated string) (bool, error) {
-		task := env.Task{ID: it.TaskID}
-		g, err := e.Action(task, generated)
-		if err != nil {
-			return false, err
-		}
-		f, err := e.Action(task, it.FailedAction)
-		if err != nil {
-			return false, err
-		}
-		gn, okG := e.Normalize(g.Action)
-		fn, okF := e.Normalize(f.Action)
-		return okG && okF && gn == fn, nil
-	}
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
 }

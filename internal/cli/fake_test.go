@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
@@ -47,12 +48,12 @@ func newFakeCLI(t *testing.T) *fakeCLI {
 	return &fakeCLI{t: t, newModel: func() lm.Model { return &lm.Fake{Copy: 2} }}
 }
 
-func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*openedModel, error) {
+func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*checkpoint.Opened, error) {
 	c.mu.Lock()
 	c.opened++
 	c.threads = append(c.threads, mf.Threads)
 	c.mu.Unlock()
-	return &openedModel{Model: c.newModel(), Entry: fakeEntry, Path: "/cache/fake.gguf", SHA256: fakeEntry.SHA256, Attention: "fake"}, nil
+	return &checkpoint.Opened{Model: c.newModel(), Entry: fakeEntry, Path: "/cache/fake.gguf", SHA256: fakeEntry.SHA256, Attention: "fake"}, nil
 }
 
 // run executes args and returns the exit code, stdout and stderr.
@@ -473,7 +474,7 @@ func TestMemoryEpisodeKeyNamesToolObservations(t *testing.T) {
 	task := rollout.Task{ID: "t-1"}
 	user := &MemoryOptions{Decode: "free", MaxSteps: 8}
 	tool := &MemoryOptions{Decode: "free", MaxSteps: 8, Model: modelFlags{Observations: transcript.ObservationsTool}}
-	ku, kt := user.episodeKey("m", "ab", task, 1), tool.episodeKey("m", "ab", task, 1)
+	ku, kt := user.buildSettings("m", "ab").EpisodeKey(task, 1), tool.buildSettings("m", "ab").EpisodeKey(task, 1)
 	if ku != "model=m sha256=ab decode=free shots=0 temperature=0 max_steps=8 task=t-1 seed=1" {
 		t.Errorf("user turns' key %q changed", ku)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // ItemsOptions are the settings of `feedrun items`.
@@ -50,7 +49,7 @@ func (o *ItemsOptions) check() error {
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	e, err := opts.Env.open(needs(env.ProbeItemsOf, "items"))
+	e, err := opts.Env.open(env.Needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}
@@ -63,14 +62,4 @@ func itemsRun(ctx context.Context, opts *ItemsOptions) error {
 		return err
 	}
 	return probe.WriteItems(opts.IO.Out, items, opts.Format)
-}
-
-// readItemsFile reads --items-file (probe.ReadItemsFile): whatever is
-// wrong with it is the user's to fix.
-func readItemsFile(path, env string) ([]transcript.Item, error) {
-	items, _, err := probe.ReadItemsFile(path, env)
-	if err != nil {
-		return nil, UsageError{err}
-	}
-	return items, nil
 }

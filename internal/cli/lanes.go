@@ -40,13 +40,6 @@ func lanesWithShard(n int, shard string) error {
 // loading it: the default run folder's name needs it before any lane has
 // opened the model.
 func modelName(mf modelFlags) (string, error) {
-	reg, err := loadRegistry(mf.ModelsFile)
-	if err != nil {
-		return "", err
-	}
-	entry, err := reg.Lookup(mf.Name)
-	if err != nil {
-		return "", UsageError{err}
-	}
-	return entry.Name, nil
+	entry, err := registryEntry(mf)
+	return entry.Name, err
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
@@ -52,8 +51,8 @@ func (o *MemoryOptions) checkBuild() error {
 // buildNeeds are what memory build asks of the environment. Only an
 // environment with memory keys has anything to learn (ToolShed: its call
 // patterns and the tools of its templates).
-func (o *MemoryOptions) buildNeeds() []need {
-	return append(decodeNeeds(o.Decode, o.Shots), needs(env.MemoryKeysOf, "memory build"))
+func (o *MemoryOptions) buildNeeds() []env.Need {
+	return append(rollout.DecodeNeeds(o.Decode, o.Shots), env.Needs(env.MemoryKeysOf, "memory build"))
 }
 
 func newMemoryCmd(f *Factory) *cobra.Command {
@@ -73,7 +72,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
 	// Only an environment with memory keys registers its settings here.
-	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", needs(env.MemoryKeysOf, "memory build"))
+	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
@@ -180,73 +179,26 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		return err
 	}
 	defer m.Close()
-	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Decode: opts.Decode, Temperature: opts.Temperature}
-	var train []rollout.Task
-	for _, task := range env.Tasks() {
-		if task.Split == "train" {
-			train = append(train, task)
-		}
+	build := &rollout.MemoryBuild{
+		Env:   env,
+		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Decode: opts.Decode, Temperature: opts.Temperature},
+		Tasks: rollout.TrainingTasks(env, opts.Tasks), Seeds: opts.Seeds, Settings: opts.buildSettings(m.Entry.Name, m.SHA256),
 	}
-	// The order is the environment's own, fixed, so the first N are the
-	// same tasks on every machine and a store built with more of them
-	// holds the lessons of one built with fewer.
-	if opts.Tasks > 0 && opts.Tasks < len(train) {
-		train = train[:opts.Tasks]
-	}
-	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(train), opts.Seeds, opts.DB)
-	progress := opts.IO.NewProgress(int64(len(train)*opts.Seeds), "episodes")
-	defer progress.Finish()
+	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(build.Tasks), opts.Seeds, opts.DB)
 	return withStoreLocked(opts.DB, func(s *memory.Store) error {
-		n, skipped := 0, 0
-		for _, task := range train {
-			for seed := 1; seed <= opts.Seeds; seed++ {
-				if ctx.Err() != nil {
-					return results.ErrInterrupted
-				}
-				key := opts.episodeKey(m.Entry.Name, m.SHA256, task, seed)
-				if learned, err := s.Learned(key); err != nil || learned {
-					if err != nil {
-						return err
-					}
-					skipped++
-					progress.Add(1)
-					continue
-				}
-				// Demonstrations come from other training templates than
-				// the one being played, so no episode is shown its answer.
-				demos, err := demonstrations(ctx, env, opts.Shots, []rollout.Task{task})
-				if err != nil {
-					return err
-				}
-				cfg := rollout.Config{Harness: harness.Verbatim, MaxSteps: opts.MaxSteps, OnLoop: "stop", Demonstrations: demoMessages(demos)}
-				// Ctrl-C lets the episode in flight finish, as in rollout.
-				res, err := rollout.Run(context.WithoutCancel(ctx), env, agent, cfg, task, uint64(seed))
-				if err != nil {
-					return err
-				}
-				if err := rollout.Learn(s, env, key, res); err != nil {
-					return err
-				}
-				n++
-				progress.Add(1)
-			}
+		build.Store, build.Progress = s, opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
+		n, skipped, err := build.Execute(ctx)
+		if err != nil {
+			return err
 		}
 		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s (%d learned before)\n", n, opts.DB, skipped)
 		return nil
 	})
 }
 
-// episodeKey names one training episode of a build in the store: the
-// model file, the settings that shape the episode, its task and seed. A
-// build run again, resumed or repeated, skips the episodes the store holds;
-// one with other settings plays episodes of its own.
-func (o *MemoryOptions) episodeKey(model, sha string, task rollout.Task, seed int) string {
-	key := fmt.Sprintf("model=%s sha256=%s decode=%s shots=%d temperature=%v max_steps=%d task=%s seed=%d",
-		model, sha, o.Decode, o.Shots, o.Temperature, o.MaxSteps, task.ID, seed)
-	// Observations in tool turns shape the episode too; the study's user
-	// turns add nothing, so stores built before the flag keep their keys.
-	if o.Model.Observations == transcript.ObservationsTool {
-		key += " observations=tool"
-	}
-	return key
+// buildSettings are the settings of opts that shape a build's episodes,
+// for the model file named model with the given sha256.
+func (o *MemoryOptions) buildSettings(model, sha string) rollout.BuildSettings {
+	return rollout.BuildSettings{Model: model, SHA256: sha, Decode: o.Decode, Shots: o.Shots, Temperature: o.Temperature, MaxSteps: o.MaxSteps,
+		ToolObservations: o.Model.Observations == transcript.ObservationsTool}
 }

@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun/internal/gguf"
-	"github.com/feedrun/feedrun/internal/llama"
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -52,7 +50,7 @@ func (m *modelFlags) checkObservations() error {
 // model it runs (the fakes of the tests included). The value was checked
 // with the command's flags (checkObservations).
 func withObservations(opener modelOpener) modelOpener {
-	return func(ctx context.Context, mf modelFlags) (*openedModel, error) {
+	return func(ctx context.Context, mf modelFlags) (*checkpoint.Opened, error) {
 		m, err := opener(ctx, mf)
 		if err != nil {
 			return nil, err
@@ -88,66 +86,34 @@ func loadRegistry(path string) (*models.Registry, error) {
 	return reg, nil
 }
 
-// openedModel is a loaded model and what the manifest says about it.
-type openedModel struct {
-	lm.Model
-	Entry     models.Model
-	Path      string
-	SHA256    string
-	Attention string // the runtime's attention kernel, for the manifest
-	CPU       string // the vector extensions llama.cpp runs with, for the manifest
-}
-
 // modelOpener loads the model a command's model flags name. The Factory
 // supplies it: openLlama in feedrun, a fake in tests, so that every command
 // that loads a model can run against lm.Fake.
-type modelOpener func(ctx context.Context, mf modelFlags) (*openedModel, error)
+type modelOpener func(ctx context.Context, mf modelFlags) (*checkpoint.Opened, error)
 
-// openLlama resolves a model name to its cached file, checks the file
-// (GGUF header, recorded sha256) and loads it with llama.cpp.
-func openLlama(ctx context.Context, mf modelFlags) (*openedModel, error) {
-	reg, err := loadRegistry(mf.ModelsFile)
+// openLlama resolves a model name to its registry entry and loads its
+// cached file (package checkpoint checks it first).
+func openLlama(ctx context.Context, mf modelFlags) (*checkpoint.Opened, error) {
+	entry, err := registryEntry(mf)
 	if err != nil {
 		return nil, err
+	}
+	m, err := checkpoint.Open(ctx, entry, checkpoint.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept, Streams: mf.Streams})
+	if errors.As(err, new(checkpoint.Unusable)) {
+		return nil, UsageError{err}
+	}
+	return m, err
+}
+
+// registryEntry is the registry's entry for the model the flags select.
+func registryEntry(mf modelFlags) (models.Model, error) {
+	reg, err := loadRegistry(mf.ModelsFile)
+	if err != nil {
+		return models.Model{}, err
 	}
 	entry, err := reg.Lookup(mf.Name)
 	if err != nil {
-		return nil, UsageError{err}
+		return models.Model{}, UsageError{err}
 	}
-	cache, err := models.DefaultCache()
-	if err != nil {
-		return nil, err
-	}
-	v, err := cache.Verify(ctx, entry)
-	if err != nil {
-		return nil, err
-	}
-	switch v.State {
-	case models.VerifyMissing:
-		return nil, Usagef("model %s is not in the cache (%s): run `feedrun models pull %s`", entry.Name, v.Path, entry.Name)
-	case models.VerifyMismatch:
-		return nil, Usagef("model file %s: sha256 %s (%d bytes) does not match models.yaml's %s (%d bytes); delete it and pull again", v.Path, v.Got, v.Size, entry.SHA256, entry.Size)
-	}
-	if err := gguf.Check(v.Path); err != nil {
-		return nil, UsageError{err}
-	}
-	m, err := llama.Load(v.Path, llama.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept, Streams: mf.Streams})
-	if err != nil {
-		return nil, UsageError{err}
-	}
-	return &openedModel{Model: m, Entry: entry, Path: v.Path, SHA256: v.Got, Attention: m.Attention(), CPU: llama.SystemInfo()}, nil
-}
-
-func (o *openedModel) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
-
-// parseShard reads an optional --shard value.
-func parseShard(s string) (results.Shard, error) {
-	if s == "" {
-		return results.Shard{}, nil
-	}
-	sh, err := results.ParseShard(s)
-	if err != nil {
-		return results.Shard{}, UsageError{err}
-	}
-	return sh, nil
+	return entry, nil
 }

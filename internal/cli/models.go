@@ -62,26 +62,11 @@ func newModelsCmd(f *Factory) *cobra.Command {
 }
 
 // ModelListing is one model of `feedrun models list --format json|csv`.
-type ModelListing struct {
-	Name             string   `json:"name"`
-	Default          bool     `json:"default"`
-	Family           string   `json:"family"`
-	Parameters       string   `json:"parameters"`
-	Quantisation     string   `json:"quantisation"`
-	InstructionTuned bool     `json:"instruction_tuned"`
-	Size             int64    `json:"size"` // bytes; 0 where models.yaml records none
-	Sources          []string `json:"sources"`
-	Cached           bool     `json:"cached"`
-}
+type ModelListing = models.Listing
 
 // Fetched is one file of `feedrun models pull` and `feedrun data pull`
 // with --format json.
-type Fetched struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"`
-	Cached bool   `json:"cached"`           // already in the cache: nothing fetched
-	Source string `json:"source,omitempty"` // where it was fetched from
-}
+type Fetched = models.Pulled
 
 // fetchedText is a Fetched as the text output's line.
 func fetchedText(f Fetched) string {
@@ -108,79 +93,44 @@ func modelsListRun(opts *ModelsOptions) error {
 	if err != nil {
 		return err
 	}
-	list := make([]ModelListing, len(reg.Models))
-	for i, m := range reg.Models {
-		l := ModelListing{Name: m.Name, Default: m.Name == reg.Default, Family: m.Family, Parameters: m.Parameters, Quantisation: m.Quantisation,
-			InstructionTuned: m.InstructionTuned, Size: m.Size, Sources: []string{}, Cached: cache.InCache(m)}
-		for _, s := range m.Sources {
-			l.Sources = append(l.Sources, s.Kind())
-		}
-		list[i] = l
-	}
+	list := models.List(reg, cache)
 	switch opts.Format {
 	case formatJSON:
 		return printJSON(opts.IO.Out, list)
 	case formatCSV:
 		rows := make([][]string, len(list))
 		for i, l := range list {
-			rows[i] = []string{l.Name, strconv.FormatBool(l.Default), l.Family, l.Parameters, l.Quantisation, strconv.FormatBool(l.InstructionTuned),
-				strconv.FormatInt(l.Size, 10), strings.Join(l.Sources, "; "), strconv.FormatBool(l.Cached)}
+			rows[i] = l.CSVRow()
 		}
-		return printCSV(opts.IO.Out, []string{"name", "default", "family", "parameters", "quantisation", "instruction_tuned", "size", "sources", "cached"}, rows)
+		return printCSV(opts.IO.Out, models.ListingColumns, rows)
 	}
 	t := tablewriter.NewTable(opts.IO.Out)
 	t.Header("name", "family", "parameters", "quantisation", "tuning", "size", "sources", "cached")
 	for _, l := range list {
-		tuning := "instruct"
-		if !l.InstructionTuned {
-			tuning = "base"
-		}
 		name := l.Name
 		if l.Default {
 			name += " (default)"
 		}
-		if err := t.Append(name, l.Family, l.Parameters, l.Quantisation, tuning, humanSize(l.Size), strings.Join(l.Sources, ", "), strconv.FormatBool(l.Cached)); err != nil {
+		if err := t.Append(name, l.Family, l.Parameters, l.Quantisation, l.Tuning(), models.HumanSize(l.Size), strings.Join(l.Sources, ", "), strconv.FormatBool(l.Cached)); err != nil {
 			return err
 		}
 	}
 	return t.Render()
 }
 
-func humanSize(n int64) string {
-	switch {
-	case n == 0:
-		return "?"
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	default:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-}
-
-// selected resolves names in the registry (the default model, or every
-// model when all is set and no name is given) and opens the cache.
+// selected resolves names in the registry (models.Registry.Select) and
+// opens the cache.
 func selected(modelsFile string, names []string, all bool) ([]models.Model, models.Cache, error) {
 	reg, err := loadRegistry(modelsFile)
 	if err != nil {
 		return nil, models.Cache{}, err
 	}
-	if len(names) == 0 {
-		if all {
-			names = reg.Names()
-		} else {
-			names = []string{reg.Default}
-		}
-	}
-	var out []models.Model
-	for _, n := range names {
-		m, err := reg.Lookup(n)
-		if err != nil {
-			return nil, models.Cache{}, UsageError{err}
-		}
-		out = append(out, m)
+	ms, err := reg.Select(names, all)
+	if err != nil {
+		return nil, models.Cache{}, UsageError{err}
 	}
 	cache, err := models.DefaultCache()
-	return out, cache, err
+	return ms, cache, err
 }
 
 func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
@@ -190,10 +140,7 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) {
-		p, err := fetcher.Pull(ctx, m)
-		return Fetched{Name: m.Name, Path: p.Path, Cached: p.Cached, Source: p.Source}, err
-	})
+	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) { return fetcher.Pull(ctx, m) })
 }
 
 // printPulls pulls each of what, printing each as it arrives in text, so
@@ -233,7 +180,7 @@ func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
 			fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, v.State, v.Path)
 		}
 		checked = append(checked, ModelVerification{Name: m.Name, State: v.State, Path: v.Path})
-		if v.State == models.VerifyMismatch || (v.State == models.VerifyMissing && len(opts.Names) > 0) {
+		if v.Failed(len(opts.Names) > 0) {
 			bad++
 		}
 	}

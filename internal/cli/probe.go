@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/llama"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -65,7 +64,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 // probeRun runs the probe of opts, whose flags check has settled.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if opts.Lanes > 1 {
-		return opts.runLanes(ctx, "probe", func(model, env string) string { return probeFolder(model, env, opts) }, nil)
+		return opts.runLanes(ctx, "probe", func(model, env string) string { return results.ProbeFolder(model, env, opts.OnPolicy, opts.Seed) }, nil)
 	}
 	harnesses, shard := opts.harnesses, opts.shard
 	env, err := opts.Env.open(probeNeeds(opts)...)
@@ -81,16 +80,16 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	defer m.Close()
-	out := opts.runFolder(probeFolder(m.Entry.Name, env.Name(), opts))
+	out := opts.runFolder(results.ProbeFolder(m.Entry.Name, env.Name(), opts.OnPolicy, opts.Seed))
 	config := results.Config{
 		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
 		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
-		ChatTemplate: chatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
+		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
 		Observations: observationsSetting(opts.Model),
 	}
 	opts.Env.record(&config)
 	run := &probe.Run{
-		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probeNearRepeat(env), PerToken: opts.PerToken}),
+		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probe.NearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
 		Manifest: runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
@@ -101,7 +100,8 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	if opts.OnPolicy {
-		if run.Items, err = onPolicyItems(ctx, opts, m, env, probe.ContextShard(items, shard), shard, out, run.Begin); err != nil {
+		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: tornRow(opts.IO), Begin: run.Begin, Status: opts.IO.Statusf}
+		if run.Items, err = src.Items(ctx, probe.ContextShard(items, shard), shard); err != nil {
 			if errors.Is(err, results.ErrInterrupted) {
 				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
 			}
@@ -113,64 +113,20 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
 		}
 	}
-	inShard := 0
-	for i := range run.Items {
-		if run.Shard.Has(i) {
-			inShard++
-		}
-	}
-	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), inShard, len(harnesses), out)
-	run.Progress = opts.IO.NewProgress(int64(inShard), "items")
+	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), run.Size(), len(harnesses), out)
+	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
 	sum, err := run.Execute(ctx)
 	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
 }
 
-// onPolicyItems makes the on-policy items of a shard's contexts, logging
-// each attempt in the run folder out and reusing those logged by an earlier
-// run of it.
-func onPolicyItems(ctx context.Context, opts *ProbeOptions, m *openedModel, e env.Env, items []transcript.Item, shard results.Shard, out string, begin func() error) ([]transcript.Item, error) {
-	src, err := env.ProbeItemsOf(e, "--on-policy")
-	if err != nil {
-		return nil, err
-	}
-	log, err := probe.OpenAttemptLog(out, m.Entry.Name, e.Name(), tornRow(opts.IO))
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	if err := begin(); err != nil {
-		return nil, err
-	}
-	opts.IO.Statusf("probe: making on-policy items from %d items' contexts (shard %s)", len(items), shard)
-	// The attempt in flight runs to its end on Ctrl-C (the sandbox would
-	// kill it), so that it is logged; OnPolicy stops before the next.
-	exec := func(it transcript.Item, action string) (string, *transcript.StructuredError, error) {
-		return src.ExecuteItem(context.WithoutCancel(ctx), it, action)
-	}
-	made, err := probe.OnPolicy(ctx, m, items, e.MaxTokens(), exec, e.Describe, log)
-	if n := log.Reused(); n > 0 {
-		opts.IO.Statusf("probe: attempts of %d contexts reused from %s", n, filepath.Join(out, results.OnPolicyAttempts.Name))
-	}
-	return made, err
-}
-
-// probeFolder is the default run folder of a probe.
-func probeFolder(model, env string, opts *ProbeOptions) string {
-	policy := ""
-	if opts.OnPolicy {
-		policy = "-onpolicy"
-	}
-	return filepath.Join("results", fmt.Sprintf("probe-%s-%s%s-seed%d", model, env, policy, opts.Seed))
-}
-
 // probeNeeds are what a probe asks of the environment: probe items, unless
 // they come from --items-file and are probed as they are.
-func probeNeeds(opts *ProbeOptions) []need {
+func probeNeeds(opts *ProbeOptions) []env.Need {
 	switch {
 	case opts.OnPolicy:
-		return []need{needs(env.ProbeItemsOf, "--on-policy")}
+		return []env.Need{env.Needs(env.ProbeItemsOf, "--on-policy")}
 	case opts.ItemsFile == "":
-		return []need{needs(env.ProbeItemsOf, "probe")}
+		return []env.Need{env.Needs(env.ProbeItemsOf, "probe")}
 	}
 	return nil
 }
@@ -184,20 +140,14 @@ func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcrip
 		items, err := src.Items(ctx, opts.Seed, opts.Items)
 		return items, e.DatasetSHA256(), err
 	}
-	items, err := readItemsFile(opts.ItemsFile, e.Name())
+	// Whatever is wrong with the file is the user's to fix; its sha256 is
+	// of the whole file, whatever --items takes of it.
+	items, sum, err := probe.ReadItemsFile(opts.ItemsFile, e.Name())
 	if err != nil {
-		return nil, "", err
+		return nil, "", UsageError{err}
 	}
 	if opts.Items > 0 && len(items) > opts.Items {
 		items = items[:opts.Items]
 	}
-	sum, err := fileSHA256(opts.ItemsFile)
-	return items, sum, err
-}
-
-func chatTemplateName(tmpl string) string {
-	if tmpl == "" {
-		return llama.PlainTemplate + " (the GGUF has no chat template)"
-	}
-	return "gguf"
+	return items, sum, nil
 }

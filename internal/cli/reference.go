@@ -119,7 +119,7 @@ func (o *ReferenceItemsOptions) env(name string) *envSpec {
 }
 
 // referenceNeed is what reference-items asks of an environment.
-var referenceNeed = needs(env.ProbeItemsOf, "reference-items")
+var referenceNeed = env.Needs(env.ProbeItemsOf, "reference-items")
 
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	var f probe.ReferenceFile

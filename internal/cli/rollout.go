@@ -7,48 +7,27 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// RolloutOptions are the settings of `feedrun rollout`.
+// RolloutOptions are the settings of `feedrun rollout`: the runners'
+// shared ones and the rollout's own.
 type RolloutOptions struct {
 	runSpec
-	Tasks         int
-	Seeds         int
-	MaxSteps      int
-	Temperature   float64
-	FaultRate     float64
-	Retries       int
-	BackoffMS     int
-	BackoffFactor float64
-	OnLoop        string
-	Memory        string
-	Decode        string
-	Shots         int
-	Split         string
-	Batch         int
-
-	// Share decodes each distinct reply once for every episode that asks
-	// for it; off, every request is decoded (the rows are the same: it
-	// exists to check that and to time what sharing saves). CountTokens
-	// reports the distinct prompt tokens and the generated tokens decoded.
-	Share, CountTokens bool
+	rollout.Settings
+	Memory string
 }
 
 // check is where rollout's flags are checked, before anything is opened
 // or written (see checkBounds for the counts).
 func (o *RolloutOptions) check() error {
-	if err := o.runSpec.check(harness.RolloutHarnesses, decodeNeeds(o.Decode, o.Shots)...); err != nil {
+	if err := o.runSpec.check(harness.RolloutHarnesses, rollout.DecodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
 	if err := checkOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
@@ -78,7 +57,7 @@ func (o *RolloutOptions) memoryPath(model string) string {
 	}
 	out := o.Out
 	if out == "" {
-		out = rolloutFolder(model, o.Env.Name)
+		out = results.RolloutFolder(model, o.Env.Name)
 	}
 	return filepath.Join(out, "memory.db")
 }
@@ -95,14 +74,6 @@ func openMemoryStore(path, model, envName string) (*memory.Store, error) {
 		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
 	}
 	return store, nil
-}
-
-// splitFilter is SelectTasks' form of --split.
-func splitFilter(s string) string {
-	if s == splitAll {
-		return ""
-	}
-	return s
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
@@ -138,7 +109,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
-	fl.StringVar(&opts.Split, "split", splitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
+	fl.StringVar(&opts.Split, "split", rollout.SplitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
 	bound(fl, "shots", 0, unbounded)
 	bound(fl, "tasks", 0, unbounded)
 	bound(fl, "seeds", 1, unbounded)
@@ -179,7 +150,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	if opts.Lanes > 1 {
 		// Every lane reads the run's memory store, as every shard does.
-		return opts.runLanes(ctx, "rollout", rolloutFolder, func(out string) []string {
+		return opts.runLanes(ctx, "rollout", results.RolloutFolder, func(out string) []string {
 			if opts.Memory != "" {
 				return nil
 			}
@@ -187,16 +158,16 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		})
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(decodeNeeds(opts.Decode, opts.Shots)...)
+	env, err := opts.Env.open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
 	datasetSHA := rollout.DatasetSHA256(env)
-	tasks, err := rollout.SelectTasks(env, opts.Tasks, splitFilter(opts.Split))
+	tasks, err := opts.SelectTasks(env)
 	if err != nil {
 		return UsageError{err}
 	}
-	demos, err := demonstrations(ctx, env, opts.Shots, tasks)
+	demos, err := rollout.Demonstrations(ctx, env, opts.Shots, tasks)
 	if err != nil {
 		return err
 	}
@@ -211,33 +182,27 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	defer m.Close()
 	if opts.Decode == rollout.DecodeGrammar {
-		if err := checkGrammar(m.Model, env, demos); err != nil {
+		if err := rollout.CheckGrammar(m.Model, env, demos); err != nil {
 			return err
 		}
 	}
-	out := opts.runFolder(rolloutFolder(m.Entry.Name, env.Name()))
+	out := opts.runFolder(results.RolloutFolder(m.Entry.Name, env.Name()))
 	agent := &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Temperature: opts.Temperature, Decode: opts.Decode,
 		Unshared: !opts.Share, CountTokens: opts.CountTokens}
 	plan := &rollout.Plan{
 		Model: m.Entry.Name, Env: env, Harnesses: harnesses, Tasks: tasks, Seeds: opts.Seeds, Shard: shard, OutDir: out, Batch: opts.Batch,
-		Agent: agent,
-		Config: rollout.Config{
-			MaxSteps: opts.MaxSteps, OnLoop: opts.OnLoop, Demonstrations: demoMessages(demos),
-			Faults: rollout.Faults{Rate: opts.FaultRate, Seed: 1},
-			Retry:  rollout.Retry{Retries: opts.Retries, Backoff: time.Duration(opts.BackoffMS) * time.Millisecond, Factor: opts.BackoffFactor},
-		},
+		Agent:  agent,
+		Config: opts.Settings.Config(demos),
 	}
 	if store != nil {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
-		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Tasks: opts.Tasks, Seeds: opts.Seeds,
-		MaxSteps: opts.MaxSteps, Temperature: opts.Temperature, FaultRate: opts.FaultRate, Retries: opts.Retries,
-		BackoffMS: opts.BackoffMS, BackoffFactor: opts.BackoffFactor, OnLoop: opts.OnLoop, Memory: memPath,
-		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		Decode: opts.Decode, MaxTokens: env.MaxTokens(), Shots: opts.Shots, Demonstrations: demoIDs(demos), Split: opts.Split,
+		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Memory: memPath,
+		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
 		Observations: observationsSetting(opts.Model),
 	}
+	opts.Settings.Record(&config, demos)
 	opts.Env.record(&config)
 	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
 		config.Ban = results.BanTokens
@@ -266,85 +231,4 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		}
 	}
 	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
-}
-
-// rolloutFolder is the default run folder of a rollout.
-func rolloutFolder(model, env string) string {
-	return filepath.Join("results", fmt.Sprintf("rollout-%s-%s", model, env))
-}
-
-// demonstrations asks the environment for shots solved episodes. Only
-// asking for more than it has, or for any of an environment without them
-// (an env.Missing), is a usage error (exit 2); a demonstration that fails its own check, or a
-// sandbox that cannot run one, is not the user's doing and exits 1.
-func demonstrations(ctx context.Context, e env.Env, shots int, exclude []rollout.Task) ([]env.Demonstration, error) {
-	if shots <= 0 {
-		return nil, nil
-	}
-	d, err := env.DemonstratorOf(e, "--shots")
-	if err != nil {
-		return nil, err
-	}
-	demos, err := d.Demonstrations(ctx, shots, exclude)
-	if errors.As(err, new(env.TooFewDemonstrations)) {
-		return nil, UsageError{err}
-	}
-	return demos, err
-}
-
-// demoMessages flattens demonstrations into the messages shown before a
-// task.
-func demoMessages(demos []env.Demonstration) []transcript.Message {
-	var out []transcript.Message
-	for _, d := range demos {
-		out = append(out, d.Messages...)
-	}
-	return out
-}
-
-// demoIDs lists the demonstrations' tasks for the manifest.
-func demoIDs(demos []env.Demonstration) []string {
-	out := make([]string, len(demos))
-	for i, d := range demos {
-		out[i] = d.TaskID
-	}
-	return out
-}
-
-// grammarChecker is a model that can say whether a grammar, as its
-// vocabulary spells it, accepts a text: the llama.cpp model can.
-type grammarChecker interface {
-	Accepts(gbnf, text string) (bool, error)
-}
-
-// checkGrammar makes sure the environment's grammar, as the model's
-// vocabulary spells it, accepts the solved demonstrations' actions: a
-// grammar that forbade a right answer would handicap every episode
-// silently. A model with no grammar engine of its own to ask (lm.Fake) is
-// not checked: its Generate refuses a grammar it cannot apply.
-func checkGrammar(m lm.Model, e env.Env, demos []env.Demonstration) error {
-	g, err := env.GrammarOf(e, "--decode grammar")
-	if err != nil {
-		return err
-	}
-	gc, ok := m.(grammarChecker)
-	if !ok {
-		return nil
-	}
-	grammar := g.Grammar()
-	for _, d := range demos {
-		for _, msg := range d.Messages {
-			if msg.Role != transcript.RoleAssistant {
-				continue
-			}
-			ok, err := gc.Accepts(grammar, msg.Content)
-			if err != nil {
-				return fmt.Errorf("%s grammar: %w", e.Name(), err)
-			}
-			if !ok {
-				return fmt.Errorf("%s grammar rejects the demonstration %s's action %q", e.Name(), d.TaskID, msg.Content)
-			}
-		}
-	}
-	return nil
 }

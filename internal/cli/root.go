@@ -280,6 +280,11 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return ExitOK
 	}
 	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
+	return exitCode(err)
+}
+
+// exitCode is the exit code of a command that returned err.
+func exitCode(err error) int {
 	var usage UsageError
 	var coded interface{ ExitCode() int }
 	switch {
@@ -289,7 +294,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 		return ExitInterrupted
 	// A folder or store another writer holds is the user's to wait for or
 	// change, as a folder holding another run is.
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || isCobraUsage(err):
+	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || errors.As(err, new(env.TooFewDemonstrations)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

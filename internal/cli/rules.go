@@ -4,17 +4,15 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/rollout"
 )
 
 // This file holds the flag rules that more than one command applies, each
 // written once; the values of an enumerated flag come from the table that
 // defines them.
 
-// splitAll is --split's value for every task, beside the env's splits.
-const splitAll = "all"
-
 // splits are --split's values.
-var splits = []string{env.SplitTest, env.SplitTrain, splitAll}
+var splits = []string{env.SplitTest, env.SplitTrain, rollout.SplitAll}
 
 // checkTemperature checks --temperature.
 func checkTemperature(t float64) error {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
@@ -24,19 +25,14 @@ import (
 // runManifest describes a run for its run folder. command is the command
 // line the Factory holds; model is the opened model, nil for a run
 // without one (the scripted sweep).
-func runManifest(command []string, config results.Config, model *openedModel, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
+func runManifest(command []string, config results.Config, model *checkpoint.Opened, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
 	m := results.Manifest{
 		Command: command, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
 		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
 	}
-	if model == nil {
-		return m
+	if model != nil {
+		model.Record(&m, mf.Threads)
 	}
-	threads := mf.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	m.ModelSHA256, m.LlamaBuild, m.LlamaCommit, m.Attention, m.Threads, m.CPU = model.SHA256, buildinfo.LlamaBuild(), buildinfo.LlamaCommit, model.Attention, threads, model.CPU
 	return m
 }
 
@@ -103,7 +99,7 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 // --shard, --shard, --env with its settings and what the run's settings
 // need of it (ns), and --observations. A lane parent checks them too, so a
 // missing capability fails once, before any lane.
-func (r *runSpec) check(known []harness.Name, ns ...need) (err error) {
+func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
 		return Usagef("--harness: %v", err)
 	}
@@ -127,7 +123,7 @@ func (r *runSpec) runFolder(folder string) string {
 		out = folder
 	}
 	if r.autoShard {
-		out = shardFolder(out, r.shard)
+		out = results.ShardFolder(out, r.shard)
 	}
 	return out
 }

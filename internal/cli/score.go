@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,13 +21,11 @@ type ScoreOptions struct {
 	Format       string // text or json
 }
 
-// ScoreResult is the JSON `feedrun score --format json` prints.
+// ScoreResult is the JSON `feedrun score --format json` prints: the
+// model's name, then what it scored.
 type ScoreResult struct {
-	Model    string     `json:"model"`
-	Tokens   []string   `json:"tokens"`
-	TokenIDs []lm.Token `json:"token_ids"`
-	LogProbs []float64  `json:"logprobs"`
-	Total    float64    `json:"total"`
+	Model string `json:"model"`
+	lm.Scored
 }
 
 func newScoreCmd(f *Factory) *cobra.Command {
@@ -60,10 +59,14 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 		return err
 	}
 	defer m.Close()
-	res, err := ScoreText(m, m.Entry.Name, opts.RawPrompt, opts.Continuation)
+	scored, err := lm.ScoreText(m, opts.RawPrompt, opts.Continuation)
+	if errors.Is(err, lm.ErrNoTokens) {
+		return Usagef("score: %w", err)
+	}
 	if err != nil {
 		return err
 	}
+	res := ScoreResult{Model: m.Entry.Name, Scored: scored}
 	if opts.Format == formatJSON {
 		return printJSON(opts.IO.Out, res)
 	}
@@ -72,30 +75,4 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "total %.4f nats over %d tokens\n", res.Total, len(res.Tokens))
 	return nil
-}
-
-// ScoreText scores continuation after prompt. The prompt is tokenised with
-// the model's special tokens (BOS where the model wants one) and the
-// continuation on its own, so its ids are the same whatever precedes it.
-func ScoreText(m lm.Model, name, prompt, continuation string) (ScoreResult, error) {
-	p, err := m.Tokenize(prompt, true, true)
-	if err != nil {
-		return ScoreResult{}, err
-	}
-	c, err := m.Tokenize(continuation, false, false)
-	if err != nil {
-		return ScoreResult{}, err
-	}
-	if len(p) == 0 || len(c) == 0 {
-		return ScoreResult{}, Usagef("score: prompt and continuation must each give at least one token")
-	}
-	lps, err := m.Score(p, []lm.Continuation{{Tokens: c}})
-	if err != nil {
-		return ScoreResult{}, err
-	}
-	res := ScoreResult{Model: name, TokenIDs: c, LogProbs: lps[0], Total: lm.Sum(lps[0])}
-	for _, id := range c {
-		res.Tokens = append(res.Tokens, m.TokenText(id))
-	}
-	return res, nil
 }

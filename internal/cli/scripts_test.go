@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // The cluster scripts cannot run here (make test-slurm runs the Slurm ones on
@@ -93,7 +95,7 @@ func TestK8sIndexedJobSetsWhatShardAutoReads(t *testing.T) {
 	}
 	// Indexed mode is what makes Kubernetes set JOB_COMPLETION_INDEX.
 	if job.Spec.CompletionMode != "Indexed" {
-		t.Errorf("completionMode %q, want Indexed (it sets %s in each pod)", job.Spec.CompletionMode, envJobIndex)
+		t.Errorf("completionMode %q, want Indexed (it sets %s in each pod)", job.Spec.CompletionMode, results.EnvJobIndex)
 	}
 	if job.Spec.Template.Spec.RestartPolicy != "Never" && job.Spec.Template.Spec.RestartPolicy != "OnFailure" {
 		t.Errorf("restartPolicy %q: a Job needs Never or OnFailure", job.Spec.Template.Spec.RestartPolicy)
@@ -103,18 +105,18 @@ func TestK8sIndexedJobSetsWhatShardAutoReads(t *testing.T) {
 		t.Fatalf("%d containers, want 1", len(cs))
 	}
 	c := cs[0]
-	shards, ok := c.env(envShards)
+	shards, ok := c.env(results.EnvShards)
 	if !ok {
-		t.Fatalf("container %s does not set %s", c.Name, envShards)
+		t.Fatalf("container %s does not set %s", c.Name, results.EnvShards)
 	}
 	if n, err := strconv.Atoi(shards); err != nil || job.Spec.Completions == nil || n != *job.Spec.Completions {
-		t.Errorf("%s=%q, want the Job's completions (%v)", envShards, shards, job.Spec.Completions)
+		t.Errorf("%s=%q, want the Job's completions (%v)", results.EnvShards, shards, job.Spec.Completions)
 	}
 	if i := slices.Index(c.Args, "--shard"); i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != shardAuto || c.Args[0] != "probe" {
 		t.Errorf("args %q, want probe ... --shard auto", c.Args)
 	}
-	if _, ok := c.env(envSlurmTaskID); ok {
-		t.Errorf("container sets %s; Kubernetes pods take their index from %s", envSlurmTaskID, envJobIndex)
+	if _, ok := c.env(results.EnvSlurmTaskID); ok {
+		t.Errorf("container sets %s; Kubernetes pods take their index from %s", results.EnvSlurmTaskID, results.EnvJobIndex)
 	}
 	// The merge Job joins the folder the shards write under.
 	out := c.Args[slices.Index(c.Args, "--out")+1]
@@ -165,7 +167,7 @@ func TestSlurmScriptsUseShardAuto(t *testing.T) {
 	}
 	// Resubmitting one index (--array=2) only keeps its shard number when
 	// the count comes from FEEDRUN_SHARDS rather than the array.
-	if !strings.Contains(string(submit), envShards+"=$shards") {
-		t.Errorf("submit.sh does not export %s to the tasks", envShards)
+	if !strings.Contains(string(submit), results.EnvShards+"=$shards") {
+		t.Errorf("submit.sh does not export %s to the tasks", results.EnvShards)
 	}
 }

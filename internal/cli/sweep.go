@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -87,7 +86,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 	}
 	out := opts.Out
 	if out == "" {
-		out = filepath.Join("results", "sweep-"+plan.Agent)
+		out = results.SweepFolder(plan.Agent)
 	}
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {

@@ -251,6 +251,30 @@ func MemoryKeysOf(e Env, setting string) (MemoryKeys, error) {
 	return capability[MemoryKeys](e, "memory keys (call patterns and task tools)", setting)
 }
 
+// A Need is a capability that a setting asks of an environment: nil when
+// it has it, else a Missing naming the setting.
+type Need func(Env) error
+
+// Needs is the need for the capability that of returns (ProbeItemsOf,
+// GrammarOf, ...), for setting.
+func Needs[C any](of func(Env, string) (C, error), setting string) Need {
+	return func(e Env) error {
+		_, err := of(e, setting)
+		return err
+	}
+}
+
+// Meets is nil when e has every capability ns need, else the Missing of
+// the first it lacks.
+func Meets(e Env, ns ...Need) error {
+	for _, n := range ns {
+		if err := n(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func capability[C any](e Env, name, setting string) (C, error) {
 	c, ok := e.(C)
 	if !ok {

@@ -66,6 +66,21 @@ func TestCoreOnlyHidesEpisodeCapabilities(t *testing.T) {
 	}
 }
 
+// Meets passes an environment that has every capability asked and
+// otherwise names the first it lacks, for its setting.
+func TestMeetsNamesTheFirstNeedLacking(t *testing.T) {
+	full := toolshed.Environment{}
+	ns := []env.Need{env.Needs(env.GrammarOf, "--decode grammar"), env.Needs(env.DemonstratorOf, "--shots")}
+	if err := env.Meets(full, ns...); err != nil {
+		t.Errorf("toolshed: %v", err)
+	}
+	err := env.Meets(env.CoreOnly{Env: full}, ns...)
+	var missing env.Missing
+	if !errors.As(err, &missing) || missing.For != "--decode grammar" {
+		t.Errorf("core only: %v; want the Missing of --decode grammar", err)
+	}
+}
+
 // An entry says its episodes end by a finish call when its environment has
 // control actions: ToolShed's do, CodeRepair's (and an environment with
 // its capabilities hidden) do not, and a toy environment with a finish

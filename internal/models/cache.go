@@ -73,6 +73,14 @@ type Verification struct {
 	Size  int64  // bytes on disk
 }
 
+// Failed reports whether the check failed: the file is not the one
+// models.yaml records, or it is missing though the model was asked for by
+// name (named); a model checked only as one of the registry's may be
+// missing, since not every model is pulled.
+func (v Verification) Failed(named bool) bool {
+	return v.State == VerifyMismatch || v.State == VerifyMissing && named
+}
+
 // Verify recomputes the sha256 of m's cached file and compares it, and the
 // size, with what models.yaml records.
 func (c Cache) Verify(ctx context.Context, m Model) (Verification, error) {

@@ -94,3 +94,21 @@ func TestVerifyCancelled(t *testing.T) {
 		t.Fatalf("Verify with a cancelled context = %v", err)
 	}
 }
+
+// A mismatch always fails verification; a missing file only when the
+// model was named, since verifying the whole registry meets models never
+// pulled.
+func TestVerificationFailed(t *testing.T) {
+	for _, c := range []struct {
+		state      VerifyState
+		named, bad bool
+	}{
+		{VerifyOK, true, false}, {VerifyUnrecorded, true, false},
+		{VerifyMismatch, false, true}, {VerifyMismatch, true, true},
+		{VerifyMissing, false, false}, {VerifyMissing, true, true},
+	} {
+		if got := (Verification{State: c.state}).Failed(c.named); got != c.bad {
+			t.Errorf("%s, named %v: failed %v, want %v", c.state, c.named, got, c.bad)
+		}
+	}
+}

@@ -53,6 +53,23 @@ func LookupDataset(name string) (Dataset, error) {
 	return Dataset{}, fmt.Errorf("unknown dataset %q; known datasets: %s", name, strings.Join(names, ", "))
 }
 
+// SelectDatasets is the datasets names name, in their order; with no
+// name, every dataset.
+func SelectDatasets(names []string) ([]Dataset, error) {
+	if len(names) == 0 {
+		return Datasets, nil
+	}
+	var out []Dataset
+	for _, n := range names {
+		d, err := LookupDataset(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 // DatasetPath is where d's file is, or will be once pulled: under data/ in
 // the cache, apart from the model files.
 func (c Cache) DatasetPath(d Dataset) string {

@@ -133,3 +133,18 @@ func TestLookupDataset(t *testing.T) {
 	_, err = LookupDataset("mmlu")
 	errContains(t, err, `unknown dataset "mmlu"; known datasets: mbpp`)
 }
+
+// SelectDatasets takes every dataset when none is named and refuses a
+// name it does not know.
+func TestSelectDatasets(t *testing.T) {
+	all, err := SelectDatasets(nil)
+	if err != nil || len(all) != len(Datasets) {
+		t.Errorf("SelectDatasets() = %v, %v; want every dataset", all, err)
+	}
+	if got, err := SelectDatasets([]string{MBPP.Name}); err != nil || len(got) != 1 || got[0].Name != MBPP.Name {
+		t.Errorf("SelectDatasets(%s) = %v, %v", MBPP.Name, got, err)
+	}
+	if _, err := SelectDatasets([]string{MBPP.Name, "imagenet"}); err == nil || !strings.Contains(err.Error(), `unknown dataset "imagenet"`) {
+		t.Errorf("unknown name: err = %v", err)
+	}
+}

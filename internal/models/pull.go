@@ -58,14 +58,15 @@ func NewFetcher(cache Cache, streams *iostreams.IOStreams) *Fetcher {
 	}
 }
 
-// Pulled describes the outcome of a successful Pull.
+// Pulled describes the outcome of a successful Pull, and in JSON is what
+// `feedrun models pull` and `feedrun data pull` print of it.
 type Pulled struct {
-	Name   string // the model's or dataset's
-	Path   string
-	Source string // the source that supplied the file; empty when Cached
-	SHA256 string // computed; the recorded one when Cached
-	Size   int64
-	Cached bool // the file was already in the cache and nothing was fetched
+	Name   string `json:"name"` // the model's or dataset's
+	Path   string `json:"path"`
+	Cached bool   `json:"cached"`           // the file was already in the cache and nothing was fetched
+	Source string `json:"source,omitempty"` // the source that supplied the file; empty when Cached
+	SHA256 string `json:"-"`                // computed; the recorded one when Cached
+	Size   int64  `json:"-"`
 }
 
 // Pull puts m's file in the cache, trying its sources in order and falling

@@ -173,6 +173,10 @@ func TestShardsCoverTheRun(t *testing.T) {
 	if n != len(all) {
 		t.Errorf("shards hold %d rows, the whole run %d", n, len(all))
 	}
+	items := testItems()
+	if size := (&Run{Items: items, Shard: results.Shard{K: 0, N: 2}}).Size() + (&Run{Items: items, Shard: results.Shard{K: 1, N: 2}}).Size(); size != len(items) {
+		t.Errorf("the shards' sizes add up to %d items, want %d", size, len(items))
+	}
 }
 
 func TestResumeRefusesOtherConfiguration(t *testing.T) {

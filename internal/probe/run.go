@@ -47,6 +47,18 @@ func (r *Run) Prepare() error {
 // rows (see results.Folder.Begin).
 func (r *Run) Begin() error { return r.folder.Begin() }
 
+// Size is how many of the run's items its shard probes, each under every
+// harness.
+func (r *Run) Size() int {
+	n := 0
+	for i := range r.Items {
+		if r.Shard.Has(i) {
+			n++
+		}
+	}
+	return n
+}
+
 // Finish stamps the manifest's finish time.
 func (r *Run) Finish() error { return r.folder.Finish() }
 

@@ -1,5 +1,12 @@
 package rollout
 
+import (
+	"time"
+
+	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/results"
+)
+
 // The values of a rollout's enumerated settings, each table the one place
 // that lists them: the command layer checks --decode and --on-loop against
 // these and names them in its errors.
@@ -16,3 +23,72 @@ const (
 	OnLoopStop  = "stop"
 	OnLoopNudge = "nudge"
 )
+
+// SplitAll is the task split that takes every task, beside the
+// environment's own splits (env.SplitTest, env.SplitTrain).
+const SplitAll = "all"
+
+// Settings are a rollout's own settings, as its command's flags give
+// them: which tasks, how many episodes of each, and how an episode is
+// played. The command layer checks them; Config and Record apply them.
+type Settings struct {
+	Tasks         int // the first Tasks tasks of the split; 0: all
+	Seeds         int // episodes per task, seeds 1..Seeds
+	MaxSteps      int
+	Temperature   float64
+	FaultRate     float64
+	Retries       int
+	BackoffMS     int
+	BackoffFactor float64
+	OnLoop        string
+	Decode        string
+	Shots         int    // solved demonstrations before each task
+	Split         string // env.SplitTest, env.SplitTrain or SplitAll
+	Batch         int    // episodes that advance together
+
+	// Share decodes each distinct reply once for every episode that asks
+	// for it; off, every request is decoded (the rows are the same: it
+	// exists to check that and to time what sharing saves). CountTokens
+	// reports the distinct prompt tokens and the generated tokens decoded.
+	Share, CountTokens bool
+}
+
+// SelectTasks is the settings' tasks of e (SelectTasks).
+func (s Settings) SelectTasks(e Env) ([]Task, error) {
+	split := s.Split
+	if split == SplitAll {
+		split = ""
+	}
+	return SelectTasks(e, s.Tasks, split)
+}
+
+// Config is how the settings play each episode, shown demos before each
+// task. Transient faults are drawn from seed 1, the manifest's "faults".
+func (s Settings) Config(demos []env.Demonstration) Config {
+	return Config{
+		MaxSteps: s.MaxSteps, OnLoop: s.OnLoop, Demonstrations: DemonstrationMessages(demos),
+		Faults: Faults{Rate: s.FaultRate, Seed: 1},
+		Retry:  Retry{Retries: s.Retries, Backoff: time.Duration(s.BackoffMS) * time.Millisecond, Factor: s.BackoffFactor},
+	}
+}
+
+// Record writes the settings, with the demonstrations shown, into a run's
+// configuration.
+func (s Settings) Record(c *results.Config, demos []env.Demonstration) {
+	c.Tasks, c.Seeds, c.MaxSteps, c.Temperature, c.FaultRate = s.Tasks, s.Seeds, s.MaxSteps, s.Temperature, s.FaultRate
+	c.Retries, c.BackoffMS, c.BackoffFactor, c.OnLoop = s.Retries, s.BackoffMS, s.BackoffFactor, s.OnLoop
+	c.Decode, c.Shots, c.Demonstrations, c.Split = s.Decode, s.Shots, DemonstrationIDs(demos), s.Split
+}
+
+// DecodeNeeds are what decode (Agent.Decode) and shots (Settings.Shots)
+// ask of the environment: its action grammar, its demonstrations.
+func DecodeNeeds(decode string, shots int) []env.Need {
+	var ns []env.Need
+	if decode == DecodeGrammar {
+		ns = append(ns, env.Needs(env.GrammarOf, "--decode grammar"))
+	}
+	if shots > 0 {
+		ns = append(ns, env.Needs(env.DemonstratorOf, "--shots"))
+	}
+	return ns
+}
