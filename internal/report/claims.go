@@ -435,10 +435,10 @@ func unresolved(row Row, figure string) (mdd float64, floor bool) {
 // the MDD that the run resolves; for another figure, which the sign test
 // sees only as directions, the split its family needs.
 func notMarked(row Row, family []Row, figure string, kind Kind) string {
-	k := familySize(family, figure)
 	if kind == ShareDiff {
 		return "the run resolves " + resolution(row, figure, kind, "only ±", "no difference")
 	}
+	k := familySize(family, figure)
 	return fmt.Sprintf("not marked; among %d comparisons a %d:0 split is the least marked", k, stats.SmallestMarkedSplit(k, MarkLevel))
 }
 
