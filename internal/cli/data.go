@@ -95,5 +95,5 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (Fetched, error) { return fetcher.PullDataset(ctx, d) })
+	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (models.Pulled, error) { return fetcher.PullDataset(ctx, d) })
 }

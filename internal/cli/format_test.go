@@ -102,7 +102,7 @@ func TestJSONOutputsParse(t *testing.T) {
 		c := newFakeCLI(t)
 		t.Setenv(models.CacheEnv, t.TempDir())
 		stdout, _ := c.ok("models", "list", "--format", "json", "--models-file", filepath.Join("..", "..", "models.yaml"))
-		var list []ModelListing
+		var list []models.Listing
 		if err := json.Unmarshal([]byte(stdout), &list); err != nil {
 			t.Fatalf("%v: %s", err, stdout)
 		}
@@ -159,8 +159,8 @@ func TestJSONOutputsParse(t *testing.T) {
 		t.Setenv(models.CacheEnv, t.TempDir())
 		for _, cached := range []bool{false, true} {
 			stdout, _ := c.ok("data", "pull", "--format", "json")
-			var got []Fetched
-			want := Fetched{Name: "tiny", Path: filepath.Join(mustCache(t).Dir, "data", "tiny.json"), Cached: cached}
+			var got []models.Pulled
+			want := models.Pulled{Name: "tiny", Path: filepath.Join(mustCache(t).Dir, "data", "tiny.json"), Cached: cached}
 			if !cached {
 				want.Source = srv.URL
 			}

@@ -61,15 +61,8 @@ func newModelsCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// ModelListing is one model of `feedrun models list --format json|csv`.
-type ModelListing = models.Listing
-
-// Fetched is one file of `feedrun models pull` and `feedrun data pull`
-// with --format json.
-type Fetched = models.Pulled
-
-// fetchedText is a Fetched as the text output's line.
-func fetchedText(f Fetched) string {
+// fetchedText is a pulled file as the text output's line.
+func fetchedText(f models.Pulled) string {
 	state := "fetched from " + f.Source
 	if f.Cached {
 		state = "already in the cache"
@@ -140,14 +133,14 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (Fetched, error) { return fetcher.Pull(ctx, m) })
+	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (models.Pulled, error) { return fetcher.Pull(ctx, m) })
 }
 
 // printPulls pulls each of what, printing each as it arrives in text, so
 // that a script reads each path as soon as it is there; JSON is one
 // document, at the end.
-func printPulls[T any](out io.Writer, format string, what []T, pull func(T) (Fetched, error)) error {
-	var done []Fetched
+func printPulls[T any](out io.Writer, format string, what []T, pull func(T) (models.Pulled, error)) error {
+	var done []models.Pulled
 	for _, w := range what {
 		f, err := pull(w)
 		if err != nil {
