@@ -214,7 +214,7 @@ func playEpisode(m *Model) error {
 // 1-thread processes, e.g. two shards, would). A small model's decode is
 // dominated by ggml's per-operation thread barriers, so the lanes finish
 // the pair sooner; results do not depend on the thread count
-// (TestThreadCountDoesNotChangeResults).
+// (TestEnginePromises).
 func BenchmarkLanes(b *testing.B) {
 	b.Run("one-2-threads", func(b *testing.B) {
 		m := loadBench(b, Options{Threads: 2})

@@ -14,9 +14,14 @@ import (
 // largest difference in nats per token between two ways of computing the
 // same figure, on a context long enough to reach every attention path of
 // the candidate engine (make engine-check runs this on both). A resumed
-// run must equal an uninterrupted one, so a warm cache and a cold one, and
-// two loads with the same thread count, must agree bit for bit; the
-// vendored engine also gives the thread count, prefix sharing and batching
+// run must equal an uninterrupted one, so a warm cache and a cold one (two
+// loads with the same thread count) must agree bit for bit. Runs are split
+// into processes with fewer threads each (two 1-thread lanes out-run one
+// 2-thread process on two cores) and resumed with another --threads, which
+// is sound only if the thread count changes no number; ggml gives every
+// output row to one thread whole, and on this long a context a decoded
+// token also takes the split-KV attention path, where threads could part.
+// The vendored engine gives the thread count, prefix sharing and batching
 // exactly, and docs/runtime.md promises that, so every bound is 0.
 
 // engineModels are the checkpoints the engine's promises are checked on;
@@ -115,7 +120,6 @@ func TestEnginePromises(t *testing.T) {
 			warm := loadReal(t, name, Options{Threads: 1, Context: 2048})
 			doEngineWork(t, warm, "Write a function is_odd(n) that returns True when n is odd, and test it on 3, 4 and 5.", true)
 			warmed := doEngineWork(t, warm, user, true)
-			again := doEngineWork(t, loadReal(t, name, Options{Threads: 1, Context: 2048}), user, true)
 			two := doEngineWork(t, loadReal(t, name, Options{Threads: 2, Context: 2048}), user, true)
 			scratch := doEngineWork(t, loadReal(t, name, Options{Threads: 1, Context: 2048, NoPrefixReuse: true}), user, true)
 			alone := doEngineWork(t, loadReal(t, name, Options{Threads: 1, Context: 2048}), user, false)
@@ -123,8 +127,9 @@ func TestEnginePromises(t *testing.T) {
 				what  string
 				other engineWork
 			}{
+				// warmed is a second load, so this is also two loads
+				// with the same thread count.
 				{"warm cache vs cold", warmed},
-				{"same thread count, two loads", again},
 				{"1 thread vs 2", two},
 				{"prefix-shared vs scratch", scratch},
 				{"scored together vs alone", alone},

@@ -182,49 +182,6 @@ func TestGemmaReplyEndsWhereItStartsTheNextTurn(t *testing.T) {
 	}
 }
 
-// Runs may be split into processes with fewer threads each (two 1-thread
-// lanes out-run one 2-thread process on this machine) and resumed with
-// another --threads; that is sound only if the thread count never changes
-// a number. ggml gives every output row to one thread whole, so it should
-// not; this checks it on both real models' quantisation types, for scores
-// over a batch and for a greedy reply with a kept cache.
-func TestThreadCountDoesNotChangeResults(t *testing.T) {
-	for _, name := range []string{"smollm2-135m", "gemma3-270m"} {
-		type result struct {
-			scores [][]float64
-			reply  lm.Generation
-		}
-		var got []result
-		for _, threads := range []int{1, 2} {
-			m := loadReal(t, name, Options{Threads: threads})
-			prompt := chatPrompt(t, m, "You fix Python functions.", "Write a function is_even(n) that returns True when n is even.")
-			conts := isEvenContinuations(t, m)
-			m.BeginUnit()
-			sc, err := m.Score(prompt, conts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := m.Generate([]lm.GenerateRequest{{Prompt: prompt, MaxTokens: 48, Keep: 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, result{sc, g[0]})
-		}
-		one, two := got[0], got[1]
-		for i := range one.scores {
-			if !slices.Equal(one.scores[i], two.scores[i]) {
-				t.Errorf("%s: continuation %d scores %v with 1 thread, %v with 2", name, i, one.scores[i], two.scores[i])
-			}
-		}
-		if !slices.Equal(one.reply.Tokens, two.reply.Tokens) || !slices.Equal(one.reply.LogProbs, two.reply.LogProbs) {
-			t.Errorf("%s: greedy reply %q with 1 thread, %q with 2 (or its log-probabilities differ)", name, one.reply.Text, two.reply.Text)
-		}
-		if len(one.reply.Tokens) < 8 {
-			t.Errorf("%s: greedy reply %q is too short to compare", name, one.reply.Text)
-		}
-	}
-}
-
 // The kept-cache layout on a real checkpoint: an agent episode gives
 // bit-identical replies and log-probabilities on a fresh SmolLM2 and on one
 // that played a longer episode first. Before a unit's first generation freed

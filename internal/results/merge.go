@@ -182,7 +182,7 @@ func runIdentity(m Manifest) (map[string]any, error) {
 	if err := decodeJSON(data, &fields); err != nil {
 		return nil, err
 	}
-	// Threads change no result (llama's TestThreadCountDoesNotChangeResults)
+	// Threads change no result (llama's TestEnginePromises)
 	// and the resumption log is provenance, kept in the merged manifest;
 	// how many steps each shard shared depends on which episodes it held,
 	// and changes no row either (the merged manifest sums them).
