@@ -25,6 +25,7 @@ var forbidden = map[string][]string{
 	"internal/stats":      {"internal/", "envs/"},
 	"internal/buildinfo":  {"internal/", "envs/"},
 	"internal/iostreams":  {"internal/", "envs/"},
+	"internal/usage":      {"internal/", "envs/"},
 	"internal/gguf":       {"internal/", "envs/"},
 	"internal/lm":         {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/kvcache":    {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/env", "envs/"},

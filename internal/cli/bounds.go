@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // boundsAnnotation marks an integer flag with the range it accepts.
@@ -78,7 +80,7 @@ func checkBounds(cmd *cobra.Command) error {
 		}
 		for _, v := range values {
 			if v < lo || v > hi {
-				firstErr = Usagef("--%s: expected %s, got %d", fl.Name, rangeText(lo, hi), v)
+				firstErr = usage.Errorf("--%s: expected %s, got %d", fl.Name, rangeText(lo, hi), v)
 				return
 			}
 		}
@@ -107,7 +109,7 @@ func checkFinite(fs *pflag.FlagSet, fl *pflag.Flag) error {
 	}
 	for _, v := range values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Usagef("--%s: expected a finite number, got %v", fl.Name, v)
+			return usage.Errorf("--%s: expected a finite number, got %v", fl.Name, v)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // DataOptions are the settings of `feedrun data pull`.
@@ -73,11 +74,11 @@ func (o *DataOptions) check() error {
 		n = len(models.Datasets) // none named: every one
 	}
 	if o.URL != "" && n != 1 {
-		return Usagef("--url: name the one dataset it serves (got %d)", n)
+		return usage.Errorf("--url: name the one dataset it serves (got %d)", n)
 	}
 	sets, err := models.SelectDatasets(o.Names)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	// A copy, so that --url changes this pull's dataset, not the registry's.
 	o.sets = slices.Clone(sets)

@@ -8,6 +8,7 @@ import (
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // envSpec is the environment a command uses: --env, and the own settings
@@ -51,17 +52,17 @@ func envHelp() string { return "environment: " + envs.Names() }
 func (s *envSpec) check(ns ...env.Need) (env.Settings, error) {
 	e, ok := envs.Lookup(s.Name)
 	if !ok {
-		return nil, Usagef("unknown environment %q: expected %s", s.Name, envs.Names())
+		return nil, usage.Errorf("unknown environment %q: expected %s", s.Name, envs.Names())
 	}
 	if err := env.Meets(e.Kind, ns...); err != nil {
 		return nil, err
 	}
 	set, ok := s.settings[e.Name]
 	if !ok {
-		return nil, Usagef("environment %s is not one this command runs", e.Name)
+		return nil, usage.Errorf("environment %s is not one this command runs", e.Name)
 	}
 	if err := set.Check(s.use); err != nil {
-		return nil, UsageError{err}
+		return nil, usage.Error{Err: err}
 	}
 	return set, nil
 }
@@ -77,7 +78,7 @@ func (s *envSpec) open(ns ...env.Need) (env.Env, error) {
 	}
 	e, err := set.Open()
 	if err != nil {
-		return nil, UsageError{err}
+		return nil, usage.Error{Err: err}
 	}
 	return e, nil
 }

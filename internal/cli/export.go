@@ -14,6 +14,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ExportOptions are the settings of `feedrun export`.
@@ -56,10 +57,10 @@ cannot be found here, the sample's metadata says why.`,
 		Args: cobra.MinimumNArgs(1),
 		PreRunE: func(*cobra.Command, []string) error {
 			if opts.Format != FormatInspect {
-				return Usagef("--format %q: expected %s", opts.Format, FormatInspect)
+				return usage.Errorf("--format %q: expected %s", opts.Format, FormatInspect)
 			}
 			if opts.Out == "" {
-				return Usagef("--out: expected the folder to write the logs in")
+				return usage.Errorf("--out: expected the folder to write the logs in")
 			}
 			return nil
 		},
@@ -79,10 +80,10 @@ cannot be found here, the sample's metadata says why.`,
 func exportRun(ctx context.Context, opts *ExportOptions) error {
 	d, err := report.Load(opts.Dirs)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	if len(d.Episodes)+len(d.Items) == 0 {
-		return Usagef("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
+		return usage.Errorf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
 	}
 	src := shown.Sources(ctx, d, opts.Envs.recorded, opts.Contexts)
 	for _, dir := range slices.Sorted(maps.Keys(src.Missing)) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // The one vocabulary of --format, on every command that prints data: text
@@ -79,7 +80,7 @@ func checkFormat(cmd *cobra.Command) error {
 	}
 	if js, err := fs.GetBool("json"); err == nil && js {
 		if v := fl.Value.String(); fl.Changed && v != formatJSON {
-			return Usagef("--json with --format %s: expected one of them (--json is --format json)", v)
+			return usage.Errorf("--json with --format %s: expected one of them (--json is --format json)", v)
 		}
 		if err := fs.Set("format", formatJSON); err != nil {
 			return err
@@ -95,7 +96,7 @@ func checkFormat(cmd *cobra.Command) error {
 	if slices.Contains(allowed, v) {
 		return nil
 	}
-	return Usagef("--format: expected %s, got %q", orList(allowed), v)
+	return usage.Errorf("--format: expected %s, got %q", orList(allowed), v)
 }
 
 // printJSON writes v as one indented JSON document.

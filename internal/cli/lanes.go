@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/feedrun/feedrun/internal/lanes"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // lanesFlagHelp is --lanes' help on probe and rollout.
@@ -33,7 +34,7 @@ const maxLanes = lanes.Max
 // whole run, and a cluster shard k/n split further would be shards of n·N
 // that no single merge takes whole.
 func lanesWithShard(n int, shard string) error {
-	return Usagef("--lanes %d with --shard %s: lanes are shards of the whole run of their own; give --lanes on one machine or --shard on a cluster, not both", n, shard)
+	return usage.Errorf("--lanes %d with --shard %s: lanes are shards of the whole run of their own; give --lanes on one machine or --shard on a cluster, not both", n, shard)
 }
 
 // modelName is the registry name of the model the flags select, without

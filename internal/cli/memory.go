@@ -14,6 +14,7 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
@@ -98,7 +99,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 					// under it and it went on adding to an emptied store.
 					lock, err := results.LockPath(opts.DB)
 					if busy := (results.Busy{}); errors.As(err, &busy) {
-						return Usagef("memory clear: %s is being written by %s (a memory build); wait for it to end, then clear it", opts.DB, busy.Holder())
+						return usage.Errorf("memory clear: %s is being written by %s (a memory build); wait for it to end, then clear it", opts.DB, busy.Holder())
 					}
 					if err != nil {
 						return err
@@ -117,7 +118,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 func memoryShowRun(opts *MemoryOptions) error {
 	s, err := memory.OpenReadOnly(opts.DB)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	defer s.Close()
 	if opts.Format == formatText {
@@ -145,7 +146,7 @@ func memoryShowRun(opts *MemoryOptions) error {
 func withExistingStore(path string, fn func(*memory.Store) error) error {
 	s, err := memory.OpenExisting(path)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	defer s.Close()
 	return fn(s)

@@ -10,6 +10,7 @@ import (
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // modelFlags are the flags of every command that loads a model.
@@ -40,7 +41,7 @@ func (m *modelFlags) registerObservations(fs *pflag.FlagSet) {
 // that registers it.
 func (m *modelFlags) checkObservations() error {
 	if err := lm.CheckObservations(m.Observations); err != nil {
-		return Usagef("--observations: %v", err)
+		return usage.Errorf("--observations: %v", err)
 	}
 	return nil
 }
@@ -81,7 +82,7 @@ func loadRegistry(path string) (*models.Registry, error) {
 	}
 	reg, err := models.Load(path)
 	if err != nil {
-		return nil, UsageError{err}
+		return nil, usage.Error{Err: err}
 	}
 	return reg, nil
 }
@@ -100,7 +101,7 @@ func openLlama(ctx context.Context, mf modelFlags) (*checkpoint.Opened, error) {
 	}
 	m, err := checkpoint.Open(ctx, entry, checkpoint.Options{Threads: mf.Threads, Context: mf.Context, Kept: mf.Kept, Streams: mf.Streams})
 	if errors.As(err, new(checkpoint.Unusable)) {
-		return nil, UsageError{err}
+		return nil, usage.Error{Err: err}
 	}
 	return m, err
 }
@@ -113,7 +114,7 @@ func registryEntry(mf modelFlags) (models.Model, error) {
 	}
 	entry, err := reg.Lookup(mf.Name)
 	if err != nil {
-		return models.Model{}, UsageError{err}
+		return models.Model{}, usage.Error{Err: err}
 	}
 	return entry, nil
 }

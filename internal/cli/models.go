@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ModelsOptions are the settings of the models subcommands.
@@ -120,7 +121,7 @@ func selected(modelsFile string, names []string, all bool) ([]models.Model, mode
 	}
 	ms, err := reg.Select(names, all)
 	if err != nil {
-		return nil, models.Cache{}, UsageError{err}
+		return nil, models.Cache{}, usage.Error{Err: err}
 	}
 	cache, err := models.DefaultCache()
 	return ms, cache, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // PlanOptions are the settings of `feedrun plan`.
@@ -38,9 +39,9 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 		PreRunE: func(*cobra.Command, []string) error {
 			switch {
 			case !(opts.Diff > 0 && opts.Diff <= 1):
-				return Usagef("--diff: expected a difference of rates in (0, 1] (0.14 is 14 pp), got %v", opts.Diff)
+				return usage.Errorf("--diff: expected a difference of rates in (0, 1] (0.14 is 14 pp), got %v", opts.Diff)
 			case !(opts.Power > 0 && opts.Power < 1):
-				return Usagef("--power: expected a probability in (0, 1), got %v", opts.Power)
+				return usage.Errorf("--power: expected a probability in (0, 1), got %v", opts.Power)
 			}
 			return nil
 		},
@@ -58,16 +59,16 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 func planRun(opts *PlanOptions) error {
 	for _, dir := range opts.Dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("plan: %s is not a run folder (it does not exist or is a file)", dir)
+			return usage.Errorf("plan: %s is not a run folder (it does not exist or is a file)", dir)
 		}
 	}
 	d, err := report.Load(opts.Dirs)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	p, err := report.MakePlan(d, opts.Diff, opts.Power)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	return p.Write(opts.IO.Out, opts.Format)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ProbeOptions are the settings of `feedrun probe`.
@@ -144,7 +145,7 @@ func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcrip
 	// of the whole file, whatever --items takes of it.
 	items, sum, err := probe.ReadItemsFile(opts.ItemsFile, e.Name())
 	if err != nil {
-		return nil, "", UsageError{err}
+		return nil, "", usage.Error{Err: err}
 	}
 	if opts.Items > 0 && len(items) > opts.Items {
 		items = items[:opts.Items]

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ReferenceItemsOptions are the settings of the hidden `feedrun
@@ -83,7 +84,7 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 // loaded: --out, and, when sequences are built, the environments.
 func (o *ReferenceItemsOptions) check() error {
 	if o.Out == "" {
-		return Usagef("reference-items: --out is required: the file the sequences are written to")
+		return usage.Errorf("reference-items: --out is required: the file the sequences are written to")
 	}
 	if o.ScoreFile != "" {
 		return nil
@@ -126,10 +127,10 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	if opts.ScoreFile != "" {
 		b, err := os.ReadFile(opts.ScoreFile)
 		if err != nil {
-			return UsageError{fmt.Errorf("--score-file: %w", err)}
+			return usage.Error{Err: fmt.Errorf("--score-file: %w", err)}
 		}
 		if err := json.Unmarshal(b, &f); err != nil {
-			return Usagef("--score-file %s: expected a file reference-items wrote: %v", opts.ScoreFile, err)
+			return usage.Errorf("--score-file %s: expected a file reference-items wrote: %v", opts.ScoreFile, err)
 		}
 	}
 	m, err := opts.OpenModel(ctx, opts.Model)

@@ -16,6 +16,7 @@ import (
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ReportOptions are the settings of `feedrun report`.
@@ -77,7 +78,7 @@ the episodes or items behind it.`,
 func reportRun(ctx context.Context, opts *ReportOptions) error {
 	for _, dir := range opts.Dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("report: %s is not a run folder (it does not exist or is a file)", dir)
+			return usage.Errorf("report: %s is not a run folder (it does not exist or is a file)", dir)
 		}
 	}
 	if len(opts.Dirs) == 0 {
@@ -86,7 +87,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 			return err
 		}
 		if len(dirs) == 0 {
-			return Usagef("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
+			return usage.Errorf("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
 				strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
 		}
 		opts.Dirs = dirs

@@ -14,6 +14,7 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`: the runners'
@@ -37,7 +38,7 @@ func (o *RolloutOptions) check() error {
 		return err
 	}
 	if o.BackoffFactor < 1 {
-		return Usagef("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
+		return usage.Errorf("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
 	}
 	if err := checkTemperature(o.Temperature); err != nil {
 		return err
@@ -67,11 +68,11 @@ func (o *RolloutOptions) memoryPath(model string) string {
 // how to build one for model and envName.
 func openMemoryStore(path, model, envName string) (*memory.Store, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
+		return nil, usage.Errorf("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
 	}
 	store, err := memory.OpenReadOnly(path)
 	if err != nil {
-		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
+		return nil, usage.Errorf("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
 	}
 	return store, nil
 }
@@ -165,7 +166,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	datasetSHA := rollout.DatasetSHA256(env)
 	tasks, err := opts.SelectTasks(env)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	demos, err := rollout.Demonstrations(ctx, env, opts.Shots, tasks)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Exit codes, documented in the root command's help.
@@ -31,18 +32,6 @@ const (
 	ExitUsage       = lanes.ExitUsage       // bad flags, config, names or input files
 	ExitInterrupted = lanes.ExitInterrupted // stopped by Ctrl-C after finishing the row in flight
 )
-
-// UsageError marks an error caused by what the user asked for rather than
-// by the work itself; it maps to ExitUsage.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-// Usagef builds a UsageError.
-func Usagef(format string, args ...any) error {
-	return UsageError{fmt.Errorf(format, args...)}
-}
 
 // Factory carries what every command needs.
 type Factory struct {
@@ -125,7 +114,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no status or progress on stderr")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Error{Err: err} })
 	versionFlag(root)
 
 	root.AddCommand(
@@ -167,7 +156,7 @@ func resolveSettings(cmd *cobra.Command, configPath string) error {
 		v.SetConfigFile(path)
 		v.SetConfigType("yaml")
 		if err := v.ReadInConfig(); err != nil {
-			return Usagef("config file %s: %s", path, oneLine(err.Error()))
+			return usage.Errorf("config file %s: %s", path, oneLine(err.Error()))
 		}
 		if err := checkConfigKeys(cmd.Root(), v, path); err != nil {
 			return err
@@ -190,7 +179,7 @@ func resolveSettings(cmd *cobra.Command, configPath string) error {
 			return
 		}
 		if err := cmd.Flags().Set(fl.Name, flagText(val)); err != nil {
-			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
+			firstErr = usage.Errorf("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
 		}
 	})
 	return firstErr
@@ -242,9 +231,9 @@ func checkConfigKeys(root *cobra.Command, v *viper.Viper, path string) error {
 		case len(parts) == 1 && flags[k]:
 		case len(parts) == 2 && commands[parts[0]][parts[1]]:
 		case len(parts) == 2 && commands[parts[0]] != nil:
-			return Usagef("config file %s: key %q: %s has no flag --%s", path, k, parts[0], parts[1])
+			return usage.Errorf("config file %s: key %q: %s has no flag --%s", path, k, parts[0], parts[1])
 		default:
-			return Usagef("config file %s: unknown key %q: expected a flag name, optionally under a command name", path, k)
+			return usage.Errorf("config file %s: unknown key %q: expected a flag name, optionally under a command name", path, k)
 		}
 	}
 	return nil
@@ -285,7 +274,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 
 // exitCode is the exit code of a command that returned err.
 func exitCode(err error) int {
-	var usage UsageError
+	var refused usage.Error
 	var coded interface{ ExitCode() int }
 	switch {
 	case errors.As(err, &coded):
@@ -294,7 +283,7 @@ func exitCode(err error) int {
 		return ExitInterrupted
 	// A folder or store another writer holds is the user's to wait for or
 	// change, as a folder holding another run is.
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || errors.As(err, new(env.TooFewDemonstrations)) || isCobraUsage(err):
+	case errors.As(err, &refused) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || errors.As(err, new(env.TooFewDemonstrations)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

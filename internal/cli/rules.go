@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // This file holds the flag rules that more than one command applies, each
@@ -17,7 +18,7 @@ var splits = []string{env.SplitTest, env.SplitTrain, rollout.SplitAll}
 // checkTemperature checks --temperature.
 func checkTemperature(t float64) error {
 	if t < 0 {
-		return Usagef("--temperature: expected >= 0, got %v", t)
+		return usage.Errorf("--temperature: expected >= 0, got %v", t)
 	}
 	return nil
 }
@@ -25,7 +26,7 @@ func checkTemperature(t float64) error {
 // checkFaultRate checks --fault-rate.
 func checkFaultRate(p float64) error {
 	if p < 0 || p >= 1 {
-		return Usagef("--fault-rate: expected 0 <= p < 1, got %v", p)
+		return usage.Errorf("--fault-rate: expected 0 <= p < 1, got %v", p)
 	}
 	return nil
 }
@@ -37,7 +38,7 @@ func checkOneOf(flag, got string, values []string) error {
 			return nil
 		}
 	}
-	return Usagef("--%s: expected %s, got %q", flag, orList(values), got)
+	return usage.Errorf("--%s: expected %s, got %q", flag, orList(values), got)
 }
 
 // orList is values as a sentence says them: "a, b or c".

@@ -16,6 +16,7 @@ import (
 	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // This file holds what the runners (probe, rollout, sweep) share around
@@ -101,7 +102,7 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 // missing capability fails once, before any lane.
 func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
-		return Usagef("--harness: %v", err)
+		return usage.Errorf("--harness: %v", err)
 	}
 	if r.Lanes > 1 && r.Shard != "" {
 		return lanesWithShard(r.Lanes, r.Shard)

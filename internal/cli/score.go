@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ScoreOptions are the settings of `feedrun score`.
@@ -37,7 +38,7 @@ func newScoreCmd(f *Factory) *cobra.Command {
 		// score's one check of its own: both texts are needed.
 		PreRunE: func(*cobra.Command, []string) error {
 			if opts.RawPrompt == "" || opts.Continuation == "" {
-				return Usagef("score: --raw-prompt and --continuation are both required and non-empty")
+				return usage.Errorf("score: --raw-prompt and --continuation are both required and non-empty")
 			}
 			return nil
 		},
@@ -61,7 +62,7 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 	defer m.Close()
 	scored, err := lm.ScoreText(m, opts.RawPrompt, opts.Continuation)
 	if errors.Is(err, lm.ErrNoTokens) {
-		return Usagef("score: %w", err)
+		return usage.Errorf("score: %w", err)
 	}
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ShowOptions are the settings of `feedrun show`.
@@ -72,15 +73,15 @@ between words; output longer than the screen goes through $PAGER
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			for _, h := range harnesses {
 				if !slices.Contains(harness.RolloutHarnesses, harness.Name(h)) {
-					return Usagef("--harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
+					return usage.Errorf("--harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
 				}
 				opts.Filter.Harnesses = append(opts.Filter.Harnesses, harness.Name(h))
 			}
 			if opts.Filter.Passed && opts.Filter.Failed {
-				return Usagef("--passed and --failed: expected at most one")
+				return usage.Errorf("--passed and --failed: expected at most one")
 			}
 			if r := opts.Filter.Repeats; r != "" && r != report.RepeatsExact && r != report.RepeatsNear {
-				return Usagef("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
+				return usage.Errorf("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
 			}
 			opts.Filter.Tasks = tasks
 			for _, s := range seeds {
@@ -115,7 +116,7 @@ between words; output longer than the screen goes through $PAGER
 func showRun(ctx context.Context, opts *ShowOptions) error {
 	d, err := report.Load(opts.Dirs)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	for _, t := range d.Torn {
 		warner(opts.IO)(t.Warning())

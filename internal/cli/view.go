@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 	"github.com/feedrun/feedrun/internal/viewer"
 )
 
@@ -61,10 +62,10 @@ when their run is first opened (minutes).`,
 		Args: cobra.ArbitraryArgs,
 		PreRunE: func(*cobra.Command, []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
-				return Usagef("--addr %q: expected host:port, such as 127.0.0.1:8080 (port 0: a free one)", opts.Addr)
+				return usage.Errorf("--addr %q: expected host:port, such as 127.0.0.1:8080 (port 0: a free one)", opts.Addr)
 			}
 			if !opts.Remote && !viewer.IsLoopback(opts.Addr) {
-				return Usagef("--addr %q: expected a loopback address (127.0.0.1, [::1] or localhost); --remote serves the folders to other machines", opts.Addr)
+				return usage.Errorf("--addr %q: expected a loopback address (127.0.0.1, [::1] or localhost); --remote serves the folders to other machines", opts.Addr)
 			}
 			return nil
 		},
@@ -85,7 +86,7 @@ when their run is first opened (minutes).`,
 func viewRun(ctx context.Context, opts *ViewOptions) error {
 	for _, dir := range opts.Dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("view: %s is not a run folder (it does not exist or is a file)", dir)
+			return usage.Errorf("view: %s is not a run folder (it does not exist or is a file)", dir)
 		}
 	}
 	if len(opts.Dirs) == 0 {
@@ -94,13 +95,13 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 			return err
 		}
 		if len(dirs) == 0 {
-			return Usagef("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
+			return usage.Errorf("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
 		}
 		opts.Dirs = dirs
 	}
 	index, err := report.LoadViewerIndex(opts.Dirs)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
 		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
@@ -110,7 +111,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return Usagef("--addr %s: %v", opts.Addr, err)
+		return usage.Errorf("--addr %s: %v", opts.Addr, err)
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	opts.IO.Statusf("feedrun view: %d run folders at %s (Ctrl-C stops)", len(opts.Dirs), url)
