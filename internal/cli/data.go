@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -61,7 +62,7 @@ func newDataCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return dataPullRun(cmd.Context(), opts) },
 	}
 	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
-	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
 	cmd.AddCommand(pull)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -35,14 +36,14 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	// jsonl stays the default: it is the file probe --items-file reads,
 	// and scripts redirect `feedrun items` into one.
-	formatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
-	formatAlias(cmd.Flags(), "table", formatText)
-	bound(cmd.Flags(), "n", 0, unbounded)
+	config.FormatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
+	config.FormatAlias(cmd.Flags(), "table", formatText)
+	config.Bound(cmd.Flags(), "n", 0, config.Unbounded)
 	return cmd
 }
 
 // check is where items' flags are checked, before anything is opened
-// (see checkBounds for the counts, checkFormat for --format).
+// (see config.CheckBounds for the counts, config.CheckFormat for --format).
 func (o *ItemsOptions) check() error {
 	_, err := o.Env.check()
 	return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -35,12 +36,12 @@ type MemoryOptions struct {
 }
 
 // checkBuild is where memory build's flags are checked, before anything is
-// opened or written (see checkBounds for the counts).
+// opened or written (see config.CheckBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
+	if err := config.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	if err := checkTemperature(o.Temperature); err != nil {
+	if err := config.CheckTemperature(o.Temperature); err != nil {
 		return err
 	}
 	if _, err := o.Env.check(o.buildNeeds()...); err != nil {
@@ -80,15 +81,15 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
 	build.Flags().IntVar(&opts.Shots, "shots", 0, "solved demonstrations before each task, from other training templates")
 	build.Flags().Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy); seeds 1..K draw their own episodes")
-	bound(build.Flags(), "seeds", 1, unbounded)
-	bound(build.Flags(), "tasks", 0, unbounded)
-	bound(build.Flags(), "max-steps", 1, unbounded)
-	bound(build.Flags(), "shots", 0, unbounded)
+	config.Bound(build.Flags(), "seeds", 1, config.Unbounded)
+	config.Bound(build.Flags(), "tasks", 0, config.Unbounded)
+	config.Bound(build.Flags(), "max-steps", 1, config.Unbounded)
+	config.Bound(build.Flags(), "shots", 0, config.Unbounded)
 	show := &cobra.Command{
 		Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return memoryShowRun(opts) },
 	}
-	formatFlag(show.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	config.FormatFlag(show.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
 	cmd.AddCommand(build, show,
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,

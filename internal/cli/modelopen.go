@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/transcript"
@@ -71,8 +72,8 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
 	fs.IntVar(&m.Threads, "threads", 0, "CPU threads (default: all cores)")
 	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens")
-	bound(fs, "threads", 0, maxThreads)
-	bound(fs, "context", 1, maxContext)
+	config.Bound(fs, "threads", 0, checkpoint.MaxThreads)
+	config.Bound(fs, "context", 1, checkpoint.MaxContext)
 }
 
 // loadRegistry reads --models-file, or the registry built into the binary.

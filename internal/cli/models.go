@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -38,7 +39,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return modelsListRun(opts) },
 	}
-	formatFlag(list.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	config.FormatFlag(list.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
 	pull := &cobra.Command{
 		Use:   "pull [NAME...]",
 		Short: "Fetch models into the cache (default: the default model), checking sha256",
@@ -48,7 +49,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	pull.Flags().BoolVar(&opts.AllowUnverified, "allow-unverified", false, "fetch a model whose sha256 models.yaml does not record, and print it")
-	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
 	verify := &cobra.Command{
 		Use:   "verify [NAME...]",
 		Short: "Recompute the sha256 of cached models (default: all) and compare with models.yaml",
@@ -57,7 +58,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 			return modelsVerifyRun(cmd.Context(), opts)
 		},
 	}
-	formatFlag(verify.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(verify.Flags(), &opts.Format, formatText, formatText, formatJSON)
 	cmd.AddCommand(list, pull, verify)
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -27,7 +28,7 @@ type ProbeOptions struct {
 }
 
 // check is where probe's flags are checked, before anything is opened or
-// written (see checkBounds for the counts).
+// written (see config.CheckBounds for the counts).
 func (o *ProbeOptions) check() error {
 	return o.runSpec.check(harness.ProbeHarnesses, probeNeeds(o)...)
 }
@@ -58,7 +59,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
 	cmd.Flags().BoolVar(&opts.OnPolicy, "on-policy", false, "use the model's own failing greedy attempt from each item's context as the failed action")
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
-	bound(cmd.Flags(), "items", 0, unbounded)
+	config.Bound(cmd.Flags(), "items", 0, config.Unbounded)
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -76,7 +77,7 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&opts.ScoreFile, "score-file", "", "score the sequences of this file (one reference-items wrote) instead of building them")
 	fl.StringVar(&opts.Out, "out", "", "file to write (required)")
 	fl.StringVar(&opts.Engine, "engine", "", "engine label recorded in the file")
-	bound(fl, "n", 0, unbounded)
+	config.Bound(fl, "n", 0, config.Unbounded)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -62,14 +63,14 @@ the episodes or items behind it.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
+	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	opts.Envs.registerSettings(cmd.Flags(), env.ToRead)
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
-	bound(cmd.Flags(), "bootstrap", 1, unbounded)
+	config.Bound(cmd.Flags(), "bootstrap", 1, config.Unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
 	cmd.Flags().StringVar(&opts.ModelsFile, "models-file", "", "model registry whose sizes decide which rows the study's size-scoped figures stand beside (default: the models.yaml built into feedrun)")
 	return cmd

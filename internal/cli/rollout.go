@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
@@ -26,27 +27,27 @@ type RolloutOptions struct {
 }
 
 // check is where rollout's flags are checked, before anything is opened
-// or written (see checkBounds for the counts).
+// or written (see config.CheckBounds for the counts).
 func (o *RolloutOptions) check() error {
 	if err := o.runSpec.check(harness.RolloutHarnesses, rollout.DecodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
-	if err := checkOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
+	if err := config.CheckOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
 		return err
 	}
-	if err := checkFaultRate(o.FaultRate); err != nil {
+	if err := config.CheckFaultRate(o.FaultRate); err != nil {
 		return err
 	}
 	if o.BackoffFactor < 1 {
 		return usage.Errorf("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
 	}
-	if err := checkTemperature(o.Temperature); err != nil {
+	if err := config.CheckTemperature(o.Temperature); err != nil {
 		return err
 	}
-	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
+	if err := config.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	return checkOneOf("split", o.Split, splits)
+	return config.CheckOneOf("split", o.Split, rollout.Splits)
 }
 
 // memoryPath is the memory store the memory harness reads: --memory,
@@ -106,19 +107,19 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.IntVar(&opts.Retries, "retries", 0, "retries of a transiently failed call")
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
-	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+orList(rollout.OnLoops))
+	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+config.OrList(rollout.OnLoops))
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
 	fl.StringVar(&opts.Split, "split", rollout.SplitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
-	bound(fl, "shots", 0, unbounded)
-	bound(fl, "tasks", 0, unbounded)
-	bound(fl, "seeds", 1, unbounded)
-	bound(fl, "max-steps", 1, unbounded)
-	bound(fl, "retries", 0, unbounded)
-	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
-	bound(fl, "batch", 1, maxBatch)
-	bound(fl, "backoff-ms", 0, unbounded)
+	config.Bound(fl, "shots", 0, config.Unbounded)
+	config.Bound(fl, "tasks", 0, config.Unbounded)
+	config.Bound(fl, "seeds", 1, config.Unbounded)
+	config.Bound(fl, "max-steps", 1, config.Unbounded)
+	config.Bound(fl, "retries", 0, config.Unbounded)
+	fl.IntVar(&opts.Batch, "batch", rollout.DefaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
+	config.Bound(fl, "batch", 1, rollout.MaxBatch)
+	config.Bound(fl, "backoff-ms", 0, config.Unbounded)
 	// Switches for checking and timing sharing, not for studies.
 	fl.BoolVar(&opts.Share, "share", true, "decode each distinct step once and hand it to every episode that asks (false: decode every step; the rows are the same)")
 	fl.BoolVar(&opts.CountTokens, "count-tokens", false, "report the distinct prompt tokens and the generated tokens the run decoded")

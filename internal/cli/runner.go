@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -93,7 +94,7 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 	fs.StringVar(&r.Shard, "shard", "", shard)
 	fs.StringVar(&r.Out, "out", "", out)
 	fs.IntVar(&r.Lanes, "lanes", 1, lanesFlagHelp)
-	bound(fs, "lanes", 1, maxLanes)
+	config.Bound(fs, "lanes", 1, maxLanes)
 }
 
 // check checks the shared flags: --harness (a list of known), --lanes with

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -49,8 +50,8 @@ func newScoreCmd(f *Factory) *cobra.Command {
 	opts.Model.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
-	jsonSwitch(cmd.Flags())
+	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -106,7 +107,7 @@ between words; output longer than the screen goes through $PAGER
 	fl.Lookup("repeats").NoOptDefVal = report.RepeatsExact
 	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
-	bound(fl, "step", 0, unbounded)
+	config.Bound(fl, "step", 0, config.Unbounded)
 	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	opts.Envs.registerSettings(fl, env.ToRead)
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")

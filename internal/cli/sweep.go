@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
@@ -26,13 +27,13 @@ type SweepOptions struct {
 }
 
 // check is where sweep's flags are checked, before anything is opened or
-// written (see checkBounds for the counts).
+// written (see config.CheckBounds for the counts).
 func (o *SweepOptions) check() error {
-	if err := checkFaultRate(o.FaultRate); err != nil {
+	if err := config.CheckFaultRate(o.FaultRate); err != nil {
 		return err
 	}
 	for _, ol := range o.OnLoop {
-		if err := checkOneOf("on-loop", ol, rollout.OnLoops); err != nil {
+		if err := config.CheckOneOf("on-loop", ol, rollout.OnLoops); err != nil {
 			return err
 		}
 	}
@@ -57,8 +58,8 @@ func newSweepCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
-	bound(cmd.Flags(), "retries", 0, unbounded)
-	bound(cmd.Flags(), "runs", 1, unbounded)
+	config.Bound(cmd.Flags(), "retries", 0, config.Unbounded)
+	config.Bound(cmd.Flags(), "runs", 1, config.Unbounded)
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/llama"
 )
@@ -29,8 +30,8 @@ func newVersionCmd(f *Factory) *cobra.Command {
 			return versionRun(opts, CurrentVersion())
 		},
 	}
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
-	jsonSwitch(cmd.Flags())
+	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 

@@ -16,6 +16,8 @@ var (
 	// OnLoops are Config.OnLoop's values: end the episode unfinished, or
 	// tell the agent it is looping and play on.
 	OnLoops = []string{OnLoopStop, OnLoopNudge}
+	// Splits are Settings.Split's values.
+	Splits = []string{env.SplitTest, env.SplitTrain, SplitAll}
 )
 
 // Config.OnLoop's values.
@@ -27,6 +29,16 @@ const (
 // SplitAll is the task split that takes every task, beside the
 // environment's own splits (env.SplitTest, env.SplitTrain).
 const SplitAll = "all"
+
+// DefaultBatch is Settings.Batch by default: one by one, because batching
+// with a KV stream per episode measured no faster on the project's current
+// machine, for SmolLM2 or the Qwen 0.5B; where it pays depends on the
+// machine (docs/runtime.md, "Whether it pays").
+const DefaultBatch = 1
+
+// MaxBatch bounds Settings.Batch: each episode of a batch keeps a
+// sequence and a KV stream of --context cells of its own.
+const MaxBatch = 64
 
 // Settings are a rollout's own settings, as its command's flags give
 // them: which tasks, how many episodes of each, and how an episode is
