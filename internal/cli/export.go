@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -25,7 +26,7 @@ type ExportOptions struct {
 	Out    string
 	// Envs are the environments' own settings, which stating their
 	// tasks and making their items again may need (their data files).
-	Envs envSpec
+	Envs envs.Spec
 	// Contexts makes CodeRepair probe items again for their context (slow).
 	Contexts bool
 }
@@ -73,7 +74,7 @@ cannot be found here, the sample's metadata says why.`,
 	fl.StringVar(&opts.Format, "format", FormatInspect, "the logs' format: inspect")
 	fl.StringVar(&opts.Out, "out", "", "folder to write the logs in (made if missing; logs of the same folders are replaced)")
 	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	opts.Envs.RegisterSettings(fl, env.ToRead)
 	return cmd
 }
 
@@ -85,7 +86,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	if len(d.Episodes)+len(d.Items) == 0 {
 		return usage.Errorf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
 	}
-	src := shown.Sources(ctx, d, opts.Envs.recorded, opts.Contexts)
+	src := shown.Sources(ctx, d, opts.Envs.Recorded, opts.Contexts)
 	for _, dir := range slices.Sorted(maps.Keys(src.Missing)) {
 		opts.IO.Statusf("%s: %s", dir, src.Missing[dir])
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -23,7 +24,7 @@ type MemoryOptions struct {
 	IO          *iostreams.IOStreams
 	OpenModel   modelOpener // loads the model; the Factory's
 	Model       modelFlags
-	Env         envSpec
+	Env         envs.Spec
 	DB          string
 	Seeds       int
 	Tasks       int // the first Tasks training tasks in the environment's order; 0: all
@@ -44,7 +45,7 @@ func (o *MemoryOptions) checkBuild() error {
 	if err := config.CheckTemperature(o.Temperature); err != nil {
 		return err
 	}
-	if _, err := o.Env.check(o.buildNeeds()...); err != nil {
+	if _, err := o.Env.Check(o.buildNeeds()...); err != nil {
 		return err
 	}
 	return o.Model.checkObservations()
@@ -74,7 +75,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	opts.Model.register(build.Flags())
 	opts.Model.registerObservations(build.Flags())
 	// Only an environment with memory keys registers its settings here.
-	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
+	opts.Env.RegisterEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
@@ -172,7 +173,7 @@ func withStoreLocked(path string, fn func(*memory.Store) error) error {
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
 // checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	env, err := opts.Env.open(opts.buildNeeds()...)
+	env, err := opts.Env.Open(opts.buildNeeds()...)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return opts.runLanes(ctx, "probe", func(model, env string) string { return results.ProbeFolder(model, env, opts.OnPolicy, opts.Seed) }, nil)
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(probeNeeds(opts)...)
+	env, err := opts.Env.Open(probeNeeds(opts)...)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
 		Observations: observationsSetting(opts.Model),
 	}
-	opts.Env.record(&config)
+	opts.Env.Record(&config)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probe.NearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,

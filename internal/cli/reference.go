@@ -25,7 +25,7 @@ type ReferenceItemsOptions struct {
 	Model     modelFlags
 	// Env names an environment, or all: every environment with probe
 	// items; each registers its own settings.
-	Env       envSpec
+	Env       envs.Spec
 	N         int // items per environment
 	Seed      uint64
 	Greedy    bool
@@ -68,7 +68,7 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	fl := cmd.Flags()
 	opts.Model.register(fl)
 	fl.StringVar(&opts.Env.Name, "env", allEnvs, "environment whose items to build: "+envs.Names()+", or all")
-	opts.Env.registerSettings(fl, env.ToRun, referenceNeed)
+	opts.Env.RegisterSettings(fl, env.ToRun, referenceNeed)
 	// Its flags' names are no command's: a config file's section of that
 	// name (items:, score:) would otherwise be read as their value.
 	fl.IntVar(&opts.N, "n", 20, "probe items per environment (0: all)")
@@ -90,34 +90,21 @@ func (o *ReferenceItemsOptions) check() error {
 	if o.ScoreFile != "" {
 		return nil
 	}
-	for _, name := range o.envs() {
-		if _, err := o.env(name).check(referenceNeed); err != nil {
+	for _, name := range o.envNames() {
+		if _, err := o.Env.Named(name).Check(referenceNeed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// envs are the environments --env names: all of those with probe items,
-// in the registry's order, for all.
-func (o *ReferenceItemsOptions) envs() []string {
+// envNames are the environments --env names: all of those with probe
+// items, in the registry's order, for all.
+func (o *ReferenceItemsOptions) envNames() []string {
 	if o.Env.Name != allEnvs {
 		return []string{o.Env.Name}
 	}
-	var names []string
-	for _, e := range envs.All {
-		if referenceNeed(e.Kind) == nil {
-			names = append(names, e.Name)
-		}
-	}
-	return names
-}
-
-// env is --env's spec with one environment of --env all chosen.
-func (o *ReferenceItemsOptions) env(name string) *envSpec {
-	s := o.Env
-	s.Name = name
-	return &s
+	return envs.Meeting(referenceNeed)
 }
 
 // referenceNeed is what reference-items asks of an environment.
@@ -165,8 +152,8 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 // --n of each, alternating between environments (probe.Alternate).
 func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcript.Item, error) {
 	var lists [][]transcript.Item
-	for _, name := range opts.envs() {
-		e, err := opts.env(name).open(referenceNeed)
+	for _, name := range opts.envNames() {
+		e, err := opts.Env.Named(name).Open(referenceNeed)
 		if err != nil {
 			return nil, err
 		}

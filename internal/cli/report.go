@@ -37,7 +37,7 @@ type ReportOptions struct {
 	Out string
 	// Envs are the environments' own settings, which stating their
 	// tasks and making their items again may need (their data files).
-	Envs envSpec
+	Envs envs.Spec
 	// Contexts makes CodeRepair items again for the HTML report (slow).
 	Contexts bool
 }
@@ -66,7 +66,7 @@ the episodes or items behind it.`,
 	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(cmd.Flags(), env.ToRead)
+	opts.Envs.RegisterSettings(cmd.Flags(), env.ToRead)
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
@@ -116,7 +116,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		x := shown.Extras(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
+		x := shown.Extras(ctx, d, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 		ro.Contexts, ro.Statements, ro.StatementsMissing = x.Contexts, x.Statements, x.StatementsMissing
 	}
 	if opts.Out == "" {

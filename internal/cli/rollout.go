@@ -160,7 +160,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		})
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
+	env, err := opts.Env.Open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		Observations: observationsSetting(opts.Model),
 	}
 	opts.Settings.Record(&config, demos)
-	opts.Env.record(&config)
+	opts.Env.Record(&config)
 	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
 		config.Ban = results.BanTokens
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
@@ -67,7 +68,7 @@ type runSpec struct {
 	Launch    lanes.Launcher // starts lane workers; the Factory's
 	Command   []string       // the command line, the Factory's
 	Model     modelFlags
-	Env       envSpec
+	Env       envs.Spec
 	Harness   string
 	Shard     string
 	Out       string
@@ -89,7 +90,7 @@ func (f *Factory) newRunSpec() runSpec {
 func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 	r.Model.register(fs)
 	r.Model.registerObservations(fs)
-	r.Env.registerEnv(fs, envHelp())
+	r.Env.RegisterEnv(fs, envs.Help())
 	fs.StringVar(&r.Harness, "harness", harness, "comma-separated harnesses, or all")
 	fs.StringVar(&r.Shard, "shard", "", shard)
 	fs.StringVar(&r.Out, "out", "", out)
@@ -111,7 +112,7 @@ func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.shard, r.autoShard, err = runShard(r.Shard, os.Getenv); err != nil {
 		return err
 	}
-	if _, err := r.Env.check(ns...); err != nil {
+	if _, err := r.Env.Check(ns...); err != nil {
 		return err
 	}
 	return r.Model.checkObservations()
@@ -163,7 +164,7 @@ func ended(io *iostreams.IOStreams, verb, unit string, ran, skipped int, err err
 func (r *runSpec) runLanes(ctx context.Context, verb string, folder func(model, env string) string, extra func(out string) []string) error {
 	// The parent opens the environment as each lane will, so that one
 	// that cannot be opened (a data file, a sandbox) fails once, here.
-	if _, err := r.Env.open(); err != nil {
+	if _, err := r.Env.Open(); err != nil {
 		return err
 	}
 	out := r.Out

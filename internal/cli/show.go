@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
@@ -24,7 +25,7 @@ type ShowOptions struct {
 	Dirs []string
 	// Envs are the environments' own settings, which stating their
 	// tasks and making their items again may need (their data files).
-	Envs envSpec
+	Envs envs.Spec
 	// Contexts makes CodeRepair items again to show their context (slow;
 	// ToolShed's are always made).
 	Contexts bool
@@ -109,7 +110,7 @@ between words; output longer than the screen goes through $PAGER
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
 	config.Bound(fl, "step", 0, config.Unbounded)
 	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	opts.Envs.RegisterSettings(fl, env.ToRead)
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
 	return cmd
 }
@@ -124,7 +125,7 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	}
 	var contexts report.Contexts
 	if slices.ContainsFunc(d.Items, opts.Filter.Item) && !opts.List {
-		contexts = shown.ContextsNoted(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
+		contexts = shown.ContextsNoted(ctx, d, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 	}
 	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
 	var buf bytes.Buffer

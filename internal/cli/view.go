@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -27,7 +28,7 @@ type ViewOptions struct {
 	Remote bool
 	// Envs are the environments' own settings, which stating their
 	// tasks and making their items again may need (their data files).
-	Envs     envSpec
+	Envs     envs.Spec
 	Contexts bool
 	// Serving, when set, is told the viewer's address once it listens
 	// (tests); the command serves until its context ends.
@@ -79,7 +80,7 @@ when their run is first opened (minutes).`,
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to listen on (host:port; port 0: a free one)")
 	fl.BoolVar(&opts.Remote, "remote", false, "allow an --addr that is not a loopback one (anyone who reaches it reads the folders)")
 	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	opts.Envs.RegisterSettings(fl, env.ToRead)
 	return cmd
 }
 
@@ -104,7 +105,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		return usage.Error{Err: err}
 	}
 	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
-		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
+		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 	})
 	if err != nil {
 		return err
