@@ -36,11 +36,3 @@ const maxLanes = lanes.Max
 func lanesWithShard(n int, shard string) error {
 	return usage.Errorf("--lanes %d with --shard %s: lanes are shards of the whole run of their own; give --lanes on one machine or --shard on a cluster, not both", n, shard)
 }
-
-// modelName is the registry name of the model the flags select, without
-// loading it: the default run folder's name needs it before any lane has
-// opened the model.
-func modelName(mf modelFlags) (string, error) {
-	entry, err := registryEntry(mf)
-	return entry.Name, err
-}

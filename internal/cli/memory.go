@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -22,8 +23,8 @@ import (
 // MemoryOptions are the settings of `feedrun memory`.
 type MemoryOptions struct {
 	IO          *iostreams.IOStreams
-	OpenModel   modelOpener // loads the model; the Factory's
-	Model       modelFlags
+	OpenModel   checkpoint.Opener // loads the model; the Factory's
+	Model       checkpoint.Flags
 	Env         envs.Spec
 	DB          string
 	Seeds       int
@@ -48,7 +49,7 @@ func (o *MemoryOptions) checkBuild() error {
 	if _, err := o.Env.Check(o.buildNeeds()...); err != nil {
 		return err
 	}
-	return o.Model.checkObservations()
+	return o.Model.CheckObservations()
 }
 
 // buildNeeds are what memory build asks of the environment. Only an
@@ -72,8 +73,8 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		PreRunE: func(*cobra.Command, []string) error { return opts.checkBuild() },
 		RunE:    func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
 	}
-	opts.Model.register(build.Flags())
-	opts.Model.registerObservations(build.Flags())
+	opts.Model.Register(build.Flags())
+	opts.Model.RegisterObservations(build.Flags())
 	// Only an environment with memory keys registers its settings here.
 	opts.Env.RegisterEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")

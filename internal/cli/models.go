@@ -80,7 +80,7 @@ type ModelVerification struct {
 }
 
 func modelsListRun(opts *ModelsOptions) error {
-	reg, err := loadRegistry(opts.ModelsFile)
+	reg, err := models.LoadRegistry(opts.ModelsFile)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func modelsListRun(opts *ModelsOptions) error {
 // selected resolves names in the registry (models.Registry.Select) and
 // opens the cache.
 func selected(modelsFile string, names []string, all bool) ([]models.Model, models.Cache, error) {
-	reg, err := loadRegistry(modelsFile)
+	reg, err := models.LoadRegistry(modelsFile)
 	if err != nil {
 		return nil, models.Cache{}, err
 	}

@@ -87,14 +87,14 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
 		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
 		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		Observations: observationsSetting(opts.Model),
+		Observations: opts.Model.RecordedObservations(),
 	}
 	opts.Env.Record(&config)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probe.NearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
-		Manifest: runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
+		Manifest: checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
 		Cut:      tornRow(opts.IO),
 	}
 	defer run.Close()

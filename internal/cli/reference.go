@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -21,8 +22,8 @@ import (
 // reference-items`, the measurement tool of make reference-logprobs.
 type ReferenceItemsOptions struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener // loads the model; the Factory's
-	Model     modelFlags
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Model     checkpoint.Flags
 	// Env names an environment, or all: every environment with probe
 	// items; each registers its own settings.
 	Env       envs.Spec
@@ -66,7 +67,7 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	opts.Model.register(fl)
+	opts.Model.Register(fl)
 	fl.StringVar(&opts.Env.Name, "env", allEnvs, "environment whose items to build: "+envs.Names()+", or all")
 	opts.Env.RegisterSettings(fl, env.ToRun, referenceNeed)
 	// Its flags' names are no command's: a config file's section of that

@@ -14,6 +14,7 @@ import (
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
@@ -93,7 +94,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		}
 		opts.Dirs = dirs
 	}
-	reg, err := loadRegistry(opts.ModelsFile)
+	reg, err := models.LoadRegistry(opts.ModelsFile)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/memory"
@@ -137,12 +138,12 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		store           *memory.Store
 	)
 	if slices.ContainsFunc(opts.harnesses, harness.Name.Guided) {
-		model, err := modelName(opts.Model)
+		entry, err := opts.Model.Entry()
 		if err != nil {
 			return err
 		}
-		memPath = opts.memoryPath(model)
-		if store, err = openMemoryStore(memPath, model, opts.Env.Name); err != nil {
+		memPath = opts.memoryPath(entry.Name)
+		if store, err = openMemoryStore(memPath, entry.Name, opts.Env.Name); err != nil {
 			return err
 		}
 		defer store.Close()
@@ -202,14 +203,14 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	config := results.Config{
 		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Memory: memPath,
 		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
-		Observations: observationsSetting(opts.Model),
+		Observations: opts.Model.RecordedObservations(),
 	}
 	opts.Settings.Record(&config, demos)
 	opts.Env.Record(&config)
 	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
 		config.Ban = results.BanTokens
 	}
-	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
+	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
 	folder, err := results.OpenFolder(out, man)
 	if err != nil {

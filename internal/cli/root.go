@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -35,8 +36,8 @@ const (
 type Factory struct {
 	IO *iostreams.IOStreams
 	// openModel loads the model of a command that needs one; nil means
-	// openLlama, the real one. Tests give a fake (see modelOpener).
-	openModel modelOpener
+	// checkpoint.OpenFlagged, the real one. Tests give a fake.
+	openModel checkpoint.Opener
 	// lanes starts the lane workers of --lanes; nil means lanes.Exec,
 	// child processes of this binary. Tests run them in-process.
 	lanes lanes.Launcher
@@ -61,11 +62,11 @@ func (f *Factory) laneLauncher() lanes.Launcher {
 }
 
 // modelOpener is the factory's model opener.
-func (f *Factory) modelOpener() modelOpener {
+func (f *Factory) modelOpener() checkpoint.Opener {
 	if f.openModel == nil {
-		return withObservations(openLlama)
+		return checkpoint.WithObservations(checkpoint.OpenFlagged)
 	}
-	return withObservations(f.openModel)
+	return checkpoint.WithObservations(f.openModel)
 }
 
 const rootHelp = `feedrun measures whether recording a failed tool call in a small language
@@ -135,7 +136,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
-	return execute(ctx, &Factory{IO: io, openModel: openLlama, program: os.Args[0]}, args)
+	return execute(ctx, &Factory{IO: io, openModel: checkpoint.OpenFlagged, program: os.Args[0]}, args)
 }
 
 // execute runs feedrun with the factory's streams and model opener.

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/envs"
-	"github.com/feedrun/feedrun/internal/buildinfo"
 	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
@@ -17,37 +15,12 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/transcript"
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // This file holds what the runners (probe, rollout, sweep) share around
 // their run folder: the manifest, the messages of a resume, an
 // interruption and a finish, and the --lanes path.
-
-// runManifest describes a run for its run folder. command is the command
-// line the Factory holds; model is the opened model, nil for a run
-// without one (the scripted sweep).
-func runManifest(command []string, config results.Config, model *checkpoint.Opened, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
-	m := results.Manifest{
-		Command: command, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
-	}
-	if model != nil {
-		model.Record(&m, mf.Threads)
-	}
-	return m
-}
-
-// observationsSetting is --observations as the manifest records it: "tool"
-// for tool turns, and nothing for the study's user turns, so that runs
-// made before the flag describe the same runs.
-func observationsSetting(mf modelFlags) string {
-	if mf.Observations == transcript.ObservationsTool {
-		return transcript.ObservationsTool
-	}
-	return ""
-}
 
 // harnessNames is the manifest's list of harnesses.
 func harnessNames(hs []harness.Name) []string {
@@ -64,10 +37,10 @@ func harnessNames(hs []harness.Name) []string {
 // embed it; its flags are registered and checked here once for both.
 type runSpec struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener    // loads the model; the Factory's
-	Launch    lanes.Launcher // starts lane workers; the Factory's
-	Command   []string       // the command line, the Factory's
-	Model     modelFlags
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Launch    lanes.Launcher    // starts lane workers; the Factory's
+	Command   []string          // the command line, the Factory's
+	Model     checkpoint.Flags
 	Env       envs.Spec
 	Harness   string
 	Shard     string
@@ -88,8 +61,8 @@ func (f *Factory) newRunSpec() runSpec {
 // register adds the shared flags: harness is --harness's default, shard
 // --shard's help, out --out's.
 func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
-	r.Model.register(fs)
-	r.Model.registerObservations(fs)
+	r.Model.Register(fs)
+	r.Model.RegisterObservations(fs)
 	r.Env.RegisterEnv(fs, envs.Help())
 	fs.StringVar(&r.Harness, "harness", harness, "comma-separated harnesses, or all")
 	fs.StringVar(&r.Shard, "shard", "", shard)
@@ -115,7 +88,7 @@ func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if _, err := r.Env.Check(ns...); err != nil {
 		return err
 	}
-	return r.Model.checkObservations()
+	return r.Model.CheckObservations()
 }
 
 // runFolder is where the rows go: --out, else the runner's default folder
@@ -169,11 +142,11 @@ func (r *runSpec) runLanes(ctx context.Context, verb string, folder func(model, 
 	}
 	out := r.Out
 	if out == "" {
-		model, err := modelName(r.Model)
+		entry, err := r.Model.Entry()
 		if err != nil {
 			return err
 		}
-		out = folder(model, r.Env.Name)
+		out = folder(entry.Name, r.Env.Name)
 	}
 	run := &lanes.Run{IO: r.IO, Launch: r.Launch, Args: r.Command[1:], Lanes: r.Lanes, Threads: r.Model.Threads, Out: out, Command: r.Command}
 	if extra != nil {

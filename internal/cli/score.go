@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
@@ -16,8 +17,8 @@ import (
 // ScoreOptions are the settings of `feedrun score`.
 type ScoreOptions struct {
 	IO           *iostreams.IOStreams
-	OpenModel    modelOpener // loads the model; the Factory's
-	Model        modelFlags
+	OpenModel    checkpoint.Opener // loads the model; the Factory's
+	Model        checkpoint.Flags
 	RawPrompt    string
 	Continuation string
 	Format       string // text or json
@@ -47,7 +48,7 @@ func newScoreCmd(f *Factory) *cobra.Command {
 			return scoreRun(cmd.Context(), opts)
 		},
 	}
-	opts.Model.register(cmd.Flags())
+	opts.Model.Register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
 	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -15,8 +16,8 @@ import (
 // SweepOptions are the settings of `feedrun sweep`.
 type SweepOptions struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener // loads the model; the Factory's
-	Model     modelFlags
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Model     checkpoint.Flags
 	Scripted  bool
 	Retries   []int
 	OnLoop    []string
@@ -51,7 +52,7 @@ func newSweepCmd(f *Factory) *cobra.Command {
 			return sweepRun(cmd.Context(), opts)
 		},
 	}
-	opts.Model.register(cmd.Flags())
+	opts.Model.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.Scripted, "scripted", false, "use the scripted agent, whose success has a closed form")
 	cmd.Flags().IntSliceVar(&opts.Retries, "retries", []int{0, 1, 2, 3, 4}, "retry budgets")
 	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", rollout.OnLoops, "loop policies")
@@ -73,7 +74,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Task: plan.Env.Name(),
 	}
 	seeds := map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}
-	man := runManifest(opts.Command, config, nil, opts.Model, seeds, "", results.Shard{})
+	man := checkpoint.Manifest(opts.Command, config, nil, opts.Model, seeds, "", results.Shard{})
 	if !opts.Scripted {
 		m, err := opts.OpenModel(ctx, opts.Model)
 		if err != nil {
@@ -83,7 +84,7 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		plan.Agent = m.Entry.Name
 		plan.Player = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
 		config.Agent, config.Context, config.InstructionTuned = plan.Agent, opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
-		man = runManifest(opts.Command, config, m, opts.Model, seeds, "", results.Shard{})
+		man = checkpoint.Manifest(opts.Command, config, m, opts.Model, seeds, "", results.Shard{})
 	}
 	out := opts.Out
 	if out == "" {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Model is one checkpoint named in models.yaml.
@@ -428,6 +430,20 @@ func value(n *yaml.Node) string {
 // Builtin is the models.yaml compiled into feedrun.
 func Builtin() (*Registry, error) {
 	return Parse("models.yaml (built in)", feedrun.ModelsYAML)
+}
+
+// LoadRegistry reads the registry at path (--models-file), or the one
+// built into the binary for "": a file that cannot be read or is not a
+// registry is the user's to fix.
+func LoadRegistry(path string) (*Registry, error) {
+	if path == "" {
+		return Builtin()
+	}
+	reg, err := Load(path)
+	if err != nil {
+		return nil, usage.Error{Err: err}
+	}
+	return reg, nil
 }
 
 // CachedPath is where the named built-in model sits in the default cache,
