@@ -62,7 +62,7 @@ func newDataCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return dataPullRun(cmd.Context(), opts) },
 	}
 	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
-	config.FormatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(pull.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	cmd.AddCommand(pull)
 	return cmd
 }
@@ -97,5 +97,5 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (models.Pulled, error) { return fetcher.PullDataset(ctx, d) })
+	return models.PrintPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (models.Pulled, error) { return fetcher.PullDataset(ctx, d) })
 }

@@ -37,8 +37,8 @@ func newItemsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	// jsonl stays the default: it is the file probe --items-file reads,
 	// and scripts redirect `feedrun items` into one.
-	config.FormatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
-	config.FormatAlias(cmd.Flags(), "table", formatText)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatJSONL, iostreams.FormatJSONL, iostreams.FormatText, iostreams.FormatCSV)
+	config.FormatAlias(cmd.Flags(), "table", iostreams.FormatText)
 	config.Bound(cmd.Flags(), "n", 0, config.Unbounded)
 	return cmd
 }

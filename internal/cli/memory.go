@@ -91,7 +91,7 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return memoryShowRun(opts) },
 	}
-	config.FormatFlag(show.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	config.FormatFlag(show.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON, iostreams.FormatCSV)
 	cmd.AddCommand(build, show,
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
@@ -124,24 +124,24 @@ func memoryShowRun(opts *MemoryOptions) error {
 		return usage.Error{Err: err}
 	}
 	defer s.Close()
-	if opts.Format == formatText {
+	if opts.Format == iostreams.FormatText {
 		return s.Show(opts.IO.Out)
 	}
 	ls, err := s.Lessons()
 	if err != nil {
 		return err
 	}
-	if opts.Format == formatJSON {
+	if opts.Format == iostreams.FormatJSON {
 		if ls == nil {
 			ls = []memory.Lesson{} // an empty store is [], not null
 		}
-		return printJSON(opts.IO.Out, ls)
+		return iostreams.PrintJSON(opts.IO.Out, ls)
 	}
 	rows := make([][]string, len(ls))
 	for i, l := range ls {
 		rows[i] = []string{l.Env, l.Template, l.Tool, l.Kind, strconv.Itoa(l.Count), l.Text}
 	}
-	return printCSV(opts.IO.Out, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
+	return iostreams.PrintCSV(opts.IO.Out, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
 }
 
 // withExistingStore runs fn on the store at path, which must exist and be

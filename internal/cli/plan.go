@@ -53,7 +53,7 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 	}
 	cmd.Flags().Float64Var(&opts.Diff, "diff", 0, "target difference from verbatim, as a difference of rates (0.14: 14 pp); required")
 	cmd.Flags().Float64Var(&opts.Power, "power", report.MDDPower, "chance of marking the target difference")
-	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatCSV, formatJSON)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatCSV, iostreams.FormatJSON)
 	return cmd
 }
 

@@ -64,7 +64,7 @@ the episodes or items behind it.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatMarkdown, iostreams.FormatCSV, iostreams.FormatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
 	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	opts.Envs.RegisterSettings(cmd.Flags(), env.ToRead)

@@ -51,7 +51,7 @@ func newScoreCmd(f *Factory) *cobra.Command {
 	opts.Model.Register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
-	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
@@ -70,8 +70,8 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 		return err
 	}
 	res := ScoreResult{Model: m.Entry.Name, Scored: scored}
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, res)
+	if opts.Format == iostreams.FormatJSON {
+		return iostreams.PrintJSON(opts.IO.Out, res)
 	}
 	for i := range res.Tokens {
 		fmt.Fprintf(opts.IO.Out, "%6d  %-20q %10.4f\n", res.TokenIDs[i], res.Tokens[i], res.LogProbs[i])

@@ -30,14 +30,14 @@ func newVersionCmd(f *Factory) *cobra.Command {
 			return versionRun(opts, CurrentVersion())
 		},
 	}
-	config.FormatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 
 func versionRun(opts *VersionOptions, v buildinfo.Info) error {
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, v)
+	if opts.Format == iostreams.FormatJSON {
+		return iostreams.PrintJSON(opts.IO.Out, v)
 	}
 	_, err := fmt.Fprint(opts.IO.Out, v.Text())
 	return err

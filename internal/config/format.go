@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
@@ -19,7 +20,7 @@ const (
 )
 
 // jsonFormat is the --format that --json stands for.
-const jsonFormat = "json"
+const jsonFormat = iostreams.FormatJSON
 
 // FormatFlag registers --format on fs, its default def and the values it
 // accepts allowed (def among them), which CheckFormat enforces once the
