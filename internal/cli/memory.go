@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -14,10 +12,8 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
-	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
@@ -89,86 +85,16 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 	config.Bound(build.Flags(), "shots", 0, config.Unbounded)
 	show := &cobra.Command{
 		Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return memoryShowRun(opts) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return memory.ShowAt(opts.DB, opts.IO.Out, opts.Format) },
 	}
 	config.FormatFlag(show.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON, iostreams.FormatCSV)
 	cmd.AddCommand(build, show,
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withExistingStore(opts.DB, func(s *memory.Store) error {
-					// Clearing writes the store as a build does: under its
-					// writer lock, or a running build's lessons were wiped
-					// under it and it went on adding to an emptied store.
-					lock, err := results.LockPath(opts.DB)
-					if busy := (results.Busy{}); errors.As(err, &busy) {
-						return usage.Errorf("memory clear: %s is being written by %s (a memory build); wait for it to end, then clear it", opts.DB, busy.Holder())
-					}
-					if err != nil {
-						return err
-					}
-					defer lock.Unlock()
-					return s.Clear()
-				})
-			},
+			RunE: func(cmd *cobra.Command, _ []string) error { return memory.ClearAt(opts.DB) },
 		},
 	)
 	return cmd
-}
-
-// memoryShowRun prints the lessons of the store, which it opens
-// read-only: text is a tab-separated line per lesson.
-func memoryShowRun(opts *MemoryOptions) error {
-	s, err := memory.OpenReadOnly(opts.DB)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	defer s.Close()
-	if opts.Format == iostreams.FormatText {
-		return s.Show(opts.IO.Out)
-	}
-	ls, err := s.Lessons()
-	if err != nil {
-		return err
-	}
-	if opts.Format == iostreams.FormatJSON {
-		if ls == nil {
-			ls = []memory.Lesson{} // an empty store is [], not null
-		}
-		return iostreams.PrintJSON(opts.IO.Out, ls)
-	}
-	rows := make([][]string, len(ls))
-	for i, l := range ls {
-		rows[i] = []string{l.Env, l.Template, l.Tool, l.Kind, strconv.Itoa(l.Count), l.Text}
-	}
-	return iostreams.PrintCSV(opts.IO.Out, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
-}
-
-// withExistingStore runs fn on the store at path, which must exist and be
-// a store: a path that is neither is the user's to fix (exit 2).
-func withExistingStore(path string, fn func(*memory.Store) error) error {
-	s, err := memory.OpenExisting(path)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	defer s.Close()
-	return fn(s)
-}
-
-// withStoreLocked runs fn on the store at path, creating it when needed,
-// as its one writer: a second build on the store is refused at once.
-func withStoreLocked(path string, fn func(*memory.Store) error) error {
-	s, err := memory.Open(path)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	lock, err := results.LockPath(path)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
-	return fn(s)
 }
 
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
@@ -189,7 +115,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		Tasks: rollout.TrainingTasks(env, opts.Tasks), Seeds: opts.Seeds, Settings: opts.buildSettings(m.Entry.Name, m.SHA256),
 	}
 	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(build.Tasks), opts.Seeds, opts.DB)
-	return withStoreLocked(opts.DB, func(s *memory.Store) error {
+	return memory.WithWriter(opts.DB, func(s *memory.Store) error {
 		build.Store, build.Progress = s, opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
 		n, skipped, err := build.Execute(ctx)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -63,20 +62,6 @@ func (o *RolloutOptions) memoryPath(model string) string {
 		out = results.RolloutFolder(model, o.Env.Name)
 	}
 	return filepath.Join(out, "memory.db")
-}
-
-// openMemoryStore opens the memory store at path, which must exist and be
-// a store: either lack is the user's to fix (exit 2), and the message says
-// how to build one for model and envName.
-func openMemoryStore(path, model, envName string) (*memory.Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, usage.Errorf("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
-	}
-	store, err := memory.OpenReadOnly(path)
-	if err != nil {
-		return nil, usage.Errorf("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
-	}
-	return store, nil
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
@@ -143,7 +128,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			return err
 		}
 		memPath = opts.memoryPath(entry.Name)
-		if store, err = openMemoryStore(memPath, entry.Name, opts.Env.Name); err != nil {
+		if store, err = memory.OpenForHarness(memPath, entry.Name, opts.Env.Name); err != nil {
 			return err
 		}
 		defer store.Close()
