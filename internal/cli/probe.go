@@ -9,12 +9,9 @@ import (
 
 	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/transcript"
-	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ProbeOptions are the settings of `feedrun probe`.
@@ -30,7 +27,7 @@ type ProbeOptions struct {
 // check is where probe's flags are checked, before anything is opened or
 // written (see config.CheckBounds for the counts).
 func (o *ProbeOptions) check() error {
-	return o.runSpec.check(harness.ProbeHarnesses, probeNeeds(o)...)
+	return o.runSpec.check(harness.ProbeHarnesses, probe.Needs(o.OnPolicy, o.ItemsFile)...)
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
@@ -69,11 +66,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return opts.runLanes(ctx, "probe", func(model, env string) string { return results.ProbeFolder(model, env, opts.OnPolicy, opts.Seed) }, nil)
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.Open(probeNeeds(opts)...)
+	env, err := opts.Env.Open(probe.Needs(opts.OnPolicy, opts.ItemsFile)...)
 	if err != nil {
 		return err
 	}
-	items, datasetSHA, err := probeItems(ctx, opts, env)
+	items, datasetSHA, err := probe.Items(ctx, env, opts.Seed, opts.Items, opts.ItemsFile)
 	if err != nil {
 		return err
 	}
@@ -119,37 +116,4 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
 	sum, err := run.Execute(ctx)
 	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
-}
-
-// probeNeeds are what a probe asks of the environment: probe items, unless
-// they come from --items-file and are probed as they are.
-func probeNeeds(opts *ProbeOptions) []env.Need {
-	switch {
-	case opts.OnPolicy:
-		return []env.Need{env.Needs(env.ProbeItemsOf, "--on-policy")}
-	case opts.ItemsFile == "":
-		return []env.Need{env.Needs(env.ProbeItemsOf, "probe")}
-	}
-	return nil
-}
-
-func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcript.Item, string, error) {
-	if opts.ItemsFile == "" {
-		src, err := env.ProbeItemsOf(e, "probe")
-		if err != nil {
-			return nil, "", err
-		}
-		items, err := src.Items(ctx, opts.Seed, opts.Items)
-		return items, e.DatasetSHA256(), err
-	}
-	// Whatever is wrong with the file is the user's to fix; its sha256 is
-	// of the whole file, whatever --items takes of it.
-	items, sum, err := probe.ReadItemsFile(opts.ItemsFile, e.Name())
-	if err != nil {
-		return nil, "", usage.Error{Err: err}
-	}
-	if opts.Items > 0 && len(items) > opts.Items {
-		items = items[:opts.Items]
-	}
-	return items, sum, nil
 }

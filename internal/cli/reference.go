@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -114,12 +111,9 @@ var referenceNeed = env.Needs(env.ProbeItemsOf, "reference-items")
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	var f probe.ReferenceFile
 	if opts.ScoreFile != "" {
-		b, err := os.ReadFile(opts.ScoreFile)
-		if err != nil {
-			return usage.Error{Err: fmt.Errorf("--score-file: %w", err)}
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			return usage.Errorf("--score-file %s: expected a file reference-items wrote: %v", opts.ScoreFile, err)
+		var err error
+		if f, err = probe.ReadReferenceFile(opts.ScoreFile); err != nil {
+			return err
 		}
 	}
 	m, err := opts.OpenModel(ctx, opts.Model)
@@ -129,11 +123,7 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	defer m.Close()
 	// The caller renames the file once it is whole.
 	write := func(seqs []probe.ReferenceSequence) error {
-		b, err := json.Marshal(probe.ReferenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs})
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(opts.Out, b, 0o644)
+		return probe.ReferenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs}.Write(opts.Out)
 	}
 	if opts.ScoreFile != "" {
 		return probe.ScoreReference(m, f.Sequences, write)
