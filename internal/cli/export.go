@@ -3,17 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -79,29 +74,13 @@ cannot be found here, the sample's metadata says why.`,
 }
 
 func exportRun(ctx context.Context, opts *ExportOptions) error {
-	d, err := report.Load(opts.Dirs)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	if len(d.Episodes)+len(d.Items) == 0 {
-		return usage.Errorf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
-	}
-	src := shown.Sources(ctx, d, opts.Envs.Recorded, opts.Contexts)
-	for _, dir := range slices.Sorted(maps.Keys(src.Missing)) {
-		opts.IO.Statusf("%s: %s", dir, src.Missing[dir])
-	}
-	logs := export.Inspect(d, src)
-	paths, err := export.Write(opts.Out, logs)
+	paths, samples, err := shown.Export(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Out, opts.IO.Statusf)
 	if err != nil {
 		return err
-	}
-	samples := 0
-	for _, l := range logs {
-		samples += len(l.Samples)
 	}
 	for _, p := range paths {
 		fmt.Fprintln(opts.IO.Out, p)
 	}
-	opts.IO.Statusf("%d logs, %d samples in %s: inspect view --log-dir %s", len(logs), samples, opts.Out, opts.Out)
+	opts.IO.Statusf("%d logs, %d samples in %s: inspect view --log-dir %s", len(paths), samples, opts.Out, opts.Out)
 	return nil
 }

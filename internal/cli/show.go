@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -116,34 +114,10 @@ between words; output longer than the screen goes through $PAGER
 }
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
-	d, err := report.Load(opts.Dirs)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	for _, t := range d.Torn {
-		warner(opts.IO)(t.Warning())
-	}
-	var contexts report.Contexts
-	if slices.ContainsFunc(d.Items, opts.Filter.Item) && !opts.List {
-		contexts = shown.ContextsNoted(ctx, d, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
-	}
 	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
-	var buf bytes.Buffer
-	var episodes, items int
-	if opts.List {
-		episodes, items, err = report.WriteList(&buf, d, opts.Filter)
-	} else {
-		episodes, items, err = report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
-	}
-	if err != nil {
+	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, warner(opts.IO), opts.IO.Statusf)
+	if err != nil || out == nil {
 		return err
 	}
-	switch {
-	case len(d.Episodes)+len(d.Items) == 0:
-		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
-		return nil
-	case episodes+items == 0:
-		return report.NoMatch(opts.Dirs, d, opts.Filter)
-	}
-	return opts.IO.WriteOrPage(buf.Bytes())
+	return opts.IO.WriteOrPage(out)
 }
