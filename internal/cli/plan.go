@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/config"
@@ -58,10 +56,8 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 }
 
 func planRun(opts *PlanOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usage.Errorf("plan: %s is not a run folder (it does not exist or is a file)", dir)
-		}
+	if _, err := report.Folders("plan", opts.Dirs, ""); err != nil {
+		return err
 	}
 	d, err := report.Load(opts.Dirs)
 	if err != nil {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,6 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/report"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -78,33 +75,22 @@ the episodes or items behind it.`,
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usage.Errorf("report: %s is not a run folder (it does not exist or is a file)", dir)
-		}
+	dirs, err := report.Folders("report", opts.Dirs, opts.Results)
+	if err != nil {
+		return err
 	}
-	if len(opts.Dirs) == 0 {
-		dirs, err := report.RunFolders(opts.Results)
-		if err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			return usage.Errorf("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
-				strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
-		}
-		opts.Dirs = dirs
+	if len(dirs) == 0 {
+		return usage.Errorf("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
+			strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
 	}
+	opts.Dirs = dirs
 	reg, err := models.LoadRegistry(opts.ModelsFile)
 	if err != nil {
 		return err
 	}
 	// The study's rollout figures are its 0.5B agents': the registry's
 	// sizes keep them beside 0.5B rows only, whatever a model is named.
-	sizes := make(map[string]string, len(reg.Models))
-	for _, m := range reg.Models {
-		sizes[m.Name] = m.Parameters
-	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: sizes, FinishCall: finishCall, Warn: warner(opts.IO)}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: warner(opts.IO)}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -123,23 +109,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	if opts.Out == "" {
 		return report.Run(ctx, ro, opts.IO.Out)
 	}
-	var buf bytes.Buffer
-	if err := report.Run(ctx, ro, &buf); err != nil {
-		return err
-	}
-	// Written whole beside the file and renamed over it, so that a reader
-	// never sees half a report where the last one was.
-	if err := results.WriteFileAtomic(opts.Out, buf.Bytes()); err != nil {
-		return fmt.Errorf("--out %s: %w", opts.Out, err)
-	}
-	return nil
-}
-
-// finishCall says, from the environment registry, whether name's episodes
-// end by a finish call.
-func finishCall(name string) bool {
-	e, ok := envs.Lookup(name)
-	return ok && e.FinishCall()
+	return report.WriteFile(ctx, ro, opts.Out)
 }
 
 // warner writes a line about the data read, such as a table's torn last

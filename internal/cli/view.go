@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -85,21 +84,14 @@ when their run is first opened (minutes).`,
 }
 
 func viewRun(ctx context.Context, opts *ViewOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usage.Errorf("view: %s is not a run folder (it does not exist or is a file)", dir)
-		}
+	dirs, err := report.Folders("view", opts.Dirs, opts.Results)
+	if err != nil {
+		return err
 	}
-	if len(opts.Dirs) == 0 {
-		dirs, err := report.RunFolders(opts.Results)
-		if err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			return usage.Errorf("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
-		}
-		opts.Dirs = dirs
+	if len(dirs) == 0 {
+		return usage.Errorf("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
 	}
+	opts.Dirs = dirs
 	index, err := report.LoadViewerIndex(opts.Dirs)
 	if err != nil {
 		return usage.Error{Err: err}

@@ -432,6 +432,15 @@ func Builtin() (*Registry, error) {
 	return Parse("models.yaml (built in)", feedrun.ModelsYAML)
 }
 
+// Sizes are the registry's parameter counts (Parameters) by model name.
+func (r *Registry) Sizes() map[string]string {
+	sizes := make(map[string]string, len(r.Models))
+	for _, m := range r.Models {
+		sizes[m.Name] = m.Parameters
+	}
+	return sizes
+}
+
 // LoadRegistry reads the registry at path (--models-file), or the one
 // built into the binary for "": a file that cannot be read or is not a
 // registry is the user's to fix.
