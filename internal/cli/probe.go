@@ -81,7 +81,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	defer m.Close()
 	out := opts.runFolder(results.ProbeFolder(m.Entry.Name, env.Name(), opts.OnPolicy, opts.Seed))
 	config := results.Config{
-		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
+		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harness.Strings(harnesses), Items: opts.Items,
 		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
 		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
 		Observations: opts.Model.RecordedObservations(),
@@ -92,14 +92,14 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
 		Manifest: checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
-		Cut:      tornRow(opts.IO),
+		Cut:      results.CutNoted(opts.IO.Statusf),
 	}
 	defer run.Close()
 	if err := run.Prepare(); err != nil {
 		return err
 	}
 	if opts.OnPolicy {
-		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: tornRow(opts.IO), Begin: run.Begin, Status: opts.IO.Statusf}
+		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: results.CutNoted(opts.IO.Statusf), Begin: run.Begin, Status: opts.IO.Statusf}
 		if run.Items, err = src.Items(ctx, probe.ContextShard(items, shard), shard); err != nil {
 			if errors.Is(err, results.ErrInterrupted) {
 				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
@@ -115,5 +115,5 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), run.Size(), len(harnesses), out)
 	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
 	sum, err := run.Execute(ctx)
-	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
+	return results.Ended(opts.IO.Statusf, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
 }

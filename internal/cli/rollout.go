@@ -186,7 +186,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
 	config := results.Config{
-		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Memory: memPath,
+		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harness.Strings(harnesses), Memory: memPath,
 		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
 		Observations: opts.Model.RecordedObservations(),
 	}
@@ -205,7 +205,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	plan.Begin = folder.Begin
 	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	plan.Cut = tornRow(opts.IO)
+	plan.Cut = results.CutNoted(opts.IO.Statusf)
 	sum, err := plan.Execute(ctx)
 	if err == nil || errors.Is(err, results.ErrInterrupted) {
 		sh := agent.Shares()
@@ -218,5 +218,5 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 			err = rerr
 		}
 	}
-	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
+	return results.Ended(opts.IO.Statusf, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
 }

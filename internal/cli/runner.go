@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -18,18 +17,8 @@ import (
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
-// This file holds what the runners (probe, rollout, sweep) share around
-// their run folder: the manifest, the messages of a resume, an
-// interruption and a finish, and the --lanes path.
-
-// harnessNames is the manifest's list of harnesses.
-func harnessNames(hs []harness.Name) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
-}
+// This file holds what the runners (probe, rollout) share: their flags
+// and the --lanes path.
 
 // runSpec is what probe and rollout share: the model, the environment and
 // its settings, the harnesses, the run folder, and how the run is split
@@ -102,32 +91,6 @@ func (r *runSpec) runFolder(folder string) string {
 		out = results.ShardFolder(out, r.shard)
 	}
 	return out
-}
-
-// tornRow says on stderr that resuming cut a torn last row (what a crash
-// mid-write leaves) off a table; the unit it belonged to is measured again.
-func tornRow(io *iostreams.IOStreams) results.CutFunc {
-	return func(path string, bytes int64) {
-		io.Statusf("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
-	}
-}
-
-// ended closes a runner's run: err is what its units' loop returned after
-// ran new units and skipped ones already there. An interruption says how
-// to resume; a run that got through stamps its finish (finish) and says
-// what it did.
-func ended(io *iostreams.IOStreams, verb, unit string, ran, skipped int, err error, finish func() error) error {
-	if errors.Is(err, results.ErrInterrupted) {
-		io.Statusf("%s: interrupted after %d new %s; run the same command to resume", verb, ran, unit)
-	}
-	if err != nil {
-		return err
-	}
-	if err := finish(); err != nil {
-		return err
-	}
-	io.Statusf("done: %d %s measured, %d already there", ran, unit, skipped)
-	return nil
 }
 
 // runLanes runs the command as r.Lanes lane workers and merges them into

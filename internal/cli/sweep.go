@@ -95,11 +95,11 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		return err
 	}
 	defer folder.Close()
-	plan.OutDir, plan.Cut, plan.Begin = out, tornRow(opts.IO), folder.Begin
+	plan.OutDir, plan.Cut, plan.Begin = out, results.CutNoted(opts.IO.Statusf), folder.Begin
 	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
 	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
 	sum, err := plan.Execute(ctx)
-	if err := ended(opts.IO, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
+	if err := results.Ended(opts.IO.Statusf, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's
