@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 
@@ -197,26 +195,5 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	}
 	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
-	folder, err := results.OpenFolder(out, man)
-	if err != nil {
-		return err
-	}
-	defer folder.Close()
-	plan.Begin = folder.Begin
-	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
-	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	plan.Cut = results.CutNoted(opts.IO.Statusf)
-	sum, err := plan.Execute(ctx)
-	if err == nil || errors.Is(err, results.ErrInterrupted) {
-		sh := agent.Shares()
-		opts.IO.Statusf("rollout: %d steps computed, %d shared from another episode's equal step", sh.Computed, sh.Shared)
-		if opts.CountTokens {
-			// On standard output, for make bench-anchor, which runs quiet.
-			fmt.Fprintf(opts.IO.Out, "rollout: %d distinct prompt tokens, %d generated tokens decoded\n", sh.PromptTokens, sh.Generated)
-		}
-		if rerr := folder.RecordReplies(results.Replies{Computed: sh.Computed, Shared: sh.Shared}); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
-	return results.Ended(opts.IO.Statusf, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
+	return plan.RunIn(ctx, man, opts.IO)
 }

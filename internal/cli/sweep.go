@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/spf13/cobra"
@@ -69,37 +70,24 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
 		FaultRate: opts.FaultRate, FaultSeed: 1, Retries: opts.Retries, OnLoop: opts.OnLoop, Runs: opts.Runs,
 	}
-	config := results.Config{
-		Runner: results.RunnerSweep, Agent: plan.Agent, FaultRate: opts.FaultRate, RetryBudgets: opts.Retries, OnLoops: opts.OnLoop, Runs: opts.Runs,
-		Task: plan.Env.Name(),
-	}
-	seeds := map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}
-	man := checkpoint.Manifest(opts.Command, config, nil, opts.Model, seeds, "", results.Shard{})
+	var m *checkpoint.Opened // none for the scripted agent
 	if !opts.Scripted {
-		m, err := opts.OpenModel(ctx, opts.Model)
-		if err != nil {
+		var err error
+		if m, err = opts.OpenModel(ctx, opts.Model); err != nil {
 			return err
 		}
 		defer m.Close()
 		plan.Agent = m.Entry.Name
 		plan.Player = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
-		config.Agent, config.Context, config.InstructionTuned = plan.Agent, opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
-		man = checkpoint.Manifest(opts.Command, config, m, opts.Model, seeds, "", results.Shard{})
 	}
-	out := opts.Out
-	if out == "" {
-		out = results.SweepFolder(plan.Agent)
+	config := plan.Config()
+	if m != nil {
+		config.Context, config.InstructionTuned = opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
 	}
-	folder, err := results.OpenFolder(out, man)
-	if err != nil {
-		return err
-	}
-	defer folder.Close()
-	plan.OutDir, plan.Cut, plan.Begin = out, results.CutNoted(opts.IO.Statusf), folder.Begin
-	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
-	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	sum, err := plan.Execute(ctx)
-	if err := results.Ended(opts.IO.Statusf, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
+	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, "", results.Shard{})
+	out := cmp.Or(opts.Out, results.SweepFolder(plan.Agent))
+	plan.OutDir = out
+	if err := plan.RunIn(ctx, man, opts.IO); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's

@@ -152,6 +152,14 @@ type SweepPlan struct {
 // steps, so the budget never decides a cell.
 const sweepMaxSteps = 12
 
+// Config is what the run's manifest records of the sweep's settings.
+func (p *SweepPlan) Config() results.Config {
+	return results.Config{
+		Runner: results.RunnerSweep, Agent: p.Agent, FaultRate: p.FaultRate, RetryBudgets: p.Retries, OnLoops: p.OnLoop, Runs: p.Runs,
+		Task: p.Env.Name(),
+	}
+}
+
 // Size is the number of episodes in the grid.
 func (p *SweepPlan) Size() int { return len(p.Retries) * len(p.OnLoop) * p.Runs }
 
