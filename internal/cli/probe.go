@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -95,25 +93,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		Cut:      results.CutNoted(opts.IO.Statusf),
 	}
 	defer run.Close()
-	if err := run.Prepare(); err != nil {
-		return err
-	}
 	if opts.OnPolicy {
-		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: results.CutNoted(opts.IO.Statusf), Begin: run.Begin, Status: opts.IO.Statusf}
-		if run.Items, err = src.Items(ctx, probe.ContextShard(items, shard), shard); err != nil {
-			if errors.Is(err, results.ErrInterrupted) {
-				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
-			}
+		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: results.CutNoted(opts.IO.Statusf), Status: opts.IO.Statusf}
+		if err := run.OnPolicy(ctx, src); err != nil {
 			return err
 		}
-		// An on-policy shard has made only its own items and probes them all.
-		run.Shard = results.Shard{}
-		if len(run.Items) == 0 && shard.N <= 1 {
-			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
-		}
 	}
-	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), run.Size(), len(harnesses), out)
-	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
-	sum, err := run.Execute(ctx)
-	return results.Ended(opts.IO.Statusf, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
+	return run.Play(ctx, opts.IO)
 }
