@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -114,16 +113,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Decode: opts.Decode, Temperature: opts.Temperature},
 		Tasks: rollout.TrainingTasks(env, opts.Tasks), Seeds: opts.Seeds, Settings: opts.buildSettings(m.Entry.Name, m.SHA256),
 	}
-	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(build.Tasks), opts.Seeds, opts.DB)
-	return memory.WithWriter(opts.DB, func(s *memory.Store) error {
-		build.Store, build.Progress = s, opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
-		n, skipped, err := build.Execute(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s (%d learned before)\n", n, opts.DB, skipped)
-		return nil
-	})
+	return build.RunIn(ctx, opts.DB, opts.IO)
 }
 
 // buildSettings are the settings of opts that shape a build's episodes,

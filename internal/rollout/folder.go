@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// This file plays plans into their run folders, as the commands run them:
-// the folder opened for the run's manifest (a resume only on the same
-// settings), what is played and how far it got said on io, and the run
-// closed as results.Ended closes it.
+// This file plays plans into their run folders (a memory build into its
+// store), as the commands run them: the folder opened for the run's
+// manifest (a resume only on the same settings), what is played and how
+// far it got said on io, and the run closed as results.Ended closes it.
 
 // RunIn plays the plan into its run folder (OutDir), opened for man. Once
 // the episodes end or are interrupted, a ModelAgent's sharing is said on
@@ -55,4 +56,19 @@ func (p *SweepPlan) RunIn(ctx context.Context, man results.Manifest, io *iostrea
 	p.Progress = io.NewProgress(int64(p.Size()), "episodes")
 	sum, err := p.Execute(ctx)
 	return results.Ended(io.Statusf, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
+}
+
+// RunIn builds the store at db as its one writer (memory.WithWriter), saying
+// on io what it plays and how far it got, then on io's Out what it learned.
+func (b *MemoryBuild) RunIn(ctx context.Context, db string, io *iostreams.IOStreams) error {
+	io.Statusf("memory build: %s on %d training tasks × %d seeds → %s", b.Settings.Model, len(b.Tasks), b.Seeds, db)
+	return memory.WithWriter(db, func(s *memory.Store) error {
+		b.Store, b.Progress = s, io.NewProgress(int64(len(b.Tasks)*b.Seeds), "episodes")
+		n, skipped, err := b.Execute(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "learned from %d training episodes into %s (%d learned before)\n", n, db, skipped)
+		return nil
+	})
 }
