@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
-	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // DataOptions are the settings of `feedrun data pull`.
@@ -69,24 +67,9 @@ func newDataCmd(f *Factory) *cobra.Command {
 
 // check is where data pull's names and --url are checked, before anything
 // is fetched or written: every name a dataset, and --url with exactly one.
-func (o *DataOptions) check() error {
-	n := len(o.Names)
-	if n == 0 {
-		n = len(models.Datasets) // none named: every one
-	}
-	if o.URL != "" && n != 1 {
-		return usage.Errorf("--url: name the one dataset it serves (got %d)", n)
-	}
-	sets, err := models.SelectDatasets(o.Names)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	// A copy, so that --url changes this pull's dataset, not the registry's.
-	o.sets = slices.Clone(sets)
-	if o.URL != "" {
-		o.sets[0].URL = o.URL
-	}
-	return nil
+func (o *DataOptions) check() (err error) {
+	o.sets, err = models.SelectDatasetsAt(o.Names, o.URL)
+	return err
 }
 
 // dataPullRun fetches the datasets check has settled.
