@@ -92,13 +92,7 @@ func viewRun(ctx context.Context, opts *ViewOptions) error {
 		return usage.Errorf("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
 	}
 	opts.Dirs = dirs
-	index, err := report.LoadViewerIndex(opts.Dirs)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
-		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
-	})
+	srv, err := shown.Viewer(opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
-// A folder that cannot be read as a run is the user's to fix, for show
-// and export alike, and nothing is written.
+// A folder that cannot be read as a run is the user's to fix, for show,
+// export and view alike, and nothing is written or served.
 func TestUnreadableFoldersAreTheUsersToFix(t *testing.T) {
 	dirs := []string{filepath.Join(t.TempDir(), "no-such-run")}
 	look := func(string) (env.Entry, env.Settings, error) {
@@ -26,5 +26,8 @@ func TestUnreadableFoldersAreTheUsersToFix(t *testing.T) {
 	}
 	if b, err := Transcripts(context.Background(), dirs, look, false, report.Filter{}, false, report.TextStyle{}, func(string) {}, note); !errors.As(err, new(usage.Error)) || b != nil {
 		t.Errorf("Transcripts = %q, %v; want a usage error and nothing", b, err)
+	}
+	if srv, err := Viewer(dirs, look, false, note); !errors.As(err, new(usage.Error)) || srv != nil {
+		t.Errorf("Viewer = %v, %v; want a usage error and no server", srv, err)
 	}
 }
