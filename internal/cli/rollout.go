@@ -13,7 +13,6 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
-	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`: the runners'
@@ -30,22 +29,7 @@ func (o *RolloutOptions) check() error {
 	if err := o.runSpec.check(harness.RolloutHarnesses, rollout.DecodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
-	if err := config.CheckOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
-		return err
-	}
-	if err := config.CheckFaultRate(o.FaultRate); err != nil {
-		return err
-	}
-	if o.BackoffFactor < 1 {
-		return usage.Errorf("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
-	}
-	if err := config.CheckTemperature(o.Temperature); err != nil {
-		return err
-	}
-	if err := config.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
-		return err
-	}
-	return config.CheckOneOf("split", o.Split, rollout.Splits)
+	return o.Settings.Check()
 }
 
 // memoryPath is the memory store the memory harness reads: --memory,
@@ -149,11 +133,7 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		return err
 	}
 	datasetSHA := rollout.DatasetSHA256(env)
-	tasks, err := opts.SelectTasks(env)
-	if err != nil {
-		return usage.Error{Err: err}
-	}
-	demos, err := rollout.Demonstrations(ctx, env, opts.Shots, tasks)
+	tasks, demos, err := opts.Prepare(ctx, env)
 	if err != nil {
 		return err
 	}
