@@ -8,7 +8,6 @@ import (
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
-	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ModelsOptions are the settings of the models subcommands.
@@ -70,23 +69,8 @@ func modelsListRun(opts *ModelsOptions) error {
 	return models.PrintListing(opts.IO.Out, opts.Format, models.List(reg, cache))
 }
 
-// selected resolves names in the registry (models.Registry.Select) and
-// opens the cache.
-func selected(modelsFile string, names []string, all bool) ([]models.Model, models.Cache, error) {
-	reg, err := models.LoadRegistry(modelsFile)
-	if err != nil {
-		return nil, models.Cache{}, err
-	}
-	ms, err := reg.Select(names, all)
-	if err != nil {
-		return nil, models.Cache{}, usage.Error{Err: err}
-	}
-	cache, err := models.DefaultCache()
-	return ms, cache, err
-}
-
 func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
-	ms, cache, err := selected(opts.ModelsFile, opts.Names, false)
+	ms, cache, err := models.SelectCached(opts.ModelsFile, opts.Names, false)
 	if err != nil {
 		return err
 	}
@@ -96,7 +80,7 @@ func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
 }
 
 func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
-	ms, cache, err := selected(opts.ModelsFile, opts.Names, true)
+	ms, cache, err := models.SelectCached(opts.ModelsFile, opts.Names, true)
 	if err != nil {
 		return err
 	}

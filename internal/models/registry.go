@@ -432,6 +432,23 @@ func Builtin() (*Registry, error) {
 	return Parse("models.yaml (built in)", feedrun.ModelsYAML)
 }
 
+// SelectCached is the models names select (Registry.Select; all: every
+// one when none is named) in the registry at path (LoadRegistry), and the
+// cache that holds their files. Names the registry lacks are the user's
+// to fix.
+func SelectCached(path string, names []string, all bool) ([]Model, Cache, error) {
+	reg, err := LoadRegistry(path)
+	if err != nil {
+		return nil, Cache{}, err
+	}
+	ms, err := reg.Select(names, all)
+	if err != nil {
+		return nil, Cache{}, usage.Error{Err: err}
+	}
+	cache, err := DefaultCache()
+	return ms, cache, err
+}
+
 // Sizes are the registry's parameter counts (Parameters) by model name.
 func (r *Registry) Sizes() map[string]string {
 	sizes := make(map[string]string, len(r.Models))
