@@ -57,7 +57,7 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 	fs.StringVar(&r.Shard, "shard", "", shard)
 	fs.StringVar(&r.Out, "out", "", out)
 	fs.IntVar(&r.Lanes, "lanes", 1, lanesFlagHelp)
-	config.Bound(fs, "lanes", 1, maxLanes)
+	config.Bound(fs, "lanes", 1, lanes.Max)
 }
 
 // check checks the shared flags: --harness (a list of known), --lanes with
@@ -68,8 +68,8 @@ func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
 		return usage.Errorf("--harness: %v", err)
 	}
-	if r.Lanes > 1 && r.Shard != "" {
-		return lanesWithShard(r.Lanes, r.Shard)
+	if err := lanes.CheckShard(r.Lanes, r.Shard); err != nil {
+		return err
 	}
 	if r.shard, r.autoShard, err = runShard(r.Shard, os.Getenv); err != nil {
 		return err
