@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -73,9 +72,5 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 	if opts.Format == iostreams.FormatJSON {
 		return iostreams.PrintJSON(opts.IO.Out, res)
 	}
-	for i := range res.Tokens {
-		fmt.Fprintf(opts.IO.Out, "%6d  %-20q %10.4f\n", res.TokenIDs[i], res.Tokens[i], res.LogProbs[i])
-	}
-	fmt.Fprintf(opts.IO.Out, "total %.4f nats over %d tokens\n", res.Total, len(res.Tokens))
-	return nil
+	return res.WriteText(opts.IO.Out)
 }
