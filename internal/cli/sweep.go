@@ -31,15 +31,7 @@ type SweepOptions struct {
 // check is where sweep's flags are checked, before anything is opened or
 // written (see config.CheckBounds for the counts).
 func (o *SweepOptions) check() error {
-	if err := config.CheckFaultRate(o.FaultRate); err != nil {
-		return err
-	}
-	for _, ol := range o.OnLoop {
-		if err := config.CheckOneOf("on-loop", ol, rollout.OnLoops); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rollout.CheckSweep(o.FaultRate, o.OnLoop)
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {

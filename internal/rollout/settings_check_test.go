@@ -31,3 +31,15 @@ func TestSettingsCheck(t *testing.T) {
 		}
 	}
 }
+
+// A sweep refuses a fault rate out of [0, 1) and any unknown loop policy.
+func TestCheckSweep(t *testing.T) {
+	if err := CheckSweep(0.3, OnLoops); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	for flag, err := range map[string]error{"--fault-rate": CheckSweep(1, OnLoops), "--on-loop": CheckSweep(0.3, []string{OnLoopStop, "retry"})} {
+		if !errors.As(err, new(usage.Error)) || !strings.HasPrefix(err.Error(), flag+":") {
+			t.Errorf("%s: %v, want a usage error naming it", flag, err)
+		}
+	}
+}

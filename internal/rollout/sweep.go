@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
@@ -151,6 +152,20 @@ type SweepPlan struct {
 // sweepMaxSteps leaves room for every nudge and finish of FixTest's two
 // steps, so the budget never decides a cell.
 const sweepMaxSteps = 12
+
+// CheckSweep refuses a sweep's settings out of their values, as usage
+// errors naming their flags: the fault rate, and every loop policy.
+func CheckSweep(faultRate float64, onLoops []string) error {
+	if err := config.CheckFaultRate(faultRate); err != nil {
+		return err
+	}
+	for _, ol := range onLoops {
+		if err := config.CheckOneOf("on-loop", ol, OnLoops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Config is what the run's manifest records of the sweep's settings.
 func (p *SweepPlan) Config() results.Config {
