@@ -163,16 +163,10 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if store != nil {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
-	config := results.Config{
-		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harness.Strings(harnesses), Memory: memPath,
-		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
-		Observations: opts.Model.RecordedObservations(),
-	}
+	config := plan.Recorded(memPath)
+	config.Context, config.InstructionTuned, config.Observations = opts.Model.Context, results.Tuned(m.Entry.InstructionTuned), opts.Model.RecordedObservations()
 	opts.Settings.Record(&config, demos)
 	opts.Env.Record(&config)
-	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
-		config.Ban = results.BanTokens
-	}
 	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
 	return plan.RunIn(ctx, man, opts.IO)

@@ -2,9 +2,12 @@ package rollout
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
@@ -41,5 +44,20 @@ func TestCheckSweep(t *testing.T) {
 		if !errors.As(err, new(usage.Error)) || !strings.HasPrefix(err.Error(), flag+":") {
 			t.Errorf("%s: %v, want a usage error naming it", flag, err)
 		}
+	}
+}
+
+// The manifest records the plan's harnesses and, where one bans tokens,
+// the token ban; a plan without such a harness records none.
+func TestPlanRecorded(t *testing.T) {
+	p := &Plan{Model: "m", Env: FixTest{}, Harnesses: []harness.Name{harness.Verbatim, harness.Ban}}
+	c := p.Recorded("memory.db")
+	if c.Runner != results.RunnerRollout || c.Model != "m" || c.Env != (FixTest{}).Name() || c.Memory != "memory.db" || c.Ban != results.BanTokens ||
+		!slices.Equal(c.Harness, []string{"verbatim", "ban"}) || c.MaxTokens != (FixTest{}).MaxTokens() {
+		t.Errorf("Recorded = %+v", c)
+	}
+	p.Harnesses = []harness.Name{harness.Verbatim}
+	if c := p.Recorded(""); c.Ban != "" {
+		t.Errorf("without a token ban: Ban = %q", c.Ban)
 	}
 }
