@@ -55,11 +55,7 @@ func itemsRun(ctx context.Context, opts *ItemsOptions) error {
 	if err != nil {
 		return err
 	}
-	src, err := env.ProbeItemsOf(e, "items")
-	if err != nil {
-		return err
-	}
-	items, err := src.Items(ctx, opts.Seed, opts.N)
+	items, err := probe.ItemsOf(ctx, e, "items", opts.Seed, opts.N)
 	if err != nil {
 		return err
 	}

@@ -148,11 +148,7 @@ func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcr
 		if err != nil {
 			return nil, err
 		}
-		src, err := env.ProbeItemsOf(e, "reference-items")
-		if err != nil {
-			return nil, err
-		}
-		items, err := src.Items(ctx, opts.Seed, opts.N)
+		items, err := probe.ItemsOf(ctx, e, "reference-items", opts.Seed, opts.N)
 		if err != nil {
 			return nil, err
 		}

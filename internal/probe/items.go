@@ -29,11 +29,7 @@ func Needs(onPolicy bool, itemsFile string) []env.Need {
 // the user's to fix.
 func Items(ctx context.Context, e env.Env, seed uint64, n int, itemsFile string) ([]transcript.Item, string, error) {
 	if itemsFile == "" {
-		src, err := env.ProbeItemsOf(e, "probe")
-		if err != nil {
-			return nil, "", err
-		}
-		items, err := src.Items(ctx, seed, n)
+		items, err := ItemsOf(ctx, e, "probe", seed, n)
 		return items, e.DatasetSHA256(), err
 	}
 	items, sum, err := ReadItemsFile(itemsFile, e.Name())
@@ -44,4 +40,14 @@ func Items(ctx context.Context, e env.Env, seed uint64, n int, itemsFile string)
 		items = items[:n]
 	}
 	return items, sum, nil
+}
+
+// ItemsOf are the first n (0: all) probe items e makes with seed, for
+// user, the command or setting that needs them (named if e has none).
+func ItemsOf(ctx context.Context, e env.Env, user string, seed uint64, n int) ([]transcript.Item, error) {
+	src, err := env.ProbeItemsOf(e, user)
+	if err != nil {
+		return nil, err
+	}
+	return src.Items(ctx, seed, n)
 }
