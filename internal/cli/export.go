@@ -6,8 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs"
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -15,15 +13,11 @@ import (
 
 // ExportOptions are the settings of `feedrun export`.
 type ExportOptions struct {
-	IO     *iostreams.IOStreams
-	Dirs   []string
-	Format string
-	Out    string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envs.Spec
-	// Contexts makes CodeRepair probe items again for their context (slow).
-	Contexts bool
+	IO       *iostreams.IOStreams
+	Dirs     []string
+	Format   string
+	Out      string
+	readSpec // the environments' settings and --contexts
 }
 
 // FormatInspect is export's one format: Inspect's eval logs.
@@ -68,8 +62,7 @@ cannot be found here, the sample's metadata says why.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", FormatInspect, "the logs' format: inspect")
 	fl.StringVar(&opts.Out, "out", "", "folder to write the logs in (made if missing; logs of the same folders are replaced)")
-	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
-	opts.Envs.RegisterSettings(fl, env.ToRead)
+	opts.register(fl, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
 	return cmd
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/report"
@@ -32,12 +31,8 @@ type ReportOptions struct {
 	// figures; "" is the one built in.
 	ModelsFile string
 	// Out is the file the report goes to; "" is stdout.
-	Out string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envs.Spec
-	// Contexts makes CodeRepair items again for the HTML report (slow).
-	Contexts bool
+	Out      string
+	readSpec // the environments' settings and --contexts
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -63,8 +58,7 @@ the episodes or items behind it.`,
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
 	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatMarkdown, iostreams.FormatCSV, iostreams.FormatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
-	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.RegisterSettings(cmd.Flags(), env.ToRead)
+	opts.register(cmd.Flags(), "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")

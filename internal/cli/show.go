@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
@@ -19,14 +17,9 @@ import (
 
 // ShowOptions are the settings of `feedrun show`.
 type ShowOptions struct {
-	IO   *iostreams.IOStreams
-	Dirs []string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envs.Spec
-	// Contexts makes CodeRepair items again to show their context (slow;
-	// ToolShed's are always made).
-	Contexts bool
+	IO       *iostreams.IOStreams
+	Dirs     []string
+	readSpec // the environments' settings and --contexts
 	Filter   report.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
@@ -107,8 +100,7 @@ between words; output longer than the screen goes through $PAGER
 	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
 	config.Bound(fl, "step", 0, config.Unbounded)
-	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.RegisterSettings(fl, env.ToRead)
+	opts.register(fl, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
 	return cmd
 }

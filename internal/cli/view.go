@@ -8,8 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs"
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
@@ -24,11 +22,8 @@ type ViewOptions struct {
 	Results string // where to look for run folders when Dirs is empty
 	Addr    string
 	// Remote allows an address other than a loopback one.
-	Remote bool
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs     envs.Spec
-	Contexts bool
+	Remote   bool
+	readSpec // the environments' settings and --contexts
 	// Serving, when set, is told the viewer's address once it listens
 	// (tests); the command serves until its context ends.
 	Serving func(url string)
@@ -78,8 +73,7 @@ when their run is first opened (minutes).`,
 	fl.StringVar(&opts.Results, "results", "results", "folder whose run folders are served when no DIR is given")
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to listen on (host:port; port 0: a free one)")
 	fl.BoolVar(&opts.Remote, "remote", false, "allow an --addr that is not a loopback one (anyone who reaches it reads the folders)")
-	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
-	opts.Envs.RegisterSettings(fl, env.ToRead)
+	opts.register(fl, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
 	return cmd
 }
 
