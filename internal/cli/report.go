@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -84,7 +83,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	}
 	// The study's rollout figures are its 0.5B agents': the registry's
 	// sizes keep them beside 0.5B rows only, whatever a model is named.
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: warner(opts.IO)}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: opts.IO.Warn}
 	switch opts.Reference {
 	case "":
 		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
@@ -104,11 +103,4 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 		return report.Run(ctx, ro, opts.IO.Out)
 	}
 	return report.WriteFile(ctx, ro, opts.Out)
-}
-
-// warner writes a line about the data read, such as a table's torn last
-// row, on stderr: not status, so --quiet does not hide it, since it says
-// what the figures printed are counted from.
-func warner(io *iostreams.IOStreams) func(string) {
-	return func(line string) { fmt.Fprintf(io.ErrOut, "feedrun: warning: %s\n", line) }
 }

@@ -107,7 +107,7 @@ between words; output longer than the screen goes through $PAGER
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
 	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
-	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, warner(opts.IO), opts.IO.Statusf)
+	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, opts.IO.Warn, opts.IO.Statusf)
 	if err != nil || out == nil {
 		return err
 	}
