@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
@@ -84,13 +83,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	// The study's rollout figures are its 0.5B agents': the registry's
 	// sizes keep them beside 0.5B rows only, whatever a model is named.
 	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: opts.IO.Warn}
-	switch opts.Reference {
-	case "":
-		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
-	case "none":
-	default:
-		ro.Reference = opts.Reference
-	}
+	ro.UseReference(opts.Reference)
 	if opts.Format == report.FormatHTML {
 		d, err := report.Load(opts.Dirs)
 		if err != nil {

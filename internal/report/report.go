@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -174,6 +175,19 @@ func scorecard(ctx context.Context, ref Reference, items []Item, tables []Table,
 		return nil, nil
 	}
 	return &sc, nil
+}
+
+// UseReference sets the study figures the report stands beside from
+// report's --reference: "" the copy of configs/study_reference.yaml built
+// into feedrun, "none" none (no study columns), else the file it names.
+func (o *Options) UseReference(flag string) {
+	switch flag {
+	case "":
+		o.Reference, o.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
+	case "none":
+	default:
+		o.Reference = flag
+	}
 }
 
 // Folders are the run folders a command (verb) reads: dirs, each of which
