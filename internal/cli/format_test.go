@@ -20,6 +20,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // formatCommands walks the command tree for the commands whose --format
@@ -69,7 +70,7 @@ func TestEveryFormatRefusesAValueItDoesNotWrite(t *testing.T) {
 				t.Errorf("exit %d, want %d (stderr %q)", code, ExitUsage, stderr)
 			}
 			allowed := config.Formats(c)
-			want := `feedrun: --format: expected ` + config.OrList(allowed) + `, got "yaml"`
+			want := `feedrun: --format: expected ` + usage.OrList(allowed) + `, got "yaml"`
 			if got := strings.TrimSuffix(stderr, "\n"); got != want {
 				t.Errorf("stderr %q, want the one line %q", stderr, want)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
@@ -35,10 +36,10 @@ type MemoryOptions struct {
 // checkBuild is where memory build's flags are checked, before anything is
 // opened or written (see config.CheckBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if err := config.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
+	if err := usage.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	if err := config.CheckTemperature(o.Temperature); err != nil {
+	if err := usage.CheckTemperature(o.Temperature); err != nil {
 		return err
 	}
 	if _, err := o.Env.Check(o.buildNeeds()...); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`: the runners'
@@ -75,7 +76,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.IntVar(&opts.Retries, "retries", 0, "retries of a transiently failed call")
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
-	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+config.OrList(rollout.OnLoops))
+	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+usage.OrList(rollout.OnLoops))
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")

@@ -93,5 +93,5 @@ func CheckFormat(cmd *cobra.Command) error {
 	if slices.Contains(allowed, v) {
 		return nil
 	}
-	return usage.Errorf("--format: expected %s, got %q", OrList(allowed), v)
+	return usage.Errorf("--format: expected %s, got %q", usage.OrList(allowed), v)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -74,22 +73,22 @@ type Settings struct {
 // environment's part (what the decode and the shots need of it) is
 // checked with the environment.
 func (s Settings) Check() error {
-	if err := config.CheckOneOf("on-loop", s.OnLoop, OnLoops); err != nil {
+	if err := usage.CheckOneOf("on-loop", s.OnLoop, OnLoops); err != nil {
 		return err
 	}
-	if err := config.CheckFaultRate(s.FaultRate); err != nil {
+	if err := usage.CheckFaultRate(s.FaultRate); err != nil {
 		return err
 	}
 	if s.BackoffFactor < 1 {
 		return usage.Errorf("--backoff-factor: expected >= 1, got %v", s.BackoffFactor)
 	}
-	if err := config.CheckTemperature(s.Temperature); err != nil {
+	if err := usage.CheckTemperature(s.Temperature); err != nil {
 		return err
 	}
-	if err := config.CheckOneOf("decode", s.Decode, Decodes); err != nil {
+	if err := usage.CheckOneOf("decode", s.Decode, Decodes); err != nil {
 		return err
 	}
-	return config.CheckOneOf("split", s.Split, Splits)
+	return usage.CheckOneOf("split", s.Split, Splits)
 }
 
 // Prepare is what the settings take of e before a run: its tasks

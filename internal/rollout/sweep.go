@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // FixTest is the sweep's task: a failing test to fix, checked by two test
@@ -156,11 +156,11 @@ const sweepMaxSteps = 12
 // CheckSweep refuses a sweep's settings out of their values, as usage
 // errors naming their flags: the fault rate, and every loop policy.
 func CheckSweep(faultRate float64, onLoops []string) error {
-	if err := config.CheckFaultRate(faultRate); err != nil {
+	if err := usage.CheckFaultRate(faultRate); err != nil {
 		return err
 	}
 	for _, ol := range onLoops {
-		if err := config.CheckOneOf("on-loop", ol, OnLoops); err != nil {
+		if err := usage.CheckOneOf("on-loop", ol, OnLoops); err != nil {
 			return err
 		}
 	}

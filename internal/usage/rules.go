@@ -1,10 +1,6 @@
-package config
+package usage
 
-import (
-	"strings"
-
-	"github.com/feedrun/feedrun/internal/usage"
-)
+import "strings"
 
 // This file holds the flag rules that more than one command applies, each
 // written once; the values of an enumerated flag come from the table that
@@ -13,7 +9,7 @@ import (
 // CheckTemperature checks --temperature.
 func CheckTemperature(t float64) error {
 	if t < 0 {
-		return usage.Errorf("--temperature: expected >= 0, got %v", t)
+		return Errorf("--temperature: expected >= 0, got %v", t)
 	}
 	return nil
 }
@@ -21,7 +17,7 @@ func CheckTemperature(t float64) error {
 // CheckFaultRate checks --fault-rate.
 func CheckFaultRate(p float64) error {
 	if p < 0 || p >= 1 {
-		return usage.Errorf("--fault-rate: expected 0 <= p < 1, got %v", p)
+		return Errorf("--fault-rate: expected 0 <= p < 1, got %v", p)
 	}
 	return nil
 }
@@ -33,7 +29,7 @@ func CheckOneOf(flag, got string, values []string) error {
 			return nil
 		}
 	}
-	return usage.Errorf("--%s: expected %s, got %q", flag, OrList(values), got)
+	return Errorf("--%s: expected %s, got %q", flag, OrList(values), got)
 }
 
 // OrList is values as a sentence says them: "a, b or c".
