@@ -16,15 +16,17 @@ import (
 // interface, never a named environment; runners never see the binding or
 // the commands; only the commands import the binding, directly or through
 // the checkpoint loader, and only main imports the commands; the KV cache's
-// bookkeeping sits below the binding that carries it out. go list -deps is
-// the import graph the compiler sees, so a test file's imports do not
-// count.
+// bookkeeping sits below the binding that carries it out; the settling of
+// settings (config) knows flags, not what they set. go list -deps is the
+// import graph the compiler sees, so a test file's imports do not count.
 var forbidden = map[string][]string{
 	"internal/transcript": {"internal/", "envs/"},
 	"internal/results":    {"internal/", "envs/"},
 	"internal/stats":      {"internal/", "envs/"},
 	"internal/buildinfo":  {"internal/", "envs/"},
 	"internal/iostreams":  {"internal/", "envs/"},
+	"internal/usage":      {"internal/", "envs/"},
+	"internal/config":     {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "internal/checkpoint", "envs/"},
 	"internal/gguf":       {"internal/", "envs/"},
 	"internal/lm":         {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/kvcache":    {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/env", "envs/"},

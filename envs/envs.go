@@ -33,3 +33,10 @@ func Names() string {
 	}
 	return strings.Join(names, " or ")
 }
+
+// FinishCall says whether the episodes of the environment named name end
+// by a finish call; an environment not here has none.
+func FinishCall(name string) bool {
+	e, ok := Lookup(name)
+	return ok && e.FinishCall()
+}

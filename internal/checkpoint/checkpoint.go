@@ -25,6 +25,15 @@ type Options struct {
 	Streams bool
 }
 
+// MaxThreads bounds Options.Threads: ggml's own ceiling on threads per
+// computation (GGML_MAX_N_THREADS); more than that is a typo, not a
+// machine.
+const MaxThreads = 512
+
+// MaxContext bounds Options.Context: a million tokens of KV cache is
+// beyond every model in models.yaml.
+const MaxContext = 1 << 20
+
 // Opened is a loaded model and what the manifest says about it.
 type Opened struct {
 	lm.Model

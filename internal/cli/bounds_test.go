@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/rollout"
@@ -89,8 +90,8 @@ func TestEveryIntegerFlagIsBounded(t *testing.T) {
 		c.Flags().VisitAll(func(fl *pflag.Flag) {
 			switch fl.Value.Type() {
 			case "int", "intSlice", "int64", "int32":
-				if _, ok := fl.Annotations[boundsAnnotation]; !ok {
-					t.Errorf("%s --%s has no bound(...)", c.CommandPath(), fl.Name)
+				if !config.Bounded(fl) {
+					t.Errorf("%s --%s has no config.Bound(...)", c.CommandPath(), fl.Name)
 				}
 			}
 		})
@@ -99,38 +100,6 @@ func TestEveryIntegerFlagIsBounded(t *testing.T) {
 		}
 	}
 	walk(NewRootCmd(&Factory{IO: io}))
-}
-
-// The edges of each range are accepted: the bounds are not off by one.
-func TestCheckBoundsAcceptsTheEdges(t *testing.T) {
-	cases := []struct {
-		args []string
-		ok   bool
-	}{
-		{[]string{"--n", "0", "--threads", "0", "--list", "0,7"}, true},
-		{[]string{"--n", "0", "--threads", "512", "--list", "7"}, true},
-		{[]string{"--n", "-1"}, false},
-		{[]string{"--threads", "513"}, false},
-		{[]string{"--list", "8"}, false},
-	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
-			fs := cmd.Flags()
-			fs.Int("n", 3, "")
-			fs.Int("threads", 0, "")
-			fs.IntSlice("list", []int{1}, "")
-			bound(fs, "n", 0, unbounded)
-			bound(fs, "threads", 0, maxThreads)
-			bound(fs, "list", 0, 7)
-			if err := fs.Parse(c.args); err != nil {
-				t.Fatal(err)
-			}
-			if err := checkBounds(cmd); (err == nil) != c.ok {
-				t.Errorf("checkBounds = %v, want ok=%v", err, c.ok)
-			}
-		})
-	}
 }
 
 // demoFailure is an environment whose demonstrations fail with err.
@@ -193,7 +162,7 @@ func TestEveryFloatFlagRefusesNonFiniteValues(t *testing.T) {
 					}
 					cli := newFakeCLI(t)
 					if v == "from the environment" {
-						t.Setenv(envName(fl.Name), "NaN")
+						t.Setenv(config.EnvName(fl.Name), "NaN")
 					}
 					t.Chdir(t.TempDir())
 					code, stdout, stderr := cli.run(args...)

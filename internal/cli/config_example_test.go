@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -63,7 +64,7 @@ func skipped(fl *pflag.Flag) bool { return fl.Name == "help" || fl.Name == "conf
 func TestExampleConfigLoadsAndChangesNothing(t *testing.T) {
 	isolate(t)
 	for _, cmd := range leaves(t) {
-		if err := resolveSettings(cmd, exampleConfig); err != nil {
+		if err := config.Resolve(cmd, exampleConfig); err != nil {
 			t.Fatalf("%s: %v", cmd.CommandPath(), err)
 		}
 		cmd.Flags().VisitAll(func(fl *pflag.Flag) {
@@ -102,7 +103,7 @@ func TestExampleConfigShowsEveryFlag(t *testing.T) {
 		return ok
 	}
 	for _, cmd := range leaves(t) {
-		if err := resolveSettings(cmd, path); err != nil {
+		if err := config.Resolve(cmd, path); err != nil {
 			t.Fatalf("%s with the off keys on: %v", cmd.CommandPath(), err)
 		}
 		cmd.Flags().VisitAll(func(fl *pflag.Flag) {

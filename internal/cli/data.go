@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -60,31 +60,16 @@ func newDataCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return dataPullRun(cmd.Context(), opts) },
 	}
 	pull.Flags().StringVar(&opts.URL, "url", "", "fetch from this address instead of the published one (a mirror); one dataset only")
-	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(pull.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	cmd.AddCommand(pull)
 	return cmd
 }
 
 // check is where data pull's names and --url are checked, before anything
 // is fetched or written: every name a dataset, and --url with exactly one.
-func (o *DataOptions) check() error {
-	n := len(o.Names)
-	if n == 0 {
-		n = len(models.Datasets) // none named: every one
-	}
-	if o.URL != "" && n != 1 {
-		return Usagef("--url: name the one dataset it serves (got %d)", n)
-	}
-	sets, err := models.SelectDatasets(o.Names)
-	if err != nil {
-		return UsageError{err}
-	}
-	// A copy, so that --url changes this pull's dataset, not the registry's.
-	o.sets = slices.Clone(sets)
-	if o.URL != "" {
-		o.sets[0].URL = o.URL
-	}
-	return nil
+func (o *DataOptions) check() (err error) {
+	o.sets, err = models.SelectDatasetsAt(o.Names, o.URL)
+	return err
 }
 
 // dataPullRun fetches the datasets check has settled.
@@ -95,5 +80,5 @@ func dataPullRun(ctx context.Context, opts *DataOptions) error {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
-	return printPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (models.Pulled, error) { return fetcher.PullDataset(ctx, d) })
+	return models.PrintPulls(opts.IO.Out, opts.Format, sets, func(d models.Dataset) (models.Pulled, error) { return fetcher.PullDataset(ctx, d) })
 }

@@ -3,30 +3,21 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ExportOptions are the settings of `feedrun export`.
 type ExportOptions struct {
-	IO     *iostreams.IOStreams
-	Dirs   []string
-	Format string
-	Out    string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envSpec
-	// Contexts makes CodeRepair probe items again for their context (slow).
-	Contexts bool
+	IO       *iostreams.IOStreams
+	Dirs     []string
+	Format   string
+	Out      string
+	readSpec // the environments' settings and --contexts
 }
 
 // FormatInspect is export's one format: Inspect's eval logs.
@@ -56,10 +47,10 @@ cannot be found here, the sample's metadata says why.`,
 		Args: cobra.MinimumNArgs(1),
 		PreRunE: func(*cobra.Command, []string) error {
 			if opts.Format != FormatInspect {
-				return Usagef("--format %q: expected %s", opts.Format, FormatInspect)
+				return usage.Errorf("--format %q: expected %s", opts.Format, FormatInspect)
 			}
 			if opts.Out == "" {
-				return Usagef("--out: expected the folder to write the logs in")
+				return usage.Errorf("--out: expected the folder to write the logs in")
 			}
 			return nil
 		},
@@ -71,35 +62,18 @@ cannot be found here, the sample's metadata says why.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", FormatInspect, "the logs' format: inspect")
 	fl.StringVar(&opts.Out, "out", "", "folder to write the logs in (made if missing; logs of the same folders are replaced)")
-	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	opts.register(fl, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
 	return cmd
 }
 
 func exportRun(ctx context.Context, opts *ExportOptions) error {
-	d, err := report.Load(opts.Dirs)
-	if err != nil {
-		return UsageError{err}
-	}
-	if len(d.Episodes)+len(d.Items) == 0 {
-		return Usagef("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
-	}
-	src := shown.Sources(ctx, d, opts.Envs.recorded, opts.Contexts)
-	for _, dir := range slices.Sorted(maps.Keys(src.Missing)) {
-		opts.IO.Statusf("%s: %s", dir, src.Missing[dir])
-	}
-	logs := export.Inspect(d, src)
-	paths, err := export.Write(opts.Out, logs)
+	paths, samples, err := shown.Export(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Out, opts.IO.Statusf)
 	if err != nil {
 		return err
-	}
-	samples := 0
-	for _, l := range logs {
-		samples += len(l.Samples)
 	}
 	for _, p := range paths {
 		fmt.Fprintln(opts.IO.Out, p)
 	}
-	opts.IO.Statusf("%d logs, %d samples in %s: inspect view --log-dir %s", len(logs), samples, opts.Out, opts.Out)
+	opts.IO.Statusf("%d logs, %d samples in %s: inspect view --log-dir %s", len(paths), samples, opts.Out, opts.Out)
 	return nil
 }

@@ -48,7 +48,7 @@ func newFakeCLI(t *testing.T) *fakeCLI {
 	return &fakeCLI{t: t, newModel: func() lm.Model { return &lm.Fake{Copy: 2} }}
 }
 
-func (c *fakeCLI) open(_ context.Context, mf modelFlags) (*checkpoint.Opened, error) {
+func (c *fakeCLI) open(_ context.Context, mf checkpoint.Flags) (*checkpoint.Opened, error) {
 	c.mu.Lock()
 	c.opened++
 	c.threads = append(c.threads, mf.Threads)
@@ -473,7 +473,7 @@ func (r *rolesSeen) RenderChat(msgs []transcript.Message, gen bool) (string, err
 func TestMemoryEpisodeKeyNamesToolObservations(t *testing.T) {
 	task := rollout.Task{ID: "t-1"}
 	user := &MemoryOptions{Decode: "free", MaxSteps: 8}
-	tool := &MemoryOptions{Decode: "free", MaxSteps: 8, Model: modelFlags{Observations: transcript.ObservationsTool}}
+	tool := &MemoryOptions{Decode: "free", MaxSteps: 8, Model: checkpoint.Flags{Observations: transcript.ObservationsTool}}
 	ku, kt := user.buildSettings("m", "ab").EpisodeKey(task, 1), tool.buildSettings("m", "ab").EpisodeKey(task, 1)
 	if ku != "model=m sha256=ab decode=free shots=0 temperature=0 max_steps=8 task=t-1 seed=1" {
 		t.Errorf("user turns' key %q changed", ku)

@@ -16,9 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // formatCommands walks the command tree for the commands whose --format
@@ -27,7 +29,7 @@ func formatCommands(root *cobra.Command) map[string]*cobra.Command {
 	found := map[string]*cobra.Command{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if fl := c.Flags().Lookup("format"); fl != nil && fl.Annotations[formatsAnnotation] != nil {
+		if config.Formats(c) != nil {
 			found[strings.TrimPrefix(c.CommandPath(), "feedrun ")] = c
 		}
 		for _, sub := range c.Commands() {
@@ -67,8 +69,8 @@ func TestEveryFormatRefusesAValueItDoesNotWrite(t *testing.T) {
 			if code != ExitUsage {
 				t.Errorf("exit %d, want %d (stderr %q)", code, ExitUsage, stderr)
 			}
-			allowed := c.Flags().Lookup("format").Annotations[formatsAnnotation]
-			want := `feedrun: --format: expected ` + orList(allowed) + `, got "yaml"`
+			allowed := config.Formats(c)
+			want := `feedrun: --format: expected ` + usage.OrList(allowed) + `, got "yaml"`
 			if got := strings.TrimSuffix(stderr, "\n"); got != want {
 				t.Errorf("stderr %q, want the one line %q", stderr, want)
 			}

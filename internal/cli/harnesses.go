@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 )
@@ -29,13 +30,13 @@ the JSON form rather than keeping their own list.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return harnessesRun(opts) },
 	}
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	return cmd
 }
 
 func harnessesRun(opts *HarnessesOptions) error {
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, harness.All)
+	if opts.Format == iostreams.FormatJSON {
+		return iostreams.PrintJSON(opts.IO.Out, harness.All)
 	}
 	return harness.WriteListing(opts.IO.Out, harness.All)
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
@@ -13,7 +15,7 @@ import (
 // ItemsOptions are the settings of `feedrun items`.
 type ItemsOptions struct {
 	IO     *iostreams.IOStreams
-	Env    envSpec
+	Env    envs.Spec
 	N      int
 	Seed   uint64
 	Format string
@@ -30,34 +32,30 @@ func newItemsCmd(f *Factory) *cobra.Command {
 			return itemsRun(cmd.Context(), opts)
 		},
 	}
-	opts.Env.registerEnv(cmd.Flags(), envHelp())
+	opts.Env.RegisterEnv(cmd.Flags(), envs.Help())
 	cmd.Flags().IntVar(&opts.N, "n", 0, "number of items (0: all)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "item generator seed")
 	// jsonl stays the default: it is the file probe --items-file reads,
 	// and scripts redirect `feedrun items` into one.
-	formatFlag(cmd.Flags(), &opts.Format, formatJSONL, formatJSONL, formatText, formatCSV)
-	formatAlias(cmd.Flags(), "table", formatText)
-	bound(cmd.Flags(), "n", 0, unbounded)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatJSONL, iostreams.FormatJSONL, iostreams.FormatText, iostreams.FormatCSV)
+	config.FormatAlias(cmd.Flags(), "table", iostreams.FormatText)
+	config.Bound(cmd.Flags(), "n", 0, config.Unbounded)
 	return cmd
 }
 
 // check is where items' flags are checked, before anything is opened
-// (see checkBounds for the counts, checkFormat for --format).
+// (see config.CheckBounds for the counts, config.CheckFormat for --format).
 func (o *ItemsOptions) check() error {
-	_, err := o.Env.check()
+	_, err := o.Env.Check()
 	return err
 }
 
 func itemsRun(ctx context.Context, opts *ItemsOptions) error {
-	e, err := opts.Env.open(env.Needs(env.ProbeItemsOf, "items"))
+	e, err := opts.Env.Open(env.Needs(env.ProbeItemsOf, "items"))
 	if err != nil {
 		return err
 	}
-	src, err := env.ProbeItemsOf(e, "items")
-	if err != nil {
-		return err
-	}
-	items, err := src.Items(ctx, opts.Seed, opts.N)
+	items, err := probe.ItemsOf(ctx, e, "items", opts.Seed, opts.N)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,5 @@
 package cli
 
-import (
-	"github.com/feedrun/feedrun/internal/lanes"
-)
-
 // lanesFlagHelp is --lanes' help on probe and rollout.
 const lanesFlagHelp = "run `N` worker processes: N > 1 runs N copies of this command, lane k on\n" +
 	"--shard k/N with --threads/N threads (rounded down, at least 1; --threads 0\n" +
@@ -25,21 +21,3 @@ its folder). Running the same command again resumes every lane and merges
 again; when OUT already holds the merge of those lanes, nothing is written.
 --lanes cannot be combined with --shard: a cluster's shards each run one
 process.`
-
-// maxLanes bounds --lanes.
-const maxLanes = lanes.Max
-
-// lanesWithShard refuses --lanes with --shard. Lanes are shards k/N of the
-// whole run, and a cluster shard k/n split further would be shards of n·N
-// that no single merge takes whole.
-func lanesWithShard(n int, shard string) error {
-	return Usagef("--lanes %d with --shard %s: lanes are shards of the whole run of their own; give --lanes on one machine or --shard on a cluster, not both", n, shard)
-}
-
-// modelName is the registry name of the model the flags select, without
-// loading it: the default run folder's name needs it before any lane has
-// opened the model.
-func modelName(mf modelFlags) (string, error) {
-	entry, err := registryEntry(mf)
-	return entry.Name, err
-}

@@ -33,7 +33,7 @@ func (c *fakeCLI) Launch(ctx context.Context, args []string, out io.Writer) (int
 			shard = args[i+1]
 		}
 	}
-	open := func(ctx context.Context, mf modelFlags) (*checkpoint.Opened, error) {
+	open := func(ctx context.Context, mf checkpoint.Flags) (*checkpoint.Opened, error) {
 		om, err := c.open(ctx, mf)
 		if err == nil && c.laneModel != nil {
 			om.Model = c.laneModel(shard, om.Model)

@@ -2,26 +2,26 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // MemoryOptions are the settings of `feedrun memory`.
 type MemoryOptions struct {
 	IO          *iostreams.IOStreams
-	OpenModel   modelOpener // loads the model; the Factory's
-	Model       modelFlags
-	Env         envSpec
+	OpenModel   checkpoint.Opener // loads the model; the Factory's
+	Model       checkpoint.Flags
+	Env         envs.Spec
 	DB          string
 	Seeds       int
 	Tasks       int // the first Tasks training tasks in the environment's order; 0: all
@@ -34,18 +34,18 @@ type MemoryOptions struct {
 }
 
 // checkBuild is where memory build's flags are checked, before anything is
-// opened or written (see checkBounds for the counts).
+// opened or written (see config.CheckBounds for the counts).
 func (o *MemoryOptions) checkBuild() error {
-	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
+	if err := usage.CheckOneOf("decode", o.Decode, rollout.Decodes); err != nil {
 		return err
 	}
-	if err := checkTemperature(o.Temperature); err != nil {
+	if err := usage.CheckTemperature(o.Temperature); err != nil {
 		return err
 	}
-	if _, err := o.Env.check(o.buildNeeds()...); err != nil {
+	if _, err := o.Env.Check(o.buildNeeds()...); err != nil {
 		return err
 	}
-	return o.Model.checkObservations()
+	return o.Model.CheckObservations()
 }
 
 // buildNeeds are what memory build asks of the environment. Only an
@@ -69,108 +69,38 @@ func newMemoryCmd(f *Factory) *cobra.Command {
 		PreRunE: func(*cobra.Command, []string) error { return opts.checkBuild() },
 		RunE:    func(cmd *cobra.Command, _ []string) error { return memoryBuildRun(cmd.Context(), opts) },
 	}
-	opts.Model.register(build.Flags())
-	opts.Model.registerObservations(build.Flags())
+	opts.Model.Register(build.Flags())
+	opts.Model.RegisterObservations(build.Flags())
 	// Only an environment with memory keys registers its settings here.
-	opts.Env.registerEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
+	opts.Env.RegisterEnv(build.Flags(), "environment (memory learns ToolShed templates)", env.Needs(env.MemoryKeysOf, "memory build"))
 	build.Flags().IntVar(&opts.Seeds, "seeds", 1, "episodes per training task")
 	build.Flags().IntVar(&opts.Tasks, "tasks", 0, "play the first N training tasks, in the environment's fixed order (0: all; ToolShed's first 75 are five of each training template)")
 	build.Flags().IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
 	build.Flags().StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free or grammar (replies constrained to the action syntax)")
 	build.Flags().IntVar(&opts.Shots, "shots", 0, "solved demonstrations before each task, from other training templates")
 	build.Flags().Float64Var(&opts.Temperature, "temperature", 0, "sampling temperature (0: greedy); seeds 1..K draw their own episodes")
-	bound(build.Flags(), "seeds", 1, unbounded)
-	bound(build.Flags(), "tasks", 0, unbounded)
-	bound(build.Flags(), "max-steps", 1, unbounded)
-	bound(build.Flags(), "shots", 0, unbounded)
+	config.Bound(build.Flags(), "seeds", 1, config.Unbounded)
+	config.Bound(build.Flags(), "tasks", 0, config.Unbounded)
+	config.Bound(build.Flags(), "max-steps", 1, config.Unbounded)
+	config.Bound(build.Flags(), "shots", 0, config.Unbounded)
 	show := &cobra.Command{
 		Use: "show", Short: "Print every lesson in the store", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return memoryShowRun(opts) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return memory.ShowAt(opts.DB, opts.IO.Out, opts.Format) },
 	}
-	formatFlag(show.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	config.FormatFlag(show.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON, iostreams.FormatCSV)
 	cmd.AddCommand(build, show,
 		&cobra.Command{
 			Use: "clear", Short: "Forget every lesson", Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withExistingStore(opts.DB, func(s *memory.Store) error {
-					// Clearing writes the store as a build does: under its
-					// writer lock, or a running build's lessons were wiped
-					// under it and it went on adding to an emptied store.
-					lock, err := results.LockPath(opts.DB)
-					if busy := (results.Busy{}); errors.As(err, &busy) {
-						return Usagef("memory clear: %s is being written by %s (a memory build); wait for it to end, then clear it", opts.DB, busy.Holder())
-					}
-					if err != nil {
-						return err
-					}
-					defer lock.Unlock()
-					return s.Clear()
-				})
-			},
+			RunE: func(cmd *cobra.Command, _ []string) error { return memory.ClearAt(opts.DB) },
 		},
 	)
 	return cmd
 }
 
-// memoryShowRun prints the lessons of the store, which it opens
-// read-only: text is a tab-separated line per lesson.
-func memoryShowRun(opts *MemoryOptions) error {
-	s, err := memory.OpenReadOnly(opts.DB)
-	if err != nil {
-		return UsageError{err}
-	}
-	defer s.Close()
-	if opts.Format == formatText {
-		return s.Show(opts.IO.Out)
-	}
-	ls, err := s.Lessons()
-	if err != nil {
-		return err
-	}
-	if opts.Format == formatJSON {
-		if ls == nil {
-			ls = []memory.Lesson{} // an empty store is [], not null
-		}
-		return printJSON(opts.IO.Out, ls)
-	}
-	rows := make([][]string, len(ls))
-	for i, l := range ls {
-		rows[i] = []string{l.Env, l.Template, l.Tool, l.Kind, strconv.Itoa(l.Count), l.Text}
-	}
-	return printCSV(opts.IO.Out, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
-}
-
-// withExistingStore runs fn on the store at path, which must exist and be
-// a store: a path that is neither is the user's to fix (exit 2).
-func withExistingStore(path string, fn func(*memory.Store) error) error {
-	s, err := memory.OpenExisting(path)
-	if err != nil {
-		return UsageError{err}
-	}
-	defer s.Close()
-	return fn(s)
-}
-
-// withStoreLocked runs fn on the store at path, creating it when needed,
-// as its one writer: a second build on the store is refused at once.
-func withStoreLocked(path string, fn func(*memory.Store) error) error {
-	s, err := memory.Open(path)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	lock, err := results.LockPath(path)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
-	return fn(s)
-}
-
 // memoryBuildRun builds the store of opts, whose flags checkBuild has
 // checked.
 func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
-	env, err := opts.Env.open(opts.buildNeeds()...)
+	env, err := opts.Env.Open(opts.buildNeeds()...)
 	if err != nil {
 		return err
 	}
@@ -184,16 +114,7 @@ func memoryBuildRun(ctx context.Context, opts *MemoryOptions) error {
 		Agent: &rollout.ModelAgent{Model: m, Env: env, MaxTokens: env.MaxTokens(), Decode: opts.Decode, Temperature: opts.Temperature},
 		Tasks: rollout.TrainingTasks(env, opts.Tasks), Seeds: opts.Seeds, Settings: opts.buildSettings(m.Entry.Name, m.SHA256),
 	}
-	opts.IO.Statusf("memory build: %s on %d training tasks × %d seeds → %s", m.Entry.Name, len(build.Tasks), opts.Seeds, opts.DB)
-	return withStoreLocked(opts.DB, func(s *memory.Store) error {
-		build.Store, build.Progress = s, opts.IO.NewProgress(int64(len(build.Tasks)*opts.Seeds), "episodes")
-		n, skipped, err := build.Execute(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.Out, "learned from %d training episodes into %s (%d learned before)\n", n, opts.DB, skipped)
-		return nil
-	})
+	return build.RunIn(ctx, opts.DB, opts.IO)
 }
 
 // buildSettings are the settings of opts that shape a build's episodes,

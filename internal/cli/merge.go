@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // MergeOptions are the settings of `feedrun merge`.
@@ -26,7 +27,7 @@ func newMergeCmd(f *Factory) *cobra.Command {
 		// merge's one check of its own: where the merge goes.
 		PreRunE: func(*cobra.Command, []string) error {
 			if opts.Out == "" {
-				return Usagef("merge: --out is required")
+				return usage.Errorf("merge: --out is required")
 			}
 			return nil
 		},
@@ -34,7 +35,7 @@ func newMergeCmd(f *Factory) *cobra.Command {
 			opts.Shards = args
 			man, err := results.MergeNew(opts.Out, opts.Shards, mergeTables)
 			if err != nil {
-				return UsageError{err}
+				return usage.Error{Err: err}
 			}
 			opts.IO.Statusf("merged %d shards into %s", len(man.MergedFrom), opts.Out)
 			return nil

@@ -2,14 +2,10 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -37,7 +33,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return modelsListRun(opts) },
 	}
-	formatFlag(list.Flags(), &opts.Format, formatText, formatText, formatJSON, formatCSV)
+	config.FormatFlag(list.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON, iostreams.FormatCSV)
 	pull := &cobra.Command{
 		Use:   "pull [NAME...]",
 		Short: "Fetch models into the cache (default: the default model), checking sha256",
@@ -47,7 +43,7 @@ func newModelsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	pull.Flags().BoolVar(&opts.AllowUnverified, "allow-unverified", false, "fetch a model whose sha256 models.yaml does not record, and print it")
-	formatFlag(pull.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(pull.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	verify := &cobra.Command{
 		Use:   "verify [NAME...]",
 		Short: "Recompute the sha256 of cached models (default: all) and compare with models.yaml",
@@ -56,29 +52,13 @@ func newModelsCmd(f *Factory) *cobra.Command {
 			return modelsVerifyRun(cmd.Context(), opts)
 		},
 	}
-	formatFlag(verify.Flags(), &opts.Format, formatText, formatText, formatJSON)
+	config.FormatFlag(verify.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
 	cmd.AddCommand(list, pull, verify)
 	return cmd
 }
 
-// fetchedText is a pulled file as the text output's line.
-func fetchedText(f models.Pulled) string {
-	state := "fetched from " + f.Source
-	if f.Cached {
-		state = "already in the cache"
-	}
-	return fmt.Sprintf("%s\t%s\t%s\n", f.Name, f.Path, state)
-}
-
-// ModelVerification is one model of `feedrun models verify --format json`.
-type ModelVerification struct {
-	Name  string             `json:"name"`
-	State models.VerifyState `json:"state"`
-	Path  string             `json:"path"`
-}
-
 func modelsListRun(opts *ModelsOptions) error {
-	reg, err := loadRegistry(opts.ModelsFile)
+	reg, err := models.LoadRegistry(opts.ModelsFile)
 	if err != nil {
 		return err
 	}
@@ -86,104 +66,23 @@ func modelsListRun(opts *ModelsOptions) error {
 	if err != nil {
 		return err
 	}
-	list := models.List(reg, cache)
-	switch opts.Format {
-	case formatJSON:
-		return printJSON(opts.IO.Out, list)
-	case formatCSV:
-		rows := make([][]string, len(list))
-		for i, l := range list {
-			rows[i] = l.CSVRow()
-		}
-		return printCSV(opts.IO.Out, models.ListingColumns, rows)
-	}
-	t := tablewriter.NewTable(opts.IO.Out)
-	t.Header("name", "family", "parameters", "quantisation", "tuning", "size", "sources", "cached")
-	for _, l := range list {
-		name := l.Name
-		if l.Default {
-			name += " (default)"
-		}
-		if err := t.Append(name, l.Family, l.Parameters, l.Quantisation, l.Tuning(), models.HumanSize(l.Size), strings.Join(l.Sources, ", "), strconv.FormatBool(l.Cached)); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-// selected resolves names in the registry (models.Registry.Select) and
-// opens the cache.
-func selected(modelsFile string, names []string, all bool) ([]models.Model, models.Cache, error) {
-	reg, err := loadRegistry(modelsFile)
-	if err != nil {
-		return nil, models.Cache{}, err
-	}
-	ms, err := reg.Select(names, all)
-	if err != nil {
-		return nil, models.Cache{}, UsageError{err}
-	}
-	cache, err := models.DefaultCache()
-	return ms, cache, err
+	return models.PrintListing(opts.IO.Out, opts.Format, models.List(reg, cache))
 }
 
 func modelsPullRun(ctx context.Context, opts *ModelsOptions) error {
-	ms, cache, err := selected(opts.ModelsFile, opts.Names, false)
+	ms, cache, err := models.SelectCached(opts.ModelsFile, opts.Names, false)
 	if err != nil {
 		return err
 	}
 	fetcher := models.NewFetcher(cache, opts.IO)
 	fetcher.AllowUnverified = opts.AllowUnverified
-	return printPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (models.Pulled, error) { return fetcher.Pull(ctx, m) })
-}
-
-// printPulls pulls each of what, printing each as it arrives in text, so
-// that a script reads each path as soon as it is there; JSON is one
-// document, at the end.
-func printPulls[T any](out io.Writer, format string, what []T, pull func(T) (models.Pulled, error)) error {
-	var done []models.Pulled
-	for _, w := range what {
-		f, err := pull(w)
-		if err != nil {
-			return err
-		}
-		if format == formatText {
-			fmt.Fprint(out, fetchedText(f))
-		}
-		done = append(done, f)
-	}
-	if format == formatJSON {
-		return printJSON(out, done)
-	}
-	return nil
+	return models.PrintPulls(opts.IO.Out, opts.Format, ms, func(m models.Model) (models.Pulled, error) { return fetcher.Pull(ctx, m) })
 }
 
 func modelsVerifyRun(ctx context.Context, opts *ModelsOptions) error {
-	ms, cache, err := selected(opts.ModelsFile, opts.Names, true)
+	ms, cache, err := models.SelectCached(opts.ModelsFile, opts.Names, true)
 	if err != nil {
 		return err
 	}
-	bad := 0
-	var checked []ModelVerification
-	for _, m := range ms {
-		v, err := cache.Verify(ctx, m)
-		if err != nil {
-			return err
-		}
-		if opts.Format == formatText {
-			fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", m.Name, v.State, v.Path)
-		}
-		checked = append(checked, ModelVerification{Name: m.Name, State: v.State, Path: v.Path})
-		if v.Failed(len(opts.Names) > 0) {
-			bad++
-		}
-	}
-	if opts.Format == formatJSON {
-		if err := printJSON(opts.IO.Out, checked); err != nil {
-			return err
-		}
-	}
-	if bad > 0 {
-		return fmt.Errorf("%d model file(s) failed verification", bad)
-	}
-	return nil
+	return models.PrintVerifications(ctx, opts.IO.Out, opts.Format, cache, ms, len(opts.Names) > 0)
 }

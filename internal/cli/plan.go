@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // PlanOptions are the settings of `feedrun plan`.
@@ -38,9 +38,9 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 		PreRunE: func(*cobra.Command, []string) error {
 			switch {
 			case !(opts.Diff > 0 && opts.Diff <= 1):
-				return Usagef("--diff: expected a difference of rates in (0, 1] (0.14 is 14 pp), got %v", opts.Diff)
+				return usage.Errorf("--diff: expected a difference of rates in (0, 1] (0.14 is 14 pp), got %v", opts.Diff)
 			case !(opts.Power > 0 && opts.Power < 1):
-				return Usagef("--power: expected a probability in (0, 1), got %v", opts.Power)
+				return usage.Errorf("--power: expected a probability in (0, 1), got %v", opts.Power)
 			}
 			return nil
 		},
@@ -51,23 +51,21 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 	}
 	cmd.Flags().Float64Var(&opts.Diff, "diff", 0, "target difference from verbatim, as a difference of rates (0.14: 14 pp); required")
 	cmd.Flags().Float64Var(&opts.Power, "power", report.MDDPower, "chance of marking the target difference")
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatCSV, formatJSON)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatCSV, iostreams.FormatJSON)
 	return cmd
 }
 
 func planRun(opts *PlanOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("plan: %s is not a run folder (it does not exist or is a file)", dir)
-		}
+	if _, err := report.Folders("plan", opts.Dirs, ""); err != nil {
+		return err
 	}
 	d, err := report.Load(opts.Dirs)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	p, err := report.MakePlan(d, opts.Diff, opts.Power)
 	if err != nil {
-		return UsageError{err}
+		return usage.Error{Err: err}
 	}
 	return p.Write(opts.IO.Out, opts.Format)
 }

@@ -2,17 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/checkpoint"
-	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/transcript"
 )
 
 // ProbeOptions are the settings of `feedrun probe`.
@@ -26,9 +23,9 @@ type ProbeOptions struct {
 }
 
 // check is where probe's flags are checked, before anything is opened or
-// written (see checkBounds for the counts).
+// written (see config.CheckBounds for the counts).
 func (o *ProbeOptions) check() error {
-	return o.runSpec.check(harness.ProbeHarnesses, probeNeeds(o)...)
+	return o.runSpec.check(harness.ProbeHarnesses, probe.Needs(o.OnPolicy, o.ItemsFile)...)
 }
 
 func newProbeCmd(f *Factory) *cobra.Command {
@@ -57,7 +54,7 @@ OUT/shards/k-of-n; 'feedrun merge --out OUT OUT/shards/*' then joins them
 	cmd.Flags().StringVar(&opts.ItemsFile, "items-file", "", "read items from this JSONL file instead of the generator")
 	cmd.Flags().BoolVar(&opts.OnPolicy, "on-policy", false, "use the model's own failing greedy attempt from each item's context as the failed action")
 	cmd.Flags().BoolVar(&opts.PerToken, "per-token", false, "also write probe_tokens.csv")
-	bound(cmd.Flags(), "items", 0, unbounded)
+	config.Bound(cmd.Flags(), "items", 0, config.Unbounded)
 	return cmd
 }
 
@@ -67,11 +64,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		return opts.runLanes(ctx, "probe", func(model, env string) string { return results.ProbeFolder(model, env, opts.OnPolicy, opts.Seed) }, nil)
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(probeNeeds(opts)...)
+	env, err := opts.Env.Open(probe.Needs(opts.OnPolicy, opts.ItemsFile)...)
 	if err != nil {
 		return err
 	}
-	items, datasetSHA, err := probeItems(ctx, opts, env)
+	items, datasetSHA, err := probe.Items(ctx, env, opts.Seed, opts.Items, opts.ItemsFile)
 	if err != nil {
 		return err
 	}
@@ -82,72 +79,25 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	defer m.Close()
 	out := opts.runFolder(results.ProbeFolder(m.Entry.Name, env.Name(), opts.OnPolicy, opts.Seed))
 	config := results.Config{
-		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Items: opts.Items,
+		Runner: results.RunnerProbe, Model: m.Entry.Name, Env: env.Name(), Harness: harness.Strings(harnesses), Items: opts.Items,
 		Seed: opts.Seed, ItemsFile: opts.ItemsFile, OnPolicy: opts.OnPolicy, PerToken: opts.PerToken, Context: opts.Model.Context,
 		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
-		Observations: observationsSetting(opts.Model),
+		Observations: opts.Model.RecordedObservations(),
 	}
-	opts.Env.record(&config)
+	opts.Env.Record(&config)
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probe.NearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,
 		Env: env.Name(), Items: items, Shard: shard, OutDir: out,
-		Manifest: runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
-		Cut:      tornRow(opts.IO),
+		Manifest: checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"items": opts.Seed}, datasetSHA, shard),
+		Cut:      results.CutNoted(opts.IO.Statusf),
 	}
 	defer run.Close()
-	if err := run.Prepare(); err != nil {
-		return err
-	}
 	if opts.OnPolicy {
-		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: tornRow(opts.IO), Begin: run.Begin, Status: opts.IO.Statusf}
-		if run.Items, err = src.Items(ctx, probe.ContextShard(items, shard), shard); err != nil {
-			if errors.Is(err, results.ErrInterrupted) {
-				opts.IO.Statusf("probe: interrupted while making on-policy items; run the same command to resume (the attempts made are kept)")
-			}
+		src := probe.OnPolicySource{Model: m, ModelName: m.Entry.Name, Env: env, Dir: out, Cut: results.CutNoted(opts.IO.Statusf), Status: opts.IO.Statusf}
+		if err := run.OnPolicy(ctx, src); err != nil {
 			return err
 		}
-		// An on-policy shard has made only its own items and probes them all.
-		run.Shard = results.Shard{}
-		if len(run.Items) == 0 && shard.N <= 1 {
-			return fmt.Errorf("probe --on-policy: the model's own attempt failed in none of the contexts")
-		}
 	}
-	opts.IO.Statusf("probe: %s on %s, %d items × %d harnesses → %s", m.Entry.Name, env.Name(), run.Size(), len(harnesses), out)
-	run.Progress = opts.IO.NewProgress(int64(run.Size()), "items")
-	sum, err := run.Execute(ctx)
-	return ended(opts.IO, "probe", "items", sum.Items, sum.Skipped, err, run.Finish)
-}
-
-// probeNeeds are what a probe asks of the environment: probe items, unless
-// they come from --items-file and are probed as they are.
-func probeNeeds(opts *ProbeOptions) []env.Need {
-	switch {
-	case opts.OnPolicy:
-		return []env.Need{env.Needs(env.ProbeItemsOf, "--on-policy")}
-	case opts.ItemsFile == "":
-		return []env.Need{env.Needs(env.ProbeItemsOf, "probe")}
-	}
-	return nil
-}
-
-func probeItems(ctx context.Context, opts *ProbeOptions, e env.Env) ([]transcript.Item, string, error) {
-	if opts.ItemsFile == "" {
-		src, err := env.ProbeItemsOf(e, "probe")
-		if err != nil {
-			return nil, "", err
-		}
-		items, err := src.Items(ctx, opts.Seed, opts.Items)
-		return items, e.DatasetSHA256(), err
-	}
-	// Whatever is wrong with the file is the user's to fix; its sha256 is
-	// of the whole file, whatever --items takes of it.
-	items, sum, err := probe.ReadItemsFile(opts.ItemsFile, e.Name())
-	if err != nil {
-		return nil, "", UsageError{err}
-	}
-	if opts.Items > 0 && len(items) > opts.Items {
-		items = items[:opts.Items]
-	}
-	return items, sum, nil
+	return run.Play(ctx, opts.IO)
 }

@@ -2,28 +2,28 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/envs"
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/probe"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ReferenceItemsOptions are the settings of the hidden `feedrun
 // reference-items`, the measurement tool of make reference-logprobs.
 type ReferenceItemsOptions struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener // loads the model; the Factory's
-	Model     modelFlags
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Model     checkpoint.Flags
 	// Env names an environment, or all: every environment with probe
 	// items; each registers its own settings.
-	Env       envSpec
+	Env       envs.Spec
 	N         int // items per environment
 	Seed      uint64
 	Greedy    bool
@@ -64,9 +64,9 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	opts.Model.register(fl)
+	opts.Model.Register(fl)
 	fl.StringVar(&opts.Env.Name, "env", allEnvs, "environment whose items to build: "+envs.Names()+", or all")
-	opts.Env.registerSettings(fl, env.ToRun, referenceNeed)
+	opts.Env.RegisterSettings(fl, env.ToRun, referenceNeed)
 	// Its flags' names are no command's: a config file's section of that
 	// name (items:, score:) would otherwise be read as their value.
 	fl.IntVar(&opts.N, "n", 20, "probe items per environment (0: all)")
@@ -75,7 +75,7 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&opts.ScoreFile, "score-file", "", "score the sequences of this file (one reference-items wrote) instead of building them")
 	fl.StringVar(&opts.Out, "out", "", "file to write (required)")
 	fl.StringVar(&opts.Engine, "engine", "", "engine label recorded in the file")
-	bound(fl, "n", 0, unbounded)
+	config.Bound(fl, "n", 0, config.Unbounded)
 	return cmd
 }
 
@@ -83,39 +83,26 @@ func newReferenceItemsCmd(f *Factory) *cobra.Command {
 // loaded: --out, and, when sequences are built, the environments.
 func (o *ReferenceItemsOptions) check() error {
 	if o.Out == "" {
-		return Usagef("reference-items: --out is required: the file the sequences are written to")
+		return usage.Errorf("reference-items: --out is required: the file the sequences are written to")
 	}
 	if o.ScoreFile != "" {
 		return nil
 	}
-	for _, name := range o.envs() {
-		if _, err := o.env(name).check(referenceNeed); err != nil {
+	for _, name := range o.envNames() {
+		if _, err := o.Env.Named(name).Check(referenceNeed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// envs are the environments --env names: all of those with probe items,
-// in the registry's order, for all.
-func (o *ReferenceItemsOptions) envs() []string {
+// envNames are the environments --env names: all of those with probe
+// items, in the registry's order, for all.
+func (o *ReferenceItemsOptions) envNames() []string {
 	if o.Env.Name != allEnvs {
 		return []string{o.Env.Name}
 	}
-	var names []string
-	for _, e := range envs.All {
-		if referenceNeed(e.Kind) == nil {
-			names = append(names, e.Name)
-		}
-	}
-	return names
-}
-
-// env is --env's spec with one environment of --env all chosen.
-func (o *ReferenceItemsOptions) env(name string) *envSpec {
-	s := o.Env
-	s.Name = name
-	return &s
+	return envs.Meeting(referenceNeed)
 }
 
 // referenceNeed is what reference-items asks of an environment.
@@ -124,12 +111,9 @@ var referenceNeed = env.Needs(env.ProbeItemsOf, "reference-items")
 func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	var f probe.ReferenceFile
 	if opts.ScoreFile != "" {
-		b, err := os.ReadFile(opts.ScoreFile)
-		if err != nil {
-			return UsageError{fmt.Errorf("--score-file: %w", err)}
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			return Usagef("--score-file %s: expected a file reference-items wrote: %v", opts.ScoreFile, err)
+		var err error
+		if f, err = probe.ReadReferenceFile(opts.ScoreFile); err != nil {
+			return err
 		}
 	}
 	m, err := opts.OpenModel(ctx, opts.Model)
@@ -139,11 +123,7 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 	defer m.Close()
 	// The caller renames the file once it is whole.
 	write := func(seqs []probe.ReferenceSequence) error {
-		b, err := json.Marshal(probe.ReferenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs})
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(opts.Out, b, 0o644)
+		return probe.ReferenceFile{Model: m.Entry.Name, Engine: opts.Engine, Sequences: seqs}.Write(opts.Out)
 	}
 	if opts.ScoreFile != "" {
 		return probe.ScoreReference(m, f.Sequences, write)
@@ -163,16 +143,12 @@ func referenceItemsRun(ctx context.Context, opts *ReferenceItemsOptions) error {
 // --n of each, alternating between environments (probe.Alternate).
 func referenceItems(ctx context.Context, opts *ReferenceItemsOptions) ([]transcript.Item, error) {
 	var lists [][]transcript.Item
-	for _, name := range opts.envs() {
-		e, err := opts.env(name).open(referenceNeed)
+	for _, name := range opts.envNames() {
+		e, err := opts.Env.Named(name).Open(referenceNeed)
 		if err != nil {
 			return nil, err
 		}
-		src, err := env.ProbeItemsOf(e, "reference-items")
-		if err != nil {
-			return nil, err
-		}
-		items, err := src.Items(ctx, opts.Seed, opts.N)
+		items, err := probe.ItemsOf(ctx, e, "reference-items", opts.Seed, opts.N)
 		if err != nil {
 			return nil, err
 		}

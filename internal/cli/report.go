@@ -1,21 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/envs"
-	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/report"
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ReportOptions are the settings of `feedrun report`.
@@ -32,12 +29,8 @@ type ReportOptions struct {
 	// figures; "" is the one built in.
 	ModelsFile string
 	// Out is the file the report goes to; "" is stdout.
-	Out string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envSpec
-	// Contexts makes CodeRepair items again for the HTML report (slow).
-	Contexts bool
+	Out      string
+	readSpec // the environments' settings and --contexts
 }
 
 func newReportCmd(f *Factory) *cobra.Command {
@@ -61,87 +54,46 @@ the episodes or items behind it.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Results, "results", "results", "folder whose run folders are reported when no DIR is given")
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatMarkdown, formatCSV, formatHTML)
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatMarkdown, iostreams.FormatCSV, iostreams.FormatHTML)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the report to this file instead of stdout")
-	cmd.Flags().BoolVar(&opts.Contexts, "contexts", false, "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(cmd.Flags(), env.ToRead)
+	opts.register(cmd.Flags(), "html: show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	cmd.Flags().StringVar(&opts.Plots, "plots", "", "folder to draw PNG and SVG plots in")
 	cmd.Flags().IntVar(&opts.Bootstrap, "bootstrap", report.DefaultReps, "bootstrap resamples")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", report.DefaultSeed, "bootstrap seed")
-	bound(cmd.Flags(), "bootstrap", 1, unbounded)
+	config.Bound(cmd.Flags(), "bootstrap", 1, config.Unbounded)
 	cmd.Flags().StringVar(&opts.Reference, "reference", "", "study reference figures (default: the copy built in; none: no study columns)")
 	cmd.Flags().StringVar(&opts.ModelsFile, "models-file", "", "model registry whose sizes decide which rows the study's size-scoped figures stand beside (default: the models.yaml built into feedrun)")
 	return cmd
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("report: %s is not a run folder (it does not exist or is a file)", dir)
-		}
+	dirs, err := report.Folders("report", opts.Dirs, opts.Results)
+	if err != nil {
+		return err
 	}
-	if len(opts.Dirs) == 0 {
-		dirs, err := report.RunFolders(opts.Results)
-		if err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			return Usagef("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
-				strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
-		}
-		opts.Dirs = dirs
+	if len(dirs) == 0 {
+		return usage.Errorf("no run folders under %s/: make one with `feedrun probe --model smollm2-135m --env toolshed --items 4 --out %s/demo` (or `make demo`), or name folders: `feedrun report DIR...`",
+			strings.TrimSuffix(opts.Results, "/"), strings.TrimSuffix(opts.Results, "/"))
 	}
-	reg, err := loadRegistry(opts.ModelsFile)
+	opts.Dirs = dirs
+	reg, err := models.LoadRegistry(opts.ModelsFile)
 	if err != nil {
 		return err
 	}
 	// The study's rollout figures are its 0.5B agents': the registry's
 	// sizes keep them beside 0.5B rows only, whatever a model is named.
-	sizes := make(map[string]string, len(reg.Models))
-	for _, m := range reg.Models {
-		sizes[m.Name] = m.Parameters
-	}
-	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: sizes, FinishCall: finishCall, Warn: warner(opts.IO)}
-	switch opts.Reference {
-	case "":
-		ro.Reference, ro.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
-	case "none":
-	default:
-		ro.Reference = opts.Reference
-	}
+	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: opts.IO.Warn}
+	ro.UseReference(opts.Reference)
 	if opts.Format == report.FormatHTML {
 		d, err := report.Load(opts.Dirs)
 		if err != nil {
 			return err
 		}
-		x := shown.Extras(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
+		x := shown.Extras(ctx, d, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 		ro.Contexts, ro.Statements, ro.StatementsMissing = x.Contexts, x.Statements, x.StatementsMissing
 	}
 	if opts.Out == "" {
 		return report.Run(ctx, ro, opts.IO.Out)
 	}
-	var buf bytes.Buffer
-	if err := report.Run(ctx, ro, &buf); err != nil {
-		return err
-	}
-	// Written whole beside the file and renamed over it, so that a reader
-	// never sees half a report where the last one was.
-	if err := results.WriteFileAtomic(opts.Out, buf.Bytes()); err != nil {
-		return fmt.Errorf("--out %s: %w", opts.Out, err)
-	}
-	return nil
-}
-
-// finishCall says, from the environment registry, whether name's episodes
-// end by a finish call.
-func finishCall(name string) bool {
-	e, ok := envs.Lookup(name)
-	return ok && e.FinishCall()
-}
-
-// warner writes a line about the data read, such as a table's torn last
-// row, on stderr: not status, so --quiet does not hide it, since it says
-// what the figures printed are counted from.
-func warner(io *iostreams.IOStreams) func(string) {
-	return func(line string) { fmt.Fprintf(io.ErrOut, "feedrun: warning: %s\n", line) }
+	return report.WriteFile(ctx, ro, opts.Out)
 }

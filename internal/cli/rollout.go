@@ -2,18 +2,18 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // RolloutOptions are the settings of `feedrun rollout`: the runners'
@@ -25,27 +25,12 @@ type RolloutOptions struct {
 }
 
 // check is where rollout's flags are checked, before anything is opened
-// or written (see checkBounds for the counts).
+// or written (see config.CheckBounds for the counts).
 func (o *RolloutOptions) check() error {
 	if err := o.runSpec.check(harness.RolloutHarnesses, rollout.DecodeNeeds(o.Decode, o.Shots)...); err != nil {
 		return err
 	}
-	if err := checkOneOf("on-loop", o.OnLoop, rollout.OnLoops); err != nil {
-		return err
-	}
-	if err := checkFaultRate(o.FaultRate); err != nil {
-		return err
-	}
-	if o.BackoffFactor < 1 {
-		return Usagef("--backoff-factor: expected >= 1, got %v", o.BackoffFactor)
-	}
-	if err := checkTemperature(o.Temperature); err != nil {
-		return err
-	}
-	if err := checkOneOf("decode", o.Decode, rollout.Decodes); err != nil {
-		return err
-	}
-	return checkOneOf("split", o.Split, splits)
+	return o.Settings.Check()
 }
 
 // memoryPath is the memory store the memory harness reads: --memory,
@@ -60,20 +45,6 @@ func (o *RolloutOptions) memoryPath(model string) string {
 		out = results.RolloutFolder(model, o.Env.Name)
 	}
 	return filepath.Join(out, "memory.db")
-}
-
-// openMemoryStore opens the memory store at path, which must exist and be
-// a store: either lack is the user's to fix (exit 2), and the message says
-// how to build one for model and envName.
-func openMemoryStore(path, model, envName string) (*memory.Store, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, Usagef("the memory harness needs a store: %s does not exist; run `feedrun memory build --model %s --env %s --db %s` first", path, model, envName, path)
-	}
-	store, err := memory.OpenReadOnly(path)
-	if err != nil {
-		return nil, Usagef("--memory %s: not a memory store (%v); build one with `feedrun memory build`", path, err)
-	}
-	return store, nil
 }
 
 func newRolloutCmd(f *Factory) *cobra.Command {
@@ -105,19 +76,19 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 	fl.IntVar(&opts.Retries, "retries", 0, "retries of a transiently failed call")
 	fl.IntVar(&opts.BackoffMS, "backoff-ms", 500, "first back-off on the virtual clock, ms")
 	fl.Float64Var(&opts.BackoffFactor, "backoff-factor", 2, "back-off growth factor")
-	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+orList(rollout.OnLoops))
+	fl.StringVar(&opts.OnLoop, "on-loop", rollout.OnLoopStop, "three identical calls in a row: "+usage.OrList(rollout.OnLoops))
 	fl.StringVar(&opts.Memory, "memory", "", "memory store for the memory harness (default OUT/memory.db, shared by --shard auto's shards)")
 	fl.StringVar(&opts.Decode, "decode", rollout.DecodeFree, "free (any text, the study's setting) or grammar (replies constrained to the environment's action syntax)")
 	fl.IntVar(&opts.Shots, "shots", 0, "solved demonstration episodes shown before each task (from tasks that are not evaluated)")
 	fl.StringVar(&opts.Split, "split", rollout.SplitAll, "which tasks: test (templates memory and demonstrations never see), train, or all")
-	bound(fl, "shots", 0, unbounded)
-	bound(fl, "tasks", 0, unbounded)
-	bound(fl, "seeds", 1, unbounded)
-	bound(fl, "max-steps", 1, unbounded)
-	bound(fl, "retries", 0, unbounded)
-	fl.IntVar(&opts.Batch, "batch", defaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
-	bound(fl, "batch", 1, maxBatch)
-	bound(fl, "backoff-ms", 0, unbounded)
+	config.Bound(fl, "shots", 0, config.Unbounded)
+	config.Bound(fl, "tasks", 0, config.Unbounded)
+	config.Bound(fl, "seeds", 1, config.Unbounded)
+	config.Bound(fl, "max-steps", 1, config.Unbounded)
+	config.Bound(fl, "retries", 0, config.Unbounded)
+	fl.IntVar(&opts.Batch, "batch", rollout.DefaultBatch, "episodes that advance together, each step's replies generated in one batch, the next episode taking over when one ends (1: one by one; rows do not depend on it)")
+	config.Bound(fl, "batch", 1, rollout.MaxBatch)
+	config.Bound(fl, "backoff-ms", 0, config.Unbounded)
 	// Switches for checking and timing sharing, not for studies.
 	fl.BoolVar(&opts.Share, "share", true, "decode each distinct step once and hand it to every episode that asks (false: decode every step; the rows are the same)")
 	fl.BoolVar(&opts.CountTokens, "count-tokens", false, "report the distinct prompt tokens and the generated tokens the run decoded")
@@ -135,12 +106,12 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		store           *memory.Store
 	)
 	if slices.ContainsFunc(opts.harnesses, harness.Name.Guided) {
-		model, err := modelName(opts.Model)
+		entry, err := opts.Model.Entry()
 		if err != nil {
 			return err
 		}
-		memPath = opts.memoryPath(model)
-		if store, err = openMemoryStore(memPath, model, opts.Env.Name); err != nil {
+		memPath = opts.memoryPath(entry.Name)
+		if store, err = memory.OpenForHarness(memPath, entry.Name, opts.Env.Name); err != nil {
 			return err
 		}
 		defer store.Close()
@@ -158,16 +129,12 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 		})
 	}
 	harnesses, shard := opts.harnesses, opts.shard
-	env, err := opts.Env.open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
+	env, err := opts.Env.Open(rollout.DecodeNeeds(opts.Decode, opts.Shots)...)
 	if err != nil {
 		return err
 	}
 	datasetSHA := rollout.DatasetSHA256(env)
-	tasks, err := opts.SelectTasks(env)
-	if err != nil {
-		return UsageError{err}
-	}
-	demos, err := rollout.Demonstrations(ctx, env, opts.Shots, tasks)
+	tasks, demos, err := opts.Prepare(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -197,38 +164,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	if store != nil {
 		plan.Guidance = rollout.MemoryGuidance(store, env)
 	}
-	config := results.Config{
-		Runner: results.RunnerRollout, Model: m.Entry.Name, Env: env.Name(), Harness: harnessNames(harnesses), Memory: memPath,
-		Context: opts.Model.Context, InstructionTuned: results.Tuned(m.Entry.InstructionTuned), MaxTokens: env.MaxTokens(),
-		Observations: observationsSetting(opts.Model),
-	}
+	config := plan.Recorded(memPath)
+	config.Context, config.InstructionTuned, config.Observations = opts.Model.Context, results.Tuned(m.Entry.InstructionTuned), opts.Model.RecordedObservations()
 	opts.Settings.Record(&config, demos)
-	opts.Env.record(&config)
-	if slices.ContainsFunc(harnesses, harness.Name.BansTokens) {
-		config.Ban = results.BanTokens
-	}
-	man := runManifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
+	opts.Env.Record(&config)
+	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
-	folder, err := results.OpenFolder(out, man)
-	if err != nil {
-		return err
-	}
-	defer folder.Close()
-	plan.Begin = folder.Begin
-	opts.IO.Statusf("rollout: %s on %s, %d episodes → %s", m.Entry.Name, env.Name(), plan.Size(), out)
-	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	plan.Cut = tornRow(opts.IO)
-	sum, err := plan.Execute(ctx)
-	if err == nil || errors.Is(err, results.ErrInterrupted) {
-		sh := agent.Shares()
-		opts.IO.Statusf("rollout: %d steps computed, %d shared from another episode's equal step", sh.Computed, sh.Shared)
-		if opts.CountTokens {
-			// On standard output, for make bench-anchor, which runs quiet.
-			fmt.Fprintf(opts.IO.Out, "rollout: %d distinct prompt tokens, %d generated tokens decoded\n", sh.PromptTokens, sh.Generated)
-		}
-		if rerr := folder.RecordReplies(results.Replies{Computed: sh.Computed, Shared: sh.Shared}); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
-	return ended(opts.IO, "rollout", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish)
+	return plan.RunIn(ctx, man, opts.IO)
 }

@@ -1,5 +1,5 @@
-// Package cli wires feedrun's commands with cobra and resolves their
-// settings with viper, once, at the root: flags win over FEEDRUN_*
+// Package cli wires feedrun's commands with cobra and settles their
+// settings (package config) once, at the root: flags win over FEEDRUN_*
 // environment variables, which win over the config file, which wins over
 // the defaults. Each command fills an options struct and hands it to a run
 // function that never sees cobra or viper, so the work can be tested alone.
@@ -10,17 +10,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Exit codes, documented in the root command's help.
@@ -32,24 +32,12 @@ const (
 	ExitInterrupted = lanes.ExitInterrupted // stopped by Ctrl-C after finishing the row in flight
 )
 
-// UsageError marks an error caused by what the user asked for rather than
-// by the work itself; it maps to ExitUsage.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-// Usagef builds a UsageError.
-func Usagef(format string, args ...any) error {
-	return UsageError{fmt.Errorf(format, args...)}
-}
-
 // Factory carries what every command needs.
 type Factory struct {
 	IO *iostreams.IOStreams
 	// openModel loads the model of a command that needs one; nil means
-	// openLlama, the real one. Tests give a fake (see modelOpener).
-	openModel modelOpener
+	// checkpoint.OpenFlagged, the real one. Tests give a fake.
+	openModel checkpoint.Opener
 	// lanes starts the lane workers of --lanes; nil means lanes.Exec,
 	// child processes of this binary. Tests run them in-process.
 	lanes lanes.Launcher
@@ -74,11 +62,11 @@ func (f *Factory) laneLauncher() lanes.Launcher {
 }
 
 // modelOpener is the factory's model opener.
-func (f *Factory) modelOpener() modelOpener {
+func (f *Factory) modelOpener() checkpoint.Opener {
 	if f.openModel == nil {
-		return withObservations(openLlama)
+		return checkpoint.WithObservations(checkpoint.OpenFlagged)
 	}
-	return withObservations(f.openModel)
+	return checkpoint.WithObservations(f.openModel)
 }
 
 const rootHelp = `feedrun measures whether recording a failed tool call in a small language
@@ -107,25 +95,19 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// A command's flags are checked once they are resolved and before
-		// its RunE opens or writes anything: the ranges its bound calls
-		// declare here, the output formats its --format accepts, then its
+		// its RunE opens or writes anything: the ranges its config.Bound
+		// calls declare, the output formats its --format accepts, then its
 		// own check (the command's PreRunE). A run function checks nothing
 		// that the flags alone decide.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
-			if err := resolveSettings(cmd, configPath); err != nil {
-				return err
-			}
-			if err := checkBounds(cmd); err != nil {
-				return err
-			}
-			return checkFormat(cmd)
+			return config.Settle(cmd, configPath)
 		},
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "config file (YAML); default ./feedrun.yaml when present")
 	root.PersistentFlags().BoolP("quiet", "q", false, "print no status or progress on stderr")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Error{Err: err} })
 	versionFlag(root)
 
 	root.AddCommand(
@@ -150,118 +132,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	return root
 }
 
-// resolveSettings fills every flag the user did not set from the
-// environment or the config file. Viper is read here and nowhere else.
-func resolveSettings(cmd *cobra.Command, configPath string) error {
-	v := viper.New()
-	v.SetEnvPrefix("FEEDRUN")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
-	v.AutomaticEnv()
-	path := configPath
-	if path == "" {
-		if _, err := os.Stat("feedrun.yaml"); err == nil {
-			path = "feedrun.yaml"
-		}
-	}
-	if path != "" {
-		v.SetConfigFile(path)
-		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			return Usagef("config file %s: %s", path, oneLine(err.Error()))
-		}
-		if err := checkConfigKeys(cmd.Root(), v, path); err != nil {
-			return err
-		}
-	}
-	var firstErr error
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed || firstErr != nil || fl.Name == "config" || fl.Name == "help" {
-			return
-		}
-		var val any
-		switch {
-		case os.Getenv(envName(fl.Name)) != "":
-			val = os.Getenv(envName(fl.Name))
-		case v.IsSet(cmd.Name() + "." + fl.Name):
-			val = v.Get(cmd.Name() + "." + fl.Name)
-		case path != "" && v.InConfig(fl.Name):
-			val = v.Get(fl.Name)
-		default:
-			return
-		}
-		if err := cmd.Flags().Set(fl.Name, flagText(val)); err != nil {
-			firstErr = Usagef("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
-		}
-	})
-	return firstErr
-}
-
-func envName(flag string) string {
-	return "FEEDRUN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// flagText turns a YAML value into flag syntax; lists become comma lists.
-func flagText(v any) string {
-	if list, ok := v.([]any); ok {
-		parts := make([]string, len(list))
-		for i, e := range list {
-			parts[i] = fmt.Sprint(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return fmt.Sprint(v)
-}
-
-// checkConfigKeys rejects keys that no command knows, so that a typo in a
-// config file is an error rather than a silently ignored setting.
-func checkConfigKeys(root *cobra.Command, v *viper.Viper, path string) error {
-	flags := map[string]bool{}
-	// A key under a command's name must be one of that command's flags:
-	// report.items would otherwise be accepted and silently ignored.
-	commands := map[string]map[string]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		own := commands[c.Name()]
-		if own == nil {
-			own = map[string]bool{}
-			commands[c.Name()] = own
-		}
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags(), c.InheritedFlags()} {
-			fs.VisitAll(func(fl *pflag.Flag) { flags[fl.Name], own[fl.Name] = true, true })
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	keys := v.AllKeys()
-	sort.Strings(keys)
-	for _, k := range keys {
-		parts := strings.Split(k, ".")
-		switch {
-		case len(parts) == 1 && flags[k]:
-		case len(parts) == 2 && commands[parts[0]][parts[1]]:
-		case len(parts) == 2 && commands[parts[0]] != nil:
-			return Usagef("config file %s: key %q: %s has no flag --%s", path, k, parts[0], parts[1])
-		default:
-			return Usagef("config file %s: unknown key %q: expected a flag name, optionally under a command name", path, k)
-		}
-	}
-	return nil
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
-	return execute(ctx, &Factory{IO: io, openModel: openLlama, program: os.Args[0]}, args)
+	return execute(ctx, &Factory{IO: io, openModel: checkpoint.OpenFlagged, program: os.Args[0]}, args)
 }
 
 // execute runs feedrun with the factory's streams and model opener.
@@ -285,7 +160,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 
 // exitCode is the exit code of a command that returned err.
 func exitCode(err error) int {
-	var usage UsageError
+	var refused usage.Error
 	var coded interface{ ExitCode() int }
 	switch {
 	case errors.As(err, &coded):
@@ -294,7 +169,7 @@ func exitCode(err error) int {
 		return ExitInterrupted
 	// A folder or store another writer holds is the user's to wait for or
 	// change, as a folder holding another run is.
-	case errors.As(err, &usage) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || errors.As(err, new(env.TooFewDemonstrations)) || isCobraUsage(err):
+	case errors.As(err, &refused) || errors.As(err, new(results.Refused)) || errors.As(err, new(results.Busy)) || errors.As(err, new(env.Missing)) || errors.As(err, new(env.TooFewDemonstrations)) || isCobraUsage(err):
 		return ExitUsage
 	default:
 		return ExitError

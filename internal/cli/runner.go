@@ -2,58 +2,23 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
-// This file holds what the runners (probe, rollout, sweep) share around
-// their run folder: the manifest, the messages of a resume, an
-// interruption and a finish, and the --lanes path.
-
-// runManifest describes a run for its run folder. command is the command
-// line the Factory holds; model is the opened model, nil for a run
-// without one (the scripted sweep).
-func runManifest(command []string, config results.Config, model *checkpoint.Opened, mf modelFlags, seeds map[string]uint64, datasetSHA string, shard results.Shard) results.Manifest {
-	m := results.Manifest{
-		Command: command, Config: config, FeedrunVersion: buildinfo.Version, Commit: buildinfo.Commit,
-		Seeds: seeds, DatasetSHA256: datasetSHA, Started: time.Now().UTC(), Shard: shard,
-	}
-	if model != nil {
-		model.Record(&m, mf.Threads)
-	}
-	return m
-}
-
-// observationsSetting is --observations as the manifest records it: "tool"
-// for tool turns, and nothing for the study's user turns, so that runs
-// made before the flag describe the same runs.
-func observationsSetting(mf modelFlags) string {
-	if mf.Observations == transcript.ObservationsTool {
-		return transcript.ObservationsTool
-	}
-	return ""
-}
-
-// harnessNames is the manifest's list of harnesses.
-func harnessNames(hs []harness.Name) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = string(h)
-	}
-	return out
-}
+// This file holds what the runners (probe, rollout) share: their flags
+// and the --lanes path.
 
 // runSpec is what probe and rollout share: the model, the environment and
 // its settings, the harnesses, the run folder, and how the run is split
@@ -61,11 +26,11 @@ func harnessNames(hs []harness.Name) []string {
 // embed it; its flags are registered and checked here once for both.
 type runSpec struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener    // loads the model; the Factory's
-	Launch    lanes.Launcher // starts lane workers; the Factory's
-	Command   []string       // the command line, the Factory's
-	Model     modelFlags
-	Env       envSpec
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Launch    lanes.Launcher    // starts lane workers; the Factory's
+	Command   []string          // the command line, the Factory's
+	Model     checkpoint.Flags
+	Env       envs.Spec
 	Harness   string
 	Shard     string
 	Out       string
@@ -85,14 +50,14 @@ func (f *Factory) newRunSpec() runSpec {
 // register adds the shared flags: harness is --harness's default, shard
 // --shard's help, out --out's.
 func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
-	r.Model.register(fs)
-	r.Model.registerObservations(fs)
-	r.Env.registerEnv(fs, envHelp())
+	r.Model.Register(fs)
+	r.Model.RegisterObservations(fs)
+	r.Env.RegisterEnv(fs, envs.Help())
 	fs.StringVar(&r.Harness, "harness", harness, "comma-separated harnesses, or all")
 	fs.StringVar(&r.Shard, "shard", "", shard)
 	fs.StringVar(&r.Out, "out", "", out)
 	fs.IntVar(&r.Lanes, "lanes", 1, lanesFlagHelp)
-	bound(fs, "lanes", 1, maxLanes)
+	config.Bound(fs, "lanes", 1, lanes.Max)
 }
 
 // check checks the shared flags: --harness (a list of known), --lanes with
@@ -101,18 +66,18 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 // missing capability fails once, before any lane.
 func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
-		return Usagef("--harness: %v", err)
+		return usage.Errorf("--harness: %v", err)
 	}
-	if r.Lanes > 1 && r.Shard != "" {
-		return lanesWithShard(r.Lanes, r.Shard)
+	if err := lanes.CheckShard(r.Lanes, r.Shard); err != nil {
+		return err
 	}
 	if r.shard, r.autoShard, err = runShard(r.Shard, os.Getenv); err != nil {
 		return err
 	}
-	if _, err := r.Env.check(ns...); err != nil {
+	if _, err := r.Env.Check(ns...); err != nil {
 		return err
 	}
-	return r.Model.checkObservations()
+	return r.Model.CheckObservations()
 }
 
 // runFolder is where the rows go: --out, else the runner's default folder
@@ -128,32 +93,6 @@ func (r *runSpec) runFolder(folder string) string {
 	return out
 }
 
-// tornRow says on stderr that resuming cut a torn last row (what a crash
-// mid-write leaves) off a table; the unit it belonged to is measured again.
-func tornRow(io *iostreams.IOStreams) results.CutFunc {
-	return func(path string, bytes int64) {
-		io.Statusf("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
-	}
-}
-
-// ended closes a runner's run: err is what its units' loop returned after
-// ran new units and skipped ones already there. An interruption says how
-// to resume; a run that got through stamps its finish (finish) and says
-// what it did.
-func ended(io *iostreams.IOStreams, verb, unit string, ran, skipped int, err error, finish func() error) error {
-	if errors.Is(err, results.ErrInterrupted) {
-		io.Statusf("%s: interrupted after %d new %s; run the same command to resume", verb, ran, unit)
-	}
-	if err != nil {
-		return err
-	}
-	if err := finish(); err != nil {
-		return err
-	}
-	io.Statusf("done: %d %s measured, %d already there", ran, unit, skipped)
-	return nil
-}
-
 // runLanes runs the command as r.Lanes lane workers and merges them into
 // the run folder: --out, else folder(model, env), the command's default
 // folder, settled before any lane starts. extra are flags every lane gets
@@ -161,16 +100,16 @@ func ended(io *iostreams.IOStreams, verb, unit string, ran, skipped int, err err
 func (r *runSpec) runLanes(ctx context.Context, verb string, folder func(model, env string) string, extra func(out string) []string) error {
 	// The parent opens the environment as each lane will, so that one
 	// that cannot be opened (a data file, a sandbox) fails once, here.
-	if _, err := r.Env.open(); err != nil {
+	if _, err := r.Env.Open(); err != nil {
 		return err
 	}
 	out := r.Out
 	if out == "" {
-		model, err := modelName(r.Model)
+		entry, err := r.Model.Entry()
 		if err != nil {
 			return err
 		}
-		out = folder(model, r.Env.Name)
+		out = folder(entry.Name, r.Env.Name)
 	}
 	run := &lanes.Run{IO: r.IO, Launch: r.Launch, Args: r.Command[1:], Lanes: r.Lanes, Threads: r.Model.Threads, Out: out, Command: r.Command}
 	if extra != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -24,7 +25,7 @@ func givenSettings(t *testing.T, e env.Entry) []string {
 	e.Settings().Register(fs, env.ToRun)
 	var given []string
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if v := os.Getenv(envName(fl.Name)); v != "" {
+		if v := os.Getenv(config.EnvName(fl.Name)); v != "" {
 			given = append(given, "--"+fl.Name, v)
 		}
 	})

@@ -3,19 +3,21 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ScoreOptions are the settings of `feedrun score`.
 type ScoreOptions struct {
 	IO           *iostreams.IOStreams
-	OpenModel    modelOpener // loads the model; the Factory's
-	Model        modelFlags
+	OpenModel    checkpoint.Opener // loads the model; the Factory's
+	Model        checkpoint.Flags
 	RawPrompt    string
 	Continuation string
 	Format       string // text or json
@@ -37,7 +39,7 @@ func newScoreCmd(f *Factory) *cobra.Command {
 		// score's one check of its own: both texts are needed.
 		PreRunE: func(*cobra.Command, []string) error {
 			if opts.RawPrompt == "" || opts.Continuation == "" {
-				return Usagef("score: --raw-prompt and --continuation are both required and non-empty")
+				return usage.Errorf("score: --raw-prompt and --continuation are both required and non-empty")
 			}
 			return nil
 		},
@@ -45,11 +47,11 @@ func newScoreCmd(f *Factory) *cobra.Command {
 			return scoreRun(cmd.Context(), opts)
 		},
 	}
-	opts.Model.register(cmd.Flags())
+	opts.Model.Register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
-	jsonSwitch(cmd.Flags())
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
+	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 
@@ -61,18 +63,14 @@ func scoreRun(ctx context.Context, opts *ScoreOptions) error {
 	defer m.Close()
 	scored, err := lm.ScoreText(m, opts.RawPrompt, opts.Continuation)
 	if errors.Is(err, lm.ErrNoTokens) {
-		return Usagef("score: %w", err)
+		return usage.Errorf("score: %w", err)
 	}
 	if err != nil {
 		return err
 	}
 	res := ScoreResult{Model: m.Entry.Name, Scored: scored}
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, res)
+	if opts.Format == iostreams.FormatJSON {
+		return iostreams.PrintJSON(opts.IO.Out, res)
 	}
-	for i := range res.Tokens {
-		fmt.Fprintf(opts.IO.Out, "%6d  %-20q %10.4f\n", res.TokenIDs[i], res.Tokens[i], res.LogProbs[i])
-	}
-	fmt.Fprintf(opts.IO.Out, "total %.4f nats over %d tokens\n", res.Total, len(res.Tokens))
-	return nil
+	return res.WriteText(opts.IO.Out)
 }

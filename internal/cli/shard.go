@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // shardAuto is the --shard value that takes the shard from a job array.
@@ -25,7 +26,7 @@ func runShard(flag string, getenv func(string) string) (shard results.Shard, aut
 	}
 	shard, err = results.ArrayShard(getenv)
 	if err != nil {
-		return results.Shard{}, true, UsageError{fmt.Errorf("--shard auto: %w", err)}
+		return results.Shard{}, true, usage.Error{Err: fmt.Errorf("--shard auto: %w", err)}
 	}
 	return shard, true, nil
 }
@@ -37,7 +38,7 @@ func parseShard(s string) (results.Shard, error) {
 	}
 	sh, err := results.ParseShard(s)
 	if err != nil {
-		return results.Shard{}, UsageError{err}
+		return results.Shard{}, usage.Error{Err: err}
 	}
 	return sh, nil
 }

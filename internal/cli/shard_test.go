@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // arrayEnv is every variable --shard auto reads; tests clear them so that a
@@ -23,8 +24,8 @@ func TestShardAutoReadsTheJobArray(t *testing.T) {
 		t.Errorf("runShard(auto) = %v, %v, %v; want 2/3, true, nil", got, auto, err)
 	}
 	_, auto, err = runShard(shardAuto, getenv(nil))
-	var usage UsageError
-	if !auto || err == nil || !errors.As(err, &usage) || !strings.HasPrefix(err.Error(), "--shard auto: not in a job array") {
+	var refused usage.Error
+	if !auto || err == nil || !errors.As(err, &refused) || !strings.HasPrefix(err.Error(), "--shard auto: not in a job array") {
 		t.Errorf("runShard(auto) outside an array = %v, %v; want auto and a usage error naming --shard auto", auto, err)
 	}
 }

@@ -1,31 +1,25 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // ShowOptions are the settings of `feedrun show`.
 type ShowOptions struct {
-	IO   *iostreams.IOStreams
-	Dirs []string
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs envSpec
-	// Contexts makes CodeRepair items again to show their context (slow;
-	// ToolShed's are always made).
-	Contexts bool
+	IO       *iostreams.IOStreams
+	Dirs     []string
+	readSpec // the environments' settings and --contexts
 	Filter   report.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
@@ -72,15 +66,15 @@ between words; output longer than the screen goes through $PAGER
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			for _, h := range harnesses {
 				if !slices.Contains(harness.RolloutHarnesses, harness.Name(h)) {
-					return Usagef("--harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
+					return usage.Errorf("--harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
 				}
 				opts.Filter.Harnesses = append(opts.Filter.Harnesses, harness.Name(h))
 			}
 			if opts.Filter.Passed && opts.Filter.Failed {
-				return Usagef("--passed and --failed: expected at most one")
+				return usage.Errorf("--passed and --failed: expected at most one")
 			}
 			if r := opts.Filter.Repeats; r != "" && r != report.RepeatsExact && r != report.RepeatsNear {
-				return Usagef("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
+				return usage.Errorf("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
 			}
 			opts.Filter.Tasks = tasks
 			for _, s := range seeds {
@@ -105,42 +99,17 @@ between words; output longer than the screen goes through $PAGER
 	fl.Lookup("repeats").NoOptDefVal = report.RepeatsExact
 	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
-	bound(fl, "step", 0, unbounded)
-	fl.BoolVar(&opts.Contexts, "contexts", false, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	config.Bound(fl, "step", 0, config.Unbounded)
+	opts.register(fl, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
 	return cmd
 }
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
-	d, err := report.Load(opts.Dirs)
-	if err != nil {
-		return UsageError{err}
-	}
-	for _, t := range d.Torn {
-		warner(opts.IO)(t.Warning())
-	}
-	var contexts report.Contexts
-	if slices.ContainsFunc(d.Items, opts.Filter.Item) && !opts.List {
-		contexts = shown.ContextsNoted(ctx, d, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
-	}
 	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
-	var buf bytes.Buffer
-	var episodes, items int
-	if opts.List {
-		episodes, items, err = report.WriteList(&buf, d, opts.Filter)
-	} else {
-		episodes, items, err = report.WriteTranscripts(&buf, d, contexts, opts.Filter, style)
-	}
-	if err != nil {
+	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, opts.IO.Warn, opts.IO.Statusf)
+	if err != nil || out == nil {
 		return err
 	}
-	switch {
-	case len(d.Episodes)+len(d.Items) == 0:
-		opts.IO.Statusf("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(opts.Dirs, ", "))
-		return nil
-	case episodes+items == 0:
-		return report.NoMatch(opts.Dirs, d, opts.Filter)
-	}
-	return opts.IO.WriteOrPage(buf.Bytes())
+	return opts.IO.WriteOrPage(out)
 }

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/checkpoint"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
@@ -14,8 +17,8 @@ import (
 // SweepOptions are the settings of `feedrun sweep`.
 type SweepOptions struct {
 	IO        *iostreams.IOStreams
-	OpenModel modelOpener // loads the model; the Factory's
-	Model     modelFlags
+	OpenModel checkpoint.Opener // loads the model; the Factory's
+	Model     checkpoint.Flags
 	Scripted  bool
 	Retries   []int
 	OnLoop    []string
@@ -26,17 +29,9 @@ type SweepOptions struct {
 }
 
 // check is where sweep's flags are checked, before anything is opened or
-// written (see checkBounds for the counts).
+// written (see config.CheckBounds for the counts).
 func (o *SweepOptions) check() error {
-	if err := checkFaultRate(o.FaultRate); err != nil {
-		return err
-	}
-	for _, ol := range o.OnLoop {
-		if err := checkOneOf("on-loop", ol, rollout.OnLoops); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rollout.CheckSweep(o.FaultRate, o.OnLoop)
 }
 
 func newSweepCmd(f *Factory) *cobra.Command {
@@ -50,15 +45,15 @@ func newSweepCmd(f *Factory) *cobra.Command {
 			return sweepRun(cmd.Context(), opts)
 		},
 	}
-	opts.Model.register(cmd.Flags())
+	opts.Model.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.Scripted, "scripted", false, "use the scripted agent, whose success has a closed form")
 	cmd.Flags().IntSliceVar(&opts.Retries, "retries", []int{0, 1, 2, 3, 4}, "retry budgets")
 	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", rollout.OnLoops, "loop policies")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
-	bound(cmd.Flags(), "retries", 0, unbounded)
-	bound(cmd.Flags(), "runs", 1, unbounded)
+	config.Bound(cmd.Flags(), "retries", 0, config.Unbounded)
+	config.Bound(cmd.Flags(), "runs", 1, config.Unbounded)
 	return cmd
 }
 
@@ -67,37 +62,24 @@ func sweepRun(ctx context.Context, opts *SweepOptions) error {
 		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
 		FaultRate: opts.FaultRate, FaultSeed: 1, Retries: opts.Retries, OnLoop: opts.OnLoop, Runs: opts.Runs,
 	}
-	config := results.Config{
-		Runner: results.RunnerSweep, Agent: plan.Agent, FaultRate: opts.FaultRate, RetryBudgets: opts.Retries, OnLoops: opts.OnLoop, Runs: opts.Runs,
-		Task: plan.Env.Name(),
-	}
-	seeds := map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}
-	man := runManifest(opts.Command, config, nil, opts.Model, seeds, "", results.Shard{})
+	var m *checkpoint.Opened // none for the scripted agent
 	if !opts.Scripted {
-		m, err := opts.OpenModel(ctx, opts.Model)
-		if err != nil {
+		var err error
+		if m, err = opts.OpenModel(ctx, opts.Model); err != nil {
 			return err
 		}
 		defer m.Close()
 		plan.Agent = m.Entry.Name
 		plan.Player = &rollout.ModelAgent{Model: m, MaxTokens: rollout.FixTest{}.MaxTokens()}
-		config.Agent, config.Context, config.InstructionTuned = plan.Agent, opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
-		man = runManifest(opts.Command, config, m, opts.Model, seeds, "", results.Shard{})
 	}
-	out := opts.Out
-	if out == "" {
-		out = results.SweepFolder(plan.Agent)
+	config := plan.Config()
+	if m != nil {
+		config.Context, config.InstructionTuned = opts.Model.Context, results.Tuned(m.Entry.InstructionTuned)
 	}
-	folder, err := results.OpenFolder(out, man)
-	if err != nil {
-		return err
-	}
-	defer folder.Close()
-	plan.OutDir, plan.Cut, plan.Begin = out, tornRow(opts.IO), folder.Begin
-	opts.IO.Statusf("sweep: %s on %s, %d episodes → %s", plan.Agent, plan.Env.Name(), plan.Size(), out)
-	plan.Progress = opts.IO.NewProgress(int64(plan.Size()), "episodes")
-	sum, err := plan.Execute(ctx)
-	if err := ended(opts.IO, "sweep", "episodes", sum.Episodes, sum.Skipped, err, folder.Finish); err != nil {
+	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": plan.FaultSeed, "episodes": uint64(opts.Runs)}, "", results.Shard{})
+	out := cmp.Or(opts.Out, results.SweepFolder(plan.Agent))
+	plan.OutDir = out
+	if err := plan.RunIn(ctx, man, opts.IO); err != nil {
 		return err
 	}
 	// The grid is Table 5 of the report on this folder, with the report's

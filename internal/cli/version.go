@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/buildinfo"
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/llama"
 )
@@ -29,14 +30,14 @@ func newVersionCmd(f *Factory) *cobra.Command {
 			return versionRun(opts, CurrentVersion())
 		},
 	}
-	formatFlag(cmd.Flags(), &opts.Format, formatText, formatText, formatJSON)
-	jsonSwitch(cmd.Flags())
+	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
+	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 
 func versionRun(opts *VersionOptions, v buildinfo.Info) error {
-	if opts.Format == formatJSON {
-		return printJSON(opts.IO.Out, v)
+	if opts.Format == iostreams.FormatJSON {
+		return iostreams.PrintJSON(opts.IO.Out, v)
 	}
 	_, err := fmt.Fprint(opts.IO.Out, v.Text())
 	return err

@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
+	"github.com/feedrun/feedrun/internal/usage"
 	"github.com/feedrun/feedrun/internal/viewer"
 )
 
@@ -23,11 +22,8 @@ type ViewOptions struct {
 	Results string // where to look for run folders when Dirs is empty
 	Addr    string
 	// Remote allows an address other than a loopback one.
-	Remote bool
-	// Envs are the environments' own settings, which stating their
-	// tasks and making their items again may need (their data files).
-	Envs     envSpec
-	Contexts bool
+	Remote   bool
+	readSpec // the environments' settings and --contexts
 	// Serving, when set, is told the viewer's address once it listens
 	// (tests); the command serves until its context ends.
 	Serving func(url string)
@@ -61,10 +57,10 @@ when their run is first opened (minutes).`,
 		Args: cobra.ArbitraryArgs,
 		PreRunE: func(*cobra.Command, []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
-				return Usagef("--addr %q: expected host:port, such as 127.0.0.1:8080 (port 0: a free one)", opts.Addr)
+				return usage.Errorf("--addr %q: expected host:port, such as 127.0.0.1:8080 (port 0: a free one)", opts.Addr)
 			}
 			if !opts.Remote && !viewer.IsLoopback(opts.Addr) {
-				return Usagef("--addr %q: expected a loopback address (127.0.0.1, [::1] or localhost); --remote serves the folders to other machines", opts.Addr)
+				return usage.Errorf("--addr %q: expected a loopback address (127.0.0.1, [::1] or localhost); --remote serves the folders to other machines", opts.Addr)
 			}
 			return nil
 		},
@@ -77,40 +73,26 @@ when their run is first opened (minutes).`,
 	fl.StringVar(&opts.Results, "results", "results", "folder whose run folders are served when no DIR is given")
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to listen on (host:port; port 0: a free one)")
 	fl.BoolVar(&opts.Remote, "remote", false, "allow an --addr that is not a loopback one (anyone who reaches it reads the folders)")
-	fl.BoolVar(&opts.Contexts, "contexts", false, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
-	opts.Envs.registerSettings(fl, env.ToRead)
+	opts.register(fl, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes per run)")
 	return cmd
 }
 
 func viewRun(ctx context.Context, opts *ViewOptions) error {
-	for _, dir := range opts.Dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return Usagef("view: %s is not a run folder (it does not exist or is a file)", dir)
-		}
-	}
-	if len(opts.Dirs) == 0 {
-		dirs, err := report.RunFolders(opts.Results)
-		if err != nil {
-			return err
-		}
-		if len(dirs) == 0 {
-			return Usagef("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
-		}
-		opts.Dirs = dirs
-	}
-	index, err := report.LoadViewerIndex(opts.Dirs)
+	dirs, err := report.Folders("view", opts.Dirs, opts.Results)
 	if err != nil {
-		return UsageError{err}
+		return err
 	}
-	srv, err := viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
-		return shown.RunView(ctx, opts.Dirs[n], n, opts.Envs.recorded, opts.Contexts, opts.IO.Statusf)
-	})
+	if len(dirs) == 0 {
+		return usage.Errorf("no run folders under %s/: name folders (`feedrun view DIR...`) or make one with `make demo`", strings.TrimSuffix(opts.Results, "/"))
+	}
+	opts.Dirs = dirs
+	srv, err := shown.Viewer(opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.IO.Statusf)
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return Usagef("--addr %s: %v", opts.Addr, err)
+		return usage.Errorf("--addr %s: %v", opts.Addr, err)
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	opts.IO.Statusf("feedrun view: %d run folders at %s (Ctrl-C stops)", len(opts.Dirs), url)

@@ -202,11 +202,16 @@ func Parse(value string, allowed []Name) ([]Name, error) {
 
 // JoinNames lists names as an error or a help text does: "a, b, c".
 func JoinNames(ns []Name) string {
+	return strings.Join(Strings(ns), ", ")
+}
+
+// Strings are the names ns as strings, as a manifest lists them.
+func Strings(ns []Name) []string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
 		parts[i] = string(n)
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 // Bans reports whether the decoder masks earlier failed actions, by their

@@ -63,6 +63,13 @@ func (s *IOStreams) Statusf(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format+"\n", args...)
 }
 
+// Warn writes a line about the data read, such as a table's torn last
+// row, on ErrOut: not status, so --quiet does not hide it, since it says
+// what the figures printed are counted from.
+func (s *IOStreams) Warn(line string) {
+	fmt.Fprintf(s.ErrOut, "feedrun: warning: %s\n", line)
+}
+
 // showProgress reports whether progress bars should be drawn.
 func (s *IOStreams) showProgress() bool { return s.errTTY && !s.Quiet }
 

@@ -61,3 +61,14 @@ func TestStatusRespectsQuiet(t *testing.T) {
 		t.Errorf("stderr %q stdout %q", errOut.String(), out.String())
 	}
 }
+
+// A warning is said even under --quiet: it qualifies the figures printed.
+func TestWarnIgnoresQuiet(t *testing.T) {
+	io, out, errOut := Test(false)
+	io.Quiet = true
+	io.Statusf("status")
+	io.Warn("a torn row")
+	if out.Len() != 0 || errOut.String() != "feedrun: warning: a torn row\n" {
+		t.Errorf("stdout %q, stderr %q; want the warning alone on stderr", out.String(), errOut.String())
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 const (
@@ -29,6 +30,16 @@ const (
 )
 
 const Max = 64
+
+// CheckShard refuses --lanes n (n > 1) with --shard shard. Lanes are
+// shards k/N of the whole run, and a cluster shard k/n split further would
+// be shards of n·N that no single merge takes whole.
+func CheckShard(n int, shard string) error {
+	if n > 1 && shard != "" {
+		return usage.Errorf("--lanes %d with --shard %s: lanes are shards of the whole run of their own; give --lanes on one machine or --shard on a cluster, not both", n, shard)
+	}
+	return nil
+}
 
 var name = regexp.MustCompile(`^([0-9]+)-of-([0-9]+)$`)
 

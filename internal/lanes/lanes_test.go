@@ -1,8 +1,12 @@
 package lanes
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // TestLaneWorkerArgs: each lane gets the command line as given with its
@@ -31,5 +35,21 @@ func TestLaneWorkerArgs(t *testing.T) {
 				t.Errorf("workerArgs(%d) = %q, want %q", tc.k, got, tc.want)
 			}
 		})
+	}
+}
+
+// Lanes with a cluster shard are refused as the user's to fix; one lane,
+// or no shard, passes.
+func TestCheckShard(t *testing.T) {
+	if err := CheckShard(4, "1/3"); !errors.As(err, new(usage.Error)) || !strings.HasPrefix(err.Error(), "--lanes 4 with --shard 1/3:") {
+		t.Errorf("CheckShard(4, 1/3) = %v, want a usage error naming both", err)
+	}
+	for _, c := range []struct {
+		n     int
+		shard string
+	}{{1, "1/3"}, {4, ""}} {
+		if err := CheckShard(c.n, c.shard); err != nil {
+			t.Errorf("CheckShard(%d, %q) = %v, want nil", c.n, c.shard, err)
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package lm
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"io"
+)
 
 // Scored is a continuation scored after a raw prompt (ScoreText): its
 // tokens, as text and as ids, their log-probabilities and their sum.
@@ -9,6 +13,16 @@ type Scored struct {
 	TokenIDs []Token   `json:"token_ids"`
 	LogProbs []float64 `json:"logprobs"`
 	Total    float64   `json:"total"`
+}
+
+// WriteText writes s for a reader: a line per token (its id, its text
+// quoted, its log-probability), then the total.
+func (s Scored) WriteText(w io.Writer) error {
+	for i := range s.Tokens {
+		fmt.Fprintf(w, "%6d  %-20q %10.4f\n", s.TokenIDs[i], s.Tokens[i], s.LogProbs[i])
+	}
+	_, err := fmt.Fprintf(w, "total %.4f nats over %d tokens\n", s.Total, len(s.Tokens))
+	return err
 }
 
 // ErrNoTokens is ScoreText's error for a prompt or continuation that

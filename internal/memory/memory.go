@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 // Store is an open memory database.
@@ -302,12 +304,26 @@ func (s *Store) Lessons() ([]Lesson, error) {
 	return out, rows.Err()
 }
 
-// Show writes every lesson as a tab-separated line, or a line saying the
-// store is empty.
-func (s *Store) Show(w io.Writer) error {
+// Show writes every lesson in format (memory show's --format): for text a
+// tab-separated line each, or a line saying the store is empty; one JSON
+// list; or CSV rows.
+func (s *Store) Show(w io.Writer, format string) error {
 	ls, err := s.Lessons()
 	if err != nil {
 		return err
+	}
+	switch format {
+	case iostreams.FormatJSON:
+		if ls == nil {
+			ls = []Lesson{} // an empty store is [], not null
+		}
+		return iostreams.PrintJSON(w, ls)
+	case iostreams.FormatCSV:
+		rows := make([][]string, len(ls))
+		for i, l := range ls {
+			rows[i] = []string{l.Env, l.Template, l.Tool, l.Kind, strconv.Itoa(l.Count), l.Text}
+		}
+		return iostreams.PrintCSV(w, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
 	}
 	for _, l := range ls {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", l.Env, l.Template, l.Tool, l.Kind, l.Count, l.Text)

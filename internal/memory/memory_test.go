@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 // A store waits for another process's lock instead of failing at once: a
@@ -95,7 +97,7 @@ func TestReadOnlyStoreKeepsItsBytes(t *testing.T) {
 			t.Errorf("%s: guidance %q, %d lessons (%v), want the stored avoid", name, g, n, err)
 		}
 		var shown strings.Builder
-		if err := s.Show(&shown); err != nil || !strings.Contains(shown.String(), "the file does not exist") {
+		if err := s.Show(&shown, iostreams.FormatText); err != nil || !strings.Contains(shown.String(), "the file does not exist") {
 			t.Errorf("%s: show %q (%v)", name, shown.String(), err)
 		}
 		if err := s.Clear(); err == nil {
@@ -149,11 +151,27 @@ func TestCommittedStoreKeepsItsBytesWhenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shown strings.Builder
-	if err := s.Show(&shown); err != nil || strings.Count(shown.String(), "\n") < 10 {
+	if err := s.Show(&shown, iostreams.FormatText); err != nil || strings.Count(shown.String(), "\n") < 10 {
 		t.Errorf("show: %d lines (%v), want the store's lessons", strings.Count(shown.String(), "\n"), err)
 	}
 	s.Close()
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Errorf("reading %s changed its bytes", path)
+	}
+}
+
+// An empty store shows as a line saying so in text, [] in JSON (not
+// null), and a header alone in CSV.
+func TestShowAnEmptyStore(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "memory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for format, want := range map[string]string{iostreams.FormatText: "is empty)\n", iostreams.FormatJSON: "[]\n", iostreams.FormatCSV: "env,template,tool,kind,count,text\n"} {
+		var out strings.Builder
+		if err := s.Show(&out, format); err != nil || !strings.HasSuffix(out.String(), want) {
+			t.Errorf("Show(%s) = %q (%v), want it to end %q", format, out.String(), err, want)
+		}
 	}
 }

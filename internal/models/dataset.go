@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Dataset is a public data file an environment reads, fetched over HTTP
@@ -68,6 +71,31 @@ func SelectDatasets(names []string) ([]Dataset, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// SelectDatasetsAt is SelectDatasets, each fetched from url instead of its
+// published address where url is given (a mirror, or a test server; the
+// size and sha256 checks stay), which serves one dataset only. The
+// datasets are copies: url changes this pull's, not the registry's.
+// Names that are not datasets, or a url for several, are the user's to
+// fix.
+func SelectDatasetsAt(names []string, url string) ([]Dataset, error) {
+	n := len(names)
+	if n == 0 {
+		n = len(Datasets) // none named: every one
+	}
+	if url != "" && n != 1 {
+		return nil, usage.Errorf("--url: name the one dataset it serves (got %d)", n)
+	}
+	sets, err := SelectDatasets(names)
+	if err != nil {
+		return nil, usage.Error{Err: err}
+	}
+	sets = slices.Clone(sets)
+	if url != "" {
+		sets[0].URL = url
+	}
+	return sets, nil
 }
 
 // DatasetPath is where d's file is, or will be once pulled: under data/ in

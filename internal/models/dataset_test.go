@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // testDataset is a dataset served by srv whose recorded size and sha256
@@ -146,5 +148,22 @@ func TestSelectDatasets(t *testing.T) {
 	}
 	if _, err := SelectDatasets([]string{MBPP.Name, "imagenet"}); err == nil || !strings.Contains(err.Error(), `unknown dataset "imagenet"`) {
 		t.Errorf("unknown name: err = %v", err)
+	}
+}
+
+// --url serves one dataset, named or the only one, and changes the
+// selection's copy, never the registry's address.
+func TestSelectDatasetsAt(t *testing.T) {
+	name := Datasets[0].Name
+	published := Datasets[0].URL
+	sets, err := SelectDatasetsAt([]string{name}, "http://mirror.invalid/x")
+	if err != nil || len(sets) != 1 || sets[0].URL != "http://mirror.invalid/x" || Datasets[0].URL != published {
+		t.Errorf("SelectDatasetsAt(%s, mirror) = %v, %v; registry URL %s", name, sets, err, Datasets[0].URL)
+	}
+	if _, err := SelectDatasetsAt([]string{name, name}, "http://mirror.invalid/x"); !errors.As(err, new(usage.Error)) {
+		t.Errorf("--url with two datasets: %v, want a usage error", err)
+	}
+	if _, err := SelectDatasetsAt([]string{"no-such-data"}, ""); !errors.As(err, new(usage.Error)) {
+		t.Errorf("an unknown dataset: %v, want a usage error", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Model is one checkpoint named in models.yaml.
@@ -428,6 +430,46 @@ func value(n *yaml.Node) string {
 // Builtin is the models.yaml compiled into feedrun.
 func Builtin() (*Registry, error) {
 	return Parse("models.yaml (built in)", feedrun.ModelsYAML)
+}
+
+// SelectCached is the models names select (Registry.Select; all: every
+// one when none is named) in the registry at path (LoadRegistry), and the
+// cache that holds their files. Names the registry lacks are the user's
+// to fix.
+func SelectCached(path string, names []string, all bool) ([]Model, Cache, error) {
+	reg, err := LoadRegistry(path)
+	if err != nil {
+		return nil, Cache{}, err
+	}
+	ms, err := reg.Select(names, all)
+	if err != nil {
+		return nil, Cache{}, usage.Error{Err: err}
+	}
+	cache, err := DefaultCache()
+	return ms, cache, err
+}
+
+// Sizes are the registry's parameter counts (Parameters) by model name.
+func (r *Registry) Sizes() map[string]string {
+	sizes := make(map[string]string, len(r.Models))
+	for _, m := range r.Models {
+		sizes[m.Name] = m.Parameters
+	}
+	return sizes
+}
+
+// LoadRegistry reads the registry at path (--models-file), or the one
+// built into the binary for "": a file that cannot be read or is not a
+// registry is the user's to fix.
+func LoadRegistry(path string) (*Registry, error) {
+	if path == "" {
+		return Builtin()
+	}
+	reg, err := Load(path)
+	if err != nil {
+		return nil, usage.Error{Err: err}
+	}
+	return reg, nil
 }
 
 // CachedPath is where the named built-in model sits in the default cache,

@@ -1,9 +1,13 @@
 package models
 
 import (
+	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 const hexA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -233,5 +237,23 @@ func TestShippedRegistry(t *testing.T) {
 		if total != m.Size {
 			t.Errorf("model %q: parts add up to %d bytes, the file has %d", name, total, m.Size)
 		}
+	}
+}
+
+// The built-in registry gives every model its size, as models.yaml
+// states it, and a --models-file that is not there is the user's to fix.
+func TestSizesAndLoadRegistry(t *testing.T) {
+	reg, err := LoadRegistry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := reg.Sizes()
+	for _, m := range reg.Models {
+		if sizes[m.Name] != m.Parameters || m.Parameters == "" {
+			t.Errorf("Sizes()[%s] = %q, want %q", m.Name, sizes[m.Name], m.Parameters)
+		}
+	}
+	if _, err := LoadRegistry(filepath.Join(t.TempDir(), "missing.yaml")); !errors.As(err, new(usage.Error)) {
+		t.Errorf("LoadRegistry(missing) = %v, want a usage error", err)
 	}
 }

@@ -1,13 +1,16 @@
 package probe
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // A ReferenceSequence is one continuation scored after one prompt, in
@@ -134,4 +137,28 @@ func sequenceItem(id string) string {
 		}
 	}
 	return id
+}
+
+// ReadReferenceFile reads a file reference-items wrote (its --score-file);
+// one that cannot be read or is not such a file is the user's to fix.
+func ReadReferenceFile(path string) (ReferenceFile, error) {
+	var f ReferenceFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, usage.Error{Err: fmt.Errorf("--score-file: %w", err)}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, usage.Errorf("--score-file %s: expected a file reference-items wrote: %v", path, err)
+	}
+	return f, nil
+}
+
+// Write writes f to path as JSON; the caller renames the file once it is
+// whole.
+func (f ReferenceFile) Write(path string) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -7,10 +7,12 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
 // FormatHTML is the browser report: one self-contained file.
-const FormatHTML = "html"
+const FormatHTML = iostreams.FormatHTML
 
 // The page's template, script and style are compiled in, so that the file
 // needs nothing beside it: no network, no server.

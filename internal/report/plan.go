@@ -19,6 +19,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/stats"
 )
@@ -29,7 +30,7 @@ import (
 // time they take at the pilot's pace.
 
 // FormatJSON is the plan's JSON output.
-const FormatJSON = "json"
+const FormatJSON = iostreams.FormatJSON
 
 // MaxPlanPairs bounds the search for the pairs a difference needs.
 const MaxPlanPairs = 100000

@@ -14,14 +14,15 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// Output formats.
+// Output formats, in the vocabulary every command's --format shares.
 const (
-	FormatText     = "text"
-	FormatMarkdown = "markdown"
-	FormatCSV      = "csv"
+	FormatText     = iostreams.FormatText
+	FormatMarkdown = iostreams.FormatMarkdown
+	FormatCSV      = iostreams.FormatCSV
 )
 
 // CSVHeader is the long CSV output's header: one line per figure. interval

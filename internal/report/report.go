@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/feedrun/feedrun"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // Defaults for zero Options fields.
@@ -173,6 +175,48 @@ func scorecard(ctx context.Context, ref Reference, items []Item, tables []Table,
 		return nil, nil
 	}
 	return &sc, nil
+}
+
+// UseReference sets the study figures the report stands beside from
+// report's --reference: "" the copy of configs/study_reference.yaml built
+// into feedrun, "none" none (no study columns), else the file it names.
+func (o *Options) UseReference(flag string) {
+	switch flag {
+	case "":
+		o.Reference, o.ReferenceData = "configs/study_reference.yaml (built in)", feedrun.StudyReference
+	case "none":
+	default:
+		o.Reference = flag
+	}
+}
+
+// Folders are the run folders a command (verb) reads: dirs, each of which
+// must be a folder, or with none named every run folder under resultsDir
+// (RunFolders); nil where there is none.
+func Folders(verb string, dirs []string, resultsDir string) ([]string, error) {
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, usage.Errorf("%s: %s is not a run folder (it does not exist or is a file)", verb, dir)
+		}
+	}
+	if len(dirs) > 0 {
+		return dirs, nil
+	}
+	return RunFolders(resultsDir)
+}
+
+// WriteFile runs the report (Run) into the file path, written whole
+// beside it and renamed over it, so that a reader never sees half a report
+// where the last one was.
+func WriteFile(ctx context.Context, opts Options, path string) error {
+	var buf bytes.Buffer
+	if err := Run(ctx, opts, &buf); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return nil
 }
 
 // RunFolders lists the run folders directly under root, sorted: the folders

@@ -62,3 +62,22 @@ type silent struct{}
 
 func (silent) Add(int) {}
 func (silent) Finish() {}
+
+// Ended closes a runner's run, saying so with status: err is what its
+// units' loop returned after it ran new units and skipped ones already
+// there (unit names them, verb the runner). An interruption says how to
+// resume; a run that got through stamps its finish (finish) and says what
+// it did.
+func Ended(status func(format string, args ...any), verb, unit string, ran, skipped int, err error, finish func() error) error {
+	if errors.Is(err, ErrInterrupted) {
+		status("%s: interrupted after %d new %s; run the same command to resume", verb, ran, unit)
+	}
+	if err != nil {
+		return err
+	}
+	if err := finish(); err != nil {
+		return err
+	}
+	status("done: %d %s measured, %d already there", ran, unit, skipped)
+	return nil
+}

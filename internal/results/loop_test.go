@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -92,4 +93,25 @@ func TestTellCutNamesTheFileAndBytes(t *testing.T) {
 	ok(t, err)
 	defer tbl2.Close()
 	tbl2.TellCut(func(string, int64) { t.Error("told of a cut on a clean file") })
+}
+
+// An interrupted run says how to resume and is not stamped finished; a run
+// that got through is stamped and says what it did; a failed stamp fails.
+func TestEnded(t *testing.T) {
+	var said []string
+	status := func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
+	finished := 0
+	finish := func() error { finished++; return nil }
+	if err := Ended(status, "probe", "items", 3, 1, ErrInterrupted, finish); !errors.Is(err, ErrInterrupted) || finished != 0 ||
+		len(said) != 1 || said[0] != "probe: interrupted after 3 new items; run the same command to resume" {
+		t.Errorf("interrupted: err %v, finished %d, said %q", err, finished, said)
+	}
+	said = nil
+	if err := Ended(status, "probe", "items", 3, 1, nil, finish); err != nil || finished != 1 || len(said) != 1 || said[0] != "done: 3 items measured, 1 already there" {
+		t.Errorf("through: err %v, finished %d, said %q", err, finished, said)
+	}
+	stamp := errors.New("disk full")
+	if err := Ended(status, "probe", "items", 0, 0, nil, func() error { return stamp }); !errors.Is(err, stamp) {
+		t.Errorf("failed stamp: err %v, want %v", err, stamp)
+	}
 }

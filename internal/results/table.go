@@ -173,6 +173,15 @@ func (t *Table) DroppedTail() int64 {
 // last row off a table, so that a command can tell the user.
 type CutFunc func(path string, bytes int64)
 
+// CutNoted is the CutFunc that says with status that resuming cut a torn
+// last row (what a crash mid-write leaves) off a table: the unit it
+// belonged to is measured again.
+func CutNoted(status func(format string, args ...any)) CutFunc {
+	return func(path string, bytes int64) {
+		status("resume: cut a torn last row (%d bytes) off %s; its unit is measured again", bytes, path)
+	}
+}
+
 // TellCut calls cut (when not nil) if OpenTable cut a torn last row off the
 // table.
 func (t *Table) TellCut(cut CutFunc) {

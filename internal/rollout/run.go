@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,20 @@ type Plan struct {
 
 // Summary says what Execute did.
 type Summary struct{ Episodes, Skipped int }
+
+// Recorded is what the run's manifest records of the plan, with memory
+// the store its memory harness reads (none: ""); the model's own settings
+// and the rollout's (Settings.Record) are recorded beside it.
+func (p *Plan) Recorded(memory string) results.Config {
+	c := results.Config{
+		Runner: results.RunnerRollout, Model: p.Model, Env: p.Env.Name(), Harness: harness.Strings(p.Harnesses), Memory: memory,
+		MaxTokens: p.Env.MaxTokens(),
+	}
+	if slices.ContainsFunc(p.Harnesses, harness.Name.BansTokens) {
+		c.Ban = results.BanTokens
+	}
+	return c
+}
 
 // Size is the number of episodes in the plan's shard.
 func (p *Plan) Size() int {

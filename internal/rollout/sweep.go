@@ -12,6 +12,7 @@ import (
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // FixTest is the sweep's task: a failing test to fix, checked by two test
@@ -151,6 +152,28 @@ type SweepPlan struct {
 // sweepMaxSteps leaves room for every nudge and finish of FixTest's two
 // steps, so the budget never decides a cell.
 const sweepMaxSteps = 12
+
+// CheckSweep refuses a sweep's settings out of their values, as usage
+// errors naming their flags: the fault rate, and every loop policy.
+func CheckSweep(faultRate float64, onLoops []string) error {
+	if err := usage.CheckFaultRate(faultRate); err != nil {
+		return err
+	}
+	for _, ol := range onLoops {
+		if err := usage.CheckOneOf("on-loop", ol, OnLoops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config is what the run's manifest records of the sweep's settings.
+func (p *SweepPlan) Config() results.Config {
+	return results.Config{
+		Runner: results.RunnerSweep, Agent: p.Agent, FaultRate: p.FaultRate, RetryBudgets: p.Retries, OnLoops: p.OnLoop, Runs: p.Runs,
+		Task: p.Env.Name(),
+	}
+}
 
 // Size is the number of episodes in the grid.
 func (p *SweepPlan) Size() int { return len(p.Retries) * len(p.OnLoop) * p.Runs }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/feedrun/feedrun/internal/export"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/usage"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // Extras are the items' contexts and the tasks' statements of d for the
@@ -61,4 +63,18 @@ func Sources(ctx context.Context, d report.Data, look Lookup, slow bool) export.
 		src.Missing[dir] = err.Error()
 	}
 	return src
+}
+
+// Viewer is the viewer (package viewer) of the run folders dirs: their
+// index read now, and each run's rows, with what RunView makes again,
+// when first asked for. Folders that cannot be indexed are the user's to
+// fix.
+func Viewer(dirs []string, look Lookup, slow bool, note func(format string, args ...any)) (*viewer.Server, error) {
+	index, err := report.LoadViewerIndex(dirs)
+	if err != nil {
+		return nil, usage.Error{Err: err}
+	}
+	return viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
+		return RunView(ctx, dirs[n], n, look, slow, note)
+	})
 }

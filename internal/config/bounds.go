@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"fmt"
@@ -7,42 +7,32 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/internal/usage"
 )
 
 // boundsAnnotation marks an integer flag with the range it accepts.
 const boundsAnnotation = "feedrun_bounds"
 
-// unbounded is the upper end of a count with no upper bound of its own.
-const unbounded = math.MaxInt
+// Unbounded is the upper end of a count with no upper bound of its own.
+const Unbounded = math.MaxInt
 
-// maxThreads is ggml's own ceiling on threads per computation
-// (GGML_MAX_N_THREADS); more than that is a typo, not a machine.
-const maxThreads = 512
-
-// maxContext bounds --context: a million tokens of KV cache is beyond every
-// model in models.yaml.
-const maxContext = 1 << 20
-
-// defaultBatch is rollout's --batch: one by one, because batching with a
-// KV stream per episode measured no faster on the project's current
-// machine, for SmolLM2 or the Qwen 0.5B; where it pays depends on the
-// machine (docs/runtime.md, "Whether it pays").
-const defaultBatch = 1
-
-// maxBatch bounds --batch: each episode of a batch keeps a sequence and a
-// KV stream of --context cells of its own.
-const maxBatch = 64
-
-// bound declares the range [lo, hi] of the int or int-list flag name, which
-// checkBounds enforces once flags, environment and config file are resolved,
+// Bound declares the range [lo, hi] of the int or int-list flag name, which
+// CheckBounds enforces once flags, environment and config file are resolved,
 // before a command's run function starts and so before it writes anything.
-func bound(fs *pflag.FlagSet, name string, lo, hi int) {
+func Bound(fs *pflag.FlagSet, name string, lo, hi int) {
 	if err := fs.SetAnnotation(name, boundsAnnotation, []string{strconv.Itoa(lo), strconv.Itoa(hi)}); err != nil {
 		panic(err) // a flag that was never registered: a programming error
 	}
 }
 
-// checkBounds refuses the first flag whose value is out of range, as a
+// Bounded reports whether fl has a range declared by Bound.
+func Bounded(fl *pflag.Flag) bool {
+	_, ok := fl.Annotations[boundsAnnotation]
+	return ok
+}
+
+// CheckBounds refuses the first flag whose value is out of range, as a
 // usage error naming the flag and what it expects: a bounded count (any
 // element of a list) outside its range, or any float flag of any command
 // that is not a finite number. NaN passes every comparison a command's own
@@ -50,7 +40,7 @@ func bound(fs *pflag.FlagSet, name string, lo, hi int) {
 // be written to a manifest (encoding/json refuses them), so a run given one
 // failed only once its folder was made; here it is refused before anything
 // is opened or written.
-func checkBounds(cmd *cobra.Command) error {
+func CheckBounds(cmd *cobra.Command) error {
 	var firstErr error
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		if firstErr != nil {
@@ -78,7 +68,7 @@ func checkBounds(cmd *cobra.Command) error {
 		}
 		for _, v := range values {
 			if v < lo || v > hi {
-				firstErr = Usagef("--%s: expected %s, got %d", fl.Name, rangeText(lo, hi), v)
+				firstErr = usage.Errorf("--%s: expected %s, got %d", fl.Name, rangeText(lo, hi), v)
 				return
 			}
 		}
@@ -107,14 +97,14 @@ func checkFinite(fs *pflag.FlagSet, fl *pflag.Flag) error {
 	}
 	for _, v := range values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Usagef("--%s: expected a finite number, got %v", fl.Name, v)
+			return usage.Errorf("--%s: expected a finite number, got %v", fl.Name, v)
 		}
 	}
 	return nil
 }
 
 func rangeText(lo, hi int) string {
-	if hi == unbounded {
+	if hi == Unbounded {
 		return fmt.Sprintf("a whole number >= %d", lo)
 	}
 	return fmt.Sprintf("a whole number from %d to %d", lo, hi)
