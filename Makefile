@@ -43,7 +43,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models bubblewrap test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
+.PHONY: all deps build models mbpp bubblewrap test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -65,6 +65,13 @@ bin/feedrun: FORCE
 models: build
 	bin/feedrun models pull $(sort $(MODEL) $(TEST_MODELS))
 
+# Sanitized MBPP for CodeRepair's tests: where no copy sits beside the
+# repository (MBPP above is empty), the one `feedrun data pull mbpp` caches,
+# fetched and checked here when absent; the tests then read it from the
+# cache as a run does.
+mbpp: build
+	@[ -n "$(MBPP)" ] || bin/feedrun data pull mbpp
+
 # bubblewrap (bwrap), the OS sandbox CodeRepair runs every program in
 # (docs/methodology.md). As root, Debian's bubblewrap package is installed
 # when bwrap is absent (apt-get update first if the package is not known
@@ -82,7 +89,7 @@ bubblewrap:
 
 # All tests, the real-model integration tests included, and those of make
 # bench-anchor's raw side (build tag anchor): it must do feedrun's work.
-test: models bubblewrap test-deps
+test: models mbpp bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
 	$(GO) vet -tags anchor ./internal/llama/

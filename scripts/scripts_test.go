@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/testutil"
 )
 
 // fakeGo writes a stand-in for the go command that prints stderr as the go
@@ -83,16 +84,13 @@ func TestQuietBuildShowsEverythingOnFailure(t *testing.T) {
 }
 
 // TestMBPPDigest: the size and sha256 feedrun checks a downloaded MBPP
-// against are what the script computes from the records of the copy beside
-// the repository (the same data as `make test`'s CodeRepair tests read).
+// against are what the script computes from the records of the copy
+// `make test`'s CodeRepair tests read.
 func TestMBPPDigest(t *testing.T) {
-	path := os.Getenv("FEEDRUN_MBPP")
-	if path == "" {
-		path = filepath.Join("..", "..", "shared", "data", "mbpp", "sanitized-mbpp.json")
-	}
+	path := testutil.MBPP(t)
 	out, err := exec.Command("./mbpp-digest.sh", path).CombinedOutput()
 	if err != nil {
-		t.Fatalf("mbpp-digest.sh %s: %v\n%s (sanitized MBPP is needed: set FEEDRUN_MBPP)", path, err, out)
+		t.Fatalf("mbpp-digest.sh %s: %v\n%s", path, err, out)
 	}
 	want := fmt.Sprintf("427 records\nsize %d\nsha256 %s\n", models.MBPP.Size, models.MBPP.SHA256)
 	if string(out) != want {

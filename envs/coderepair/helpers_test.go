@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/feedrun/feedrun/internal/testutil"
 )
 
 // pausedRunEnv makes the test binary, started with the program in it, run
@@ -37,15 +39,6 @@ func TestMain(m *testing.M) {
 	os.Exit(2)
 }
 
-// mbppPath is where tests find the sanitized MBPP file: $FEEDRUN_MBPP, or
-// shared/data beside the repository (tests run in envs/coderepair).
-func mbppPath() string {
-	if p := os.Getenv("FEEDRUN_MBPP"); p != "" {
-		return p
-	}
-	return filepath.Join("..", "..", "..", "shared", "data", "mbpp", "sanitized-mbpp.json")
-}
-
 var (
 	mbppOnce sync.Once
 	mbppData *Dataset
@@ -56,9 +49,10 @@ var (
 // missing: a skipped check reads as a passed one in CI summaries.
 func loadMBPP(t *testing.T) *Dataset {
 	t.Helper()
-	mbppOnce.Do(func() { mbppData, mbppErr = Load(mbppPath()) })
+	path := testutil.MBPP(t)
+	mbppOnce.Do(func() { mbppData, mbppErr = Load(path) })
 	if mbppErr != nil {
-		t.Fatalf("sanitized MBPP is needed (set FEEDRUN_MBPP or place it at %s): %v", mbppPath(), mbppErr)
+		t.Fatalf("sanitized MBPP at %s: %v", path, mbppErr)
 	}
 	return mbppData
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/feedrun/feedrun/internal/testutil"
 )
 
 // Environment of the child that TestSandboxHoldsWithoutItsGuard starts: the
@@ -54,7 +56,7 @@ func TestSandboxHoldsWithoutItsGuard(t *testing.T) {
 		attackChild(t)
 		return
 	}
-	mbpp, err := filepath.Abs(mbppPath())
+	mbpp, err := filepath.Abs(testutil.MBPP(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/testutil"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -98,11 +98,7 @@ func runJinja(t *testing.T, req any, out any) {
 // action as an assistant turn (the text a scored action ends).
 func qwenContexts(t *testing.T) map[string][]transcript.Message {
 	t.Helper()
-	mbpp := os.Getenv("FEEDRUN_MBPP")
-	if mbpp == "" {
-		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
-	}
-	cr, err := coderepair.Open(mbpp)
+	cr, err := coderepair.Open(testutil.MBPP(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -394,11 +393,7 @@ func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 // openCodeRepair opens CodeRepair on the MBPP copy the Makefile names.
 func openCodeRepair(t *testing.T) *coderepair.Environment {
 	t.Helper()
-	mbpp := os.Getenv("FEEDRUN_MBPP")
-	if mbpp == "" {
-		t.Fatal("FEEDRUN_MBPP is not set: the Makefile points it at sanitized MBPP")
-	}
-	cr, err := coderepair.Open(mbpp)
+	cr, err := coderepair.Open(testutil.MBPP(t))
 	if err != nil {
 		t.Fatal(err)
 	}
