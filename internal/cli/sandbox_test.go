@@ -15,22 +15,37 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// givenSettings are the flags of e's own settings that the environment
-// sets (FEEDRUN_<FLAG>: the Makefile gives CodeRepair's data file), read
-// before newFakeCLI clears them; the test fails without one, as a skip
-// would read as a pass.
+// givenSettings are the flags of e's own settings as a run would settle
+// them, read before newFakeCLI clears the environment and the cache:
+// FEEDRUN_<FLAG> (the Makefile gives CodeRepair's data file where a copy
+// sits beside the repository), then the entry's own defaults (CodeRepair:
+// the copy `feedrun data pull mbpp` cached). The test fails where the
+// entry cannot be settled, as a skip would read as a pass.
 func givenSettings(t *testing.T, e env.Entry) []string {
 	t.Helper()
 	fs := pflag.NewFlagSet(e.Name, pflag.ContinueOnError)
-	e.Settings().Register(fs, env.ToRun)
+	s := e.Settings()
+	s.Register(fs, env.ToRun)
+	var setErr error
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if v := os.Getenv(config.EnvName(fl.Name)); v != "" && setErr == nil {
+			setErr = fs.Set(fl.Name, v)
+		}
+	})
+	if setErr != nil {
+		t.Fatal(setErr)
+	}
+	if err := s.Check(env.ToRun); err != nil {
+		t.Fatalf("%s's data is needed (make -s print-env sets it): %v", e.Name, err)
+	}
 	var given []string
 	fs.VisitAll(func(fl *pflag.Flag) {
-		if v := os.Getenv(config.EnvName(fl.Name)); v != "" {
-			given = append(given, "--"+fl.Name, v)
+		if fl.Value.String() != fl.DefValue {
+			given = append(given, "--"+fl.Name, fl.Value.String())
 		}
 	})
 	if len(given) == 0 {
-		t.Fatalf("%s's data is needed: the environment gives none of its settings (make -s print-env sets them)", e.Name)
+		t.Fatalf("%s: settled settings give no flag, so the run below would not find its data", e.Name)
 	}
 	return given
 }
