@@ -46,7 +46,7 @@ func (s *Settings) Register(fs *pflag.FlagSet, u env.Use) {
 // environment cannot be opened, and the line says how to give one.
 func (s *Settings) Check(u env.Use) error {
 	if s.MBPP == "" {
-		s.MBPP = cachedMBPP()
+		s.MBPP = models.CachedInDefault(models.MBPP)
 	}
 	switch {
 	case s.MBPP != "":
@@ -55,20 +55,6 @@ func (s *Settings) Check(u env.Use) error {
 		return fmt.Errorf("%s needs --mbpp (or `feedrun data pull mbpp`)", Name)
 	}
 	return fmt.Errorf("--env %s needs --mbpp PATH: the sanitized MBPP file (sanitized-mbpp.json from the google-research repository)", Name)
-}
-
-// cachedMBPP is the sanitized MBPP that `feedrun data pull mbpp` put in the
-// cache, or "" when there is none (no cache directory, or not pulled).
-func cachedMBPP() string {
-	cache, err := models.DefaultCache()
-	if err != nil {
-		return ""
-	}
-	path, ok := cache.CachedDataset(models.MBPP)
-	if !ok {
-		return ""
-	}
-	return path
 }
 
 // Open loads the MBPP file and starts the sandbox.

@@ -113,6 +113,21 @@ func (c Cache) CachedDataset(d Dataset) (string, bool) {
 	return path, err == nil && st.Mode().IsRegular() && st.Size() == d.Size
 }
 
+// CachedInDefault is the path of d's file in the default cache, or "" when
+// there is no cache directory or d was not pulled: where a run, and a test,
+// find a dataset nobody named.
+func CachedInDefault(d Dataset) string {
+	cache, err := DefaultCache()
+	if err != nil {
+		return ""
+	}
+	path, ok := cache.CachedDataset(d)
+	if !ok {
+		return ""
+	}
+	return path
+}
+
 // PullDataset puts d's file in the cache from d.URL, resuming a part file
 // an interrupted pull left, and checking size and sha256 before the file
 // takes its name.

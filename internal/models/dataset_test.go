@@ -167,3 +167,30 @@ func TestSelectDatasetsAt(t *testing.T) {
 		t.Errorf("an unknown dataset: %v, want a usage error", err)
 	}
 }
+
+// A dataset nobody named is found in the default cache only once a pull
+// put it there whole: absent or of another size, there is none.
+func TestCachedInDefault(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(CacheEnv, dir)
+	d := Dataset{Name: "toy", File: "toy.json", Size: 3}
+	if got := CachedInDefault(d); got != "" {
+		t.Errorf("empty cache: %q, want none", got)
+	}
+	path := Cache{Dir: dir}.DatasetPath(d)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := CachedInDefault(d); got != "" {
+		t.Errorf("a file of the wrong size: %q, want none", got)
+	}
+	if err := os.WriteFile(path, []byte("[1]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := CachedInDefault(d); got != path {
+		t.Errorf("pulled: %q, want %q", got, path)
+	}
+}

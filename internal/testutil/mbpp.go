@@ -19,10 +19,8 @@ func MBPP(t testing.TB) string {
 	if p := os.Getenv("FEEDRUN_MBPP"); p != "" {
 		return p
 	}
-	if cache, err := models.DefaultCache(); err == nil {
-		if p, ok := cache.CachedDataset(models.MBPP); ok {
-			return p
-		}
+	if p := models.CachedInDefault(models.MBPP); p != "" {
+		return p
 	}
 	t.Fatal("sanitized MBPP is needed: run `bin/feedrun data pull mbpp` (make test does) or set FEEDRUN_MBPP to a copy")
 	return ""
