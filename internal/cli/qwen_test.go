@@ -33,10 +33,7 @@ func TestQwenCoderProbesBothEnvironments(t *testing.T) {
 		t.Run(c.env, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			io, _, stderr := iostreams.Test(false)
-			names := make([]string, len(c.harnesses))
-			for i, h := range c.harnesses {
-				names[i] = string(h)
-			}
+			names := harness.Strings(c.harnesses)
 			args := []string{"probe", "--model", "qwen2.5-coder-0.5b", "--env", c.env, "--items", "1", "--threads", "1",
 				"--harness", strings.Join(names, ","), "--out", dir}
 			if code := execute(context.Background(), &Factory{IO: io}, args); code != ExitOK {
