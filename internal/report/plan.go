@@ -104,6 +104,9 @@ type Pace struct {
 	// when the pilot does not say.
 	CPUSeconds float64 `json:"-"`
 	How        string  `json:"how"`
+	// Resumed is true when the time was read from a span that includes
+	// the time the run stood stopped between sittings: a ceiling.
+	Resumed bool `json:"resumed"`
 }
 
 // Plan is what feedrun plan prints.
@@ -245,11 +248,12 @@ func runPace(r RunInfo) Pace {
 			for _, pm := range parts {
 				total += pm.Finished.Sub(pm.Started).Seconds() * float64(max(1, pm.Threads))
 			}
-			resumed := ""
-			if slices.ContainsFunc(parts, func(pm results.Manifest) bool { return len(pm.Resumed) > 0 }) {
-				resumed = "; some were resumed, so their spans include the time they stood stopped (an overestimate)"
+			resumed := slices.ContainsFunc(parts, func(pm results.Manifest) bool { return len(pm.Resumed) > 0 })
+			how := fmt.Sprintf("%s: wall time × threads of its %d lane or shard folders, over %d episodes", r.Dir, len(parts), r.Episodes)
+			if resumed {
+				how += "; some were resumed, so their spans include the time they stood stopped (an overestimate)"
 			}
-			return Pace{CPUSeconds: total / float64(r.Episodes), How: fmt.Sprintf("%s: wall time × threads of its %d lane or shard folders, over %d episodes%s", r.Dir, len(parts), r.Episodes, resumed)}
+			return Pace{CPUSeconds: total / float64(r.Episodes), How: how, Resumed: resumed}
 		}
 	}
 	if m.Finished.IsZero() {
@@ -263,7 +267,7 @@ func runPace(r RunInfo) Pace {
 	if len(m.Resumed) > 0 {
 		how += "; resumed, so the span includes the time it stood stopped: a ceiling"
 	}
-	return Pace{CPUSeconds: m.Finished.Sub(m.Started).Seconds() * float64(threads) / float64(r.Episodes), How: how}
+	return Pace{CPUSeconds: m.Finished.Sub(m.Started).Seconds() * float64(threads) / float64(r.Episodes), How: how, Resumed: len(m.Resumed) > 0}
 }
 
 // partManifests reads the manifests of a run's lane (lanes/k-of-N) or
@@ -297,22 +301,52 @@ func partManifests(dir string, want int) ([]results.Manifest, bool) {
 }
 
 // groupPace pools the pace of the runs that hold a group's episodes,
-// weighing each by its episodes.
+// weighing each by its episodes. A resumed run's span counts the time it
+// stood stopped, which can be hours between sittings: where some of the
+// runs were played in one sitting, they alone give the pace, and the rest
+// are named as left out. A pilot of many folders (the shards of a run in
+// progress) is described by their count, not one line each.
 func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace {
-	var seconds float64
-	var n int
-	var how []string
+	var in, whole []RunInfo
 	for _, r := range all {
 		if !runs[r.Dir] {
 			continue
 		}
+		in = append(in, r)
+		if !paces[r.Dir].Resumed {
+			whole = append(whole, r)
+		}
+	}
+	use := in
+	if len(whole) > 0 {
+		use = whole
+	}
+	var seconds float64
+	var n int
+	var how []string
+	for _, r := range use {
 		p := paces[r.Dir]
 		seconds += p.CPUSeconds * float64(r.Episodes)
 		n += r.Episodes
 		how = append(how, p.How)
 	}
-	return Pace{CPUSeconds: seconds / float64(n), How: strings.Join(how, "; ")}
+	pace := Pace{CPUSeconds: seconds / float64(n), Resumed: len(whole) == 0 && slices.ContainsFunc(in, func(r RunInfo) bool { return paces[r.Dir].Resumed })}
+	if len(use) <= maxPaceLines {
+		pace.How = strings.Join(how, "; ")
+	} else {
+		pace.How = fmt.Sprintf("%d run folders (%s … %s): each one's manifest wall time × threads, over their %d episodes", len(use), use[0].Dir, use[len(use)-1].Dir, n)
+		if pace.Resumed {
+			pace.How += "; all were resumed, so their spans include the time they stood stopped: a ceiling"
+		}
+	}
+	if left := len(in) - len(use); left > 0 {
+		pace.How += fmt.Sprintf("; %d resumed run folder(s) left out, whose spans include the time they stood stopped", left)
+	}
+	return pace
 }
+
+// maxPaceLines is the most run folders whose pace is described one by one.
+const maxPaceLines = 3
 
 // planColumns are the plan's table headings and CSV columns.
 var (
@@ -457,7 +491,8 @@ func (p Pace) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		CPUSeconds *float64 `json:"cpu_seconds_per_episode"`
 		How        string   `json:"how"`
-	}{orNull(p.CPUSeconds), p.How})
+		Resumed    bool     `json:"resumed"`
+	}{orNull(p.CPUSeconds), p.How, p.Resumed})
 }
 
 func orNull(x float64) *float64 {

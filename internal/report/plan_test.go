@@ -176,6 +176,63 @@ func TestPlanPaceFromLanes(t *testing.T) {
 	}
 }
 
+// A pilot of shards that were each played in one sitting, or resumed
+// across sittings: a resumed shard's span counts the hours it stood
+// stopped, so where others were not resumed they alone give the pace; and
+// a pilot of many folders is described by their count, not one line each.
+func TestPlanPaceLeavesOutResumedShards(t *testing.T) {
+	shards := func(resumed func(k int) bool, hours func(k int) int) []string {
+		rows := mddFixture(12, 0, 3)
+		var dirs []string
+		for k := range 6 {
+			var mine []episode
+			for _, e := range rows {
+				if i, _ := strconv.Atoi(strings.TrimPrefix(e.task, "t")); i%6 == k {
+					mine = append(mine, e)
+				}
+			}
+			dir := rolloutDir(t, tuned(true), mine...)
+			m, err := results.ReadManifest(dir)
+			ok(t, err)
+			m.Threads = 1
+			m.Finished = m.Started.Add(time.Duration(hours(k)) * time.Hour)
+			if resumed(k) {
+				m.Resumed = []results.Resumption{{At: m.Started.Add(time.Hour)}}
+			}
+			ok(t, results.WriteManifest(dir, m))
+			dirs = append(dirs, dir)
+		}
+		return dirs
+	}
+	pace := func(dirs []string) Pace {
+		d, err := Load(dirs)
+		ok(t, err)
+		p, err := MakePlan(d, 0.14, 0.8)
+		ok(t, err)
+		if len(p.Groups) != 1 {
+			t.Fatalf("%d groups, want 1", len(p.Groups))
+		}
+		return p.Groups[0].Pace
+	}
+	// Shards 0–4 took an hour each over their 15 episodes; shard 5 was
+	// resumed and its span is ten hours.
+	got := pace(shards(func(k int) bool { return k == 5 }, func(k int) int { return map[bool]int{true: 10, false: 1}[k == 5] }))
+	if got.CPUSeconds != 3600.0/15 || got.Resumed {
+		t.Errorf("pace %v CPU s an episode (resumed %v; %s), want %v from the five shards played in one sitting", got.CPUSeconds, got.Resumed, got.How, 3600.0/15)
+	}
+	for _, want := range []string{"5 run folders", "over their 75 episodes", "1 resumed run folder(s) left out"} {
+		if !strings.Contains(got.How, want) {
+			t.Errorf("pace described as %q, want it to say %q", got.How, want)
+		}
+	}
+	// Every shard resumed: nothing better to go on, so all of them, said
+	// to be a ceiling.
+	got = pace(shards(func(int) bool { return true }, func(k int) int { return k + 1 }))
+	if want := 21 * 3600.0 / 90; got.CPUSeconds != want || !got.Resumed || !strings.Contains(got.How, "a ceiling") || strings.Contains(got.How, "left out") {
+		t.Errorf("pace %v CPU s an episode (resumed %v; %s), want %v, a ceiling, none left out", got.CPUSeconds, got.Resumed, got.How, want)
+	}
+}
+
 func TestMakePlanRefuses(t *testing.T) {
 	d := planPilot(t)
 	for _, c := range []struct {
