@@ -330,7 +330,8 @@ func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace 
 		n += r.Episodes
 		how = append(how, p.How)
 	}
-	pace := Pace{CPUSeconds: seconds / float64(n), Resumed: len(whole) == 0 && slices.ContainsFunc(in, func(r RunInfo) bool { return paces[r.Dir].Resumed })}
+	// No folder played in one sitting: every one was resumed.
+	pace := Pace{CPUSeconds: seconds / float64(n), Resumed: len(whole) == 0 && len(in) > 0}
 	if len(use) <= maxPaceLines {
 		pace.How = strings.Join(how, "; ")
 	} else {

@@ -216,7 +216,12 @@ func TestPlanPaceLeavesOutResumedShards(t *testing.T) {
 	}
 	// Shards 0–4 took an hour each over their 15 episodes; shard 5 was
 	// resumed and its span is ten hours.
-	got := pace(shards(func(k int) bool { return k == 5 }, func(k int) int { return map[bool]int{true: 10, false: 1}[k == 5] }))
+	got := pace(shards(func(k int) bool { return k == 5 }, func(k int) int {
+		if k == 5 {
+			return 10
+		}
+		return 1
+	}))
 	if got.CPUSeconds != 3600.0/15 || got.Resumed {
 		t.Errorf("pace %v CPU s an episode (resumed %v; %s), want %v from the five shards played in one sitting", got.CPUSeconds, got.Resumed, got.How, 3600.0/15)
 	}
