@@ -223,6 +223,11 @@ type Cell struct {
 	Figure  Figure
 	Kind    Kind
 	Shown   bool
+	// Paired is, for a rate claimed of a harness other than verbatim (ban's
+	// 8% repeats), the harness's paired difference from verbatim in that
+	// rate: context the verdict does not rest on, so that every rollout
+	// answer carries b:c, Holm p and what its test resolves.
+	Paired *Figure
 }
 
 // Text is the cell as the tables print it: the verdict, why, and the
@@ -241,10 +246,21 @@ func (c Cell) Text() string {
 func (c Cell) figureText() string {
 	col := Column{Kind: c.Kind}
 	s := col.formatFigure(c.Figure, true)
-	if t := c.Figure.Test; t != nil {
-		s += fmt.Sprintf(", b:c %d:%d, Holm p %s", t.B, t.C, formatP(t.PHolm))
+	s += c.Figure.Test.scoreText()
+	if p := c.Paired; p != nil {
+		s += "; vs verbatim " + (Column{Kind: ShareDiff}).formatFigure(*p, true) + p.Test.scoreText()
 	}
 	return s
+}
+
+// scoreText is a paired test as a scorecard cell gives it: b:c, the
+// Holm-adjusted p and the MDD, marked or not, so that a reader sees what
+// the run resolves beside what it found; "" without a test.
+func (t *Test) scoreText() string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(", b:c %d:%d, Holm p %s, %s", t.B, t.C, formatP(t.PHolm), t.mddText())
 }
 
 // formatP prints a p-value with two significant digits.
@@ -277,6 +293,9 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		return Cell{Verdict: NotTested, Why: "fixed by construction here, not measured", Harness: h, Figure: f, Kind: kind, Shown: true}
 	}
 	cell := Cell{Harness: h, Figure: f, Kind: kind, Shown: true}
+	if d, ok := row.Figures[c.Figure+"_diff"]; ok && f.Test == nil && d.Test != nil && h != harness.Verbatim {
+		cell.Paired = &d
+	}
 	r := c.Reproduces
 	hasInterval := !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi)
 	covers := func(x float64) bool { return f.Lo <= x && x <= f.Hi }
@@ -402,7 +421,11 @@ func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
 	b := hi - lo
 	need := stats.SmallestMarkedSplit(1, MarkLevel)
 	p := stats.McNemarExact(max(b, 0), 0)
-	cell.Figure.Test = &Test{B: max(b, 0), C: 0, P: p, PHolm: p}
+	t := &Test{B: max(b, 0), C: 0, N: episodes, P: p, PHolm: p, Binary: true, Family: 1, MDD: math.NaN()}
+	if power, err := stats.NewSignPower(MarkLevel, 1); err == nil && episodes > 0 {
+		t.MDD, t.MDDFloor = power.MinDetectable(episodes, float64(t.B)/float64(episodes), MDDPower)
+	}
+	cell.Figure.Test = t
 	counts := fmt.Sprintf("%d of %d episodes %s, %d %s", hi, episodes, c.column().Label, lo, claimColumn(c.Table, c.Reproduces.Exceeds).Label)
 	switch {
 	case b > 0 && p < MarkLevel:

@@ -479,14 +479,23 @@ func (c Column) format(f Figure, ok bool) string {
 	case !ok || f.Test == nil:
 	case f.Test.Marked():
 		s += " *"
-	case math.IsNaN(f.Test.MDD):
-		s += " (no MDD)"
-	case f.Test.MDDFloor:
-		s += " (MDD ≥ " + f.Test.mddUnit(f.Test.MDD) + ")"
 	default:
-		s += " (MDD " + f.Test.mddUnit(f.Test.MDD) + ")"
+		s += " (" + f.Test.mddText() + ")"
 	}
 	return s
+}
+
+// mddText is the test's MDD as the tables and the scorecard print it:
+// "MDD x", "MDD ≥ x" where x is a floor, "no MDD" where no split of its
+// pairs can be marked.
+func (t *Test) mddText() string {
+	switch {
+	case math.IsNaN(t.MDD):
+		return "no MDD"
+	case t.MDDFloor:
+		return "MDD ≥ " + t.mddUnit(t.MDD)
+	}
+	return "MDD " + t.mddUnit(t.MDD)
 }
 
 // mddUnit prints a difference on the MDD's scale: pp of a rate on 0/1

@@ -92,7 +92,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		}
 	}
 	sc.Notes = []string{
-		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c and its Holm-adjusted p (the tables' tests). \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
+		"Each cell: reproduces, does not, cannot tell (with what the run resolves), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c, its Holm-adjusted p and its MDD (the tables' tests; the MDD is given marked or not, as what the run resolves). A rate claimed of a harness other than verbatim (ban's repeats) is followed by that harness's paired difference from verbatim in the rate, with its test: context, not what the verdict rests on. \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
 		"cannot tell: a paired difference in a rate that is not marked is set against its MDD, the difference its test would mark with 80% power in its Holm family at the run's share of differing pairs (the tables' MDD; \"or more\" where that is a floor): a claimed change smaller than that is one the run could not be expected to see. On other figures, which the sign test sees as directions only, the note gives the least split its family marks. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
 		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested, except where a claim asks for them (the notes below).",
 	}
@@ -353,6 +353,11 @@ func (s Scorecard) csvRecords() [][]string {
 					set("p_exact", results.FormatFloat(t.P))
 					set("p_holm", results.FormatFloat(t.PHolm))
 					set("marked", strconv.FormatBool(t.Marked()))
+					set("pairs", strconv.Itoa(t.N))
+					set("mdd", results.FormatFloat(t.MDD))
+					set("mdd_floor", strconv.FormatBool(t.MDDFloor))
+					set("mdd_alpha", results.FormatFloat(t.MDDAlpha()))
+					set("mdd_scale", mddScale(t))
 				}
 			}
 			// As the tables do, a study figure stands only beside a cell of

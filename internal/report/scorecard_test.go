@@ -25,6 +25,7 @@ claims:
   - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
+  - {id: abstract_rate, claim: "abstract never repeats", study: "0%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {value: 0}}
   - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
 `
 
@@ -99,10 +100,10 @@ func TestScorecardVerdicts(t *testing.T) {
 		}
 		got[[2]string{id, r[1]}] = cell{r[verdict], r[note]}
 	}
-	// Twelve claims, one of them in two conditions, × four models and
+	// Thirteen claims, one of them in two conditions, × four models and
 	// the pool.
-	if len(got) != 13*5 {
-		t.Errorf("%d scorecard lines, want %d", len(got), 13*5)
+	if len(got) != 14*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 14*5)
 	}
 	pool := "pooled (3 models)"
 	for _, tt := range []struct {
@@ -146,6 +147,7 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"finished_grammar @ toolshed (grammar)", "mid", DoesNot, "10 of 10 episodes finished, 10 passed"},
 		{"finished_grammar @ toolshed (grammar)", "big", NotTested, "study: 0.5B only"},
 		{"success_beyond", "mid", CannotTell, "beyond the study's 135M; the run resolves only ±76.1 pp or more"},
+		{"abstract_rate", "mid", Reproduces, ""},
 	} {
 		c, ok := got[[2]string{tt.claim, tt.model}]
 		if !ok {
@@ -155,6 +157,48 @@ func TestScorecardVerdicts(t *testing.T) {
 		if c.verdict != string(tt.verdict) || (tt.note == "") != (c.note == "") || !strings.Contains(c.note, tt.note) {
 			t.Errorf("%s × %s: %s (%s), want %s (%s)", tt.claim, tt.model, c.verdict, c.note, tt.verdict, tt.note)
 		}
+	}
+}
+
+// Every paired test in a scorecard cell carries its MDD, marked or not, in
+// the text and in the CSV; a rate claimed of a harness other than verbatim
+// is followed by that harness's paired difference from verbatim.
+func TestScorecardCellsSayWhatTheRunResolves(t *testing.T) {
+	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	md := report(t, opts)
+	for _, want := range []string{
+		// instruction's 3:0 of 10, not marked (McNemar p 0.25, Holm ×2):
+		// the floor the tables print.
+		"+30.0 pp [+10.0, +60.0], b:c 3:0, Holm p 0.500, MDD ≥ 76.1 pp",
+		// abstract's 0:10 in repeats, marked, still with its MDD: 10 pairs
+		// all differing, at 0.05 / 2 a mark needs 9:1 (p 0.021), which
+		// B ~ Bin(10, (1+Δ)/2) reaches 4 times in 5 from Δ = 83.3%.
+		"-100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp",
+		// abstract's 0% repeats, and beside it the paired difference.
+		"reproduces: 0.0% [0.0, 27.8]; vs verbatim -100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp",
+		// finished ≫ passed: 10:0 alone, a family of one, at 0.05 a mark
+		// needs 9:1 as well.
+		"reproduces: 100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in the scorecard", want)
+		}
+	}
+	opts.Format = FormatCSV
+	recs, col := reportCSV(t, opts)
+	var seen int
+	for _, r := range recs[1:] {
+		if r[0] != ScorecardID || r[col("claim")] != "success" || r[1] != "mid" {
+			continue
+		}
+		seen++
+		if r[col("pairs")] != "10" || !strings.HasPrefix(r[col("mdd")], "0.7605") || r[col("mdd_floor")] != "true" || r[col("mdd_alpha")] != "0.025" || r[col("mdd_scale")] != MDDRate {
+			t.Errorf("success × mid: pairs %s, mdd %s, floor %s, alpha %s, scale %s; want 10, 0.7605…, true, 0.025, %s",
+				r[col("pairs")], r[col("mdd")], r[col("mdd_floor")], r[col("mdd_alpha")], r[col("mdd_scale")], MDDRate)
+		}
+	}
+	if seen != 1 {
+		t.Errorf("%d scorecard lines for success × mid, want 1", seen)
 	}
 }
 
