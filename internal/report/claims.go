@@ -357,6 +357,17 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 			cell.Verdict = Reproduces
 		}
 	}
+	if cell.Verdict == DoesNot && cell.Why == "" {
+		// A "does not" says what the run resolves as a "cannot tell"
+		// does: that the study's figure lies outside what we found is
+		// only as sharp as the run.
+		switch {
+		case f.Test != nil && kind == ShareDiff:
+			cell.Why = "the run resolves " + resolution(row, c.Figure, kind, "±", "no difference")
+		case hasInterval:
+			cell.Why = "the run resolves ±" + kind.magnitude((f.Hi-f.Lo)/2)
+		}
+	}
 	return cell
 }
 

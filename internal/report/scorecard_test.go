@@ -112,7 +112,7 @@ func TestScorecardVerdicts(t *testing.T) {
 		note         string // a part of the verdict's note; "" for none
 	}{
 		{"inverted", "small", Reproduces, ""},
-		{"inverted", "mid", DoesNot, ""},
+		{"inverted", "mid", DoesNot, "the run resolves ±20.1%"}, // [29.9, 70.1]
 		{"inverted", "big", CannotTell, "resolves only ±"},
 		{"inverted", "gemma (base)", NotTested, "base checkpoint"},
 		{"inverted", pool, CannotTell, "resolves only ±"}, // 69 of 80: [76.9, 92.3]
@@ -121,7 +121,7 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"inverted_pooled", pool, Reproduces, ""},
 		{"inverted_at_half", "small", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "big", NotTested, "study: 0.5B only"},
-		{"inverted_at_half", "mid", DoesNot, ""},
+		{"inverted_at_half", "mid", DoesNot, "the run resolves ±20.1%"},
 		// 3:0 of 10 among instruction and abstract: at α = 0.025 a mark
 		// needs 7:0, which 10 pairs, all going one way with chance Δ,
 		// reach 4 times in 5 at Δ = 76.1%: the MDD, a floor, since 3 of
@@ -130,7 +130,8 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"success", "small", NotTested, "study: 0.5B only"},
 		{"success", pool, NotTested, "no pool"},
 		{"fewer_repeats", "mid", Reproduces, ""},
-		{"more_repeats", "mid", DoesNot, ""},
+		// A marked paired difference says the MDD its run resolves.
+		{"more_repeats", "mid", DoesNot, "the run resolves ±83.3 pp (MDD at 80% power, 10 pairs, 2 comparisons)"},
 		{"no_rise_small", "mid", CannotTell, "rises of 76.1 pp or more"},
 		{"no_rise_large", "mid", Reproduces, "largest: abstract"},
 		// 10 finished, none passed: 10:0, p = 2⁻⁹.
