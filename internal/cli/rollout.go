@@ -67,7 +67,7 @@ Lanes share one memory store, OUT/memory.db unless --memory says otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
-	opts.register(fl, string(harness.Verbatim), shardFlagHelp+"; a shard holds whole tasks, every harness and seed of each", "run folder (default results/rollout-MODEL-ENV)")
+	opts.register(fl, string(harness.Verbatim), shardFlagHelp+"; a shard holds whole (task, seed) pairs, every harness of each", "run folder (default results/rollout-MODEL-ENV)")
 	fl.IntVar(&opts.Tasks, "tasks", 10, "number of tasks (0: all)")
 	fl.IntVar(&opts.Seeds, "seeds", 1, "episodes per task (seeds 1..K)")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 8, "step budget per episode")
