@@ -86,8 +86,13 @@ type PlanComparison struct {
 
 // PlanGroup is one model × env of the pilot: its comparisons and its pace.
 type PlanGroup struct {
-	Model       string           `json:"model"`
-	Env         string           `json:"env"`
+	Model string `json:"model"`
+	Env   string `json:"env"`
+	// Pairs is the pilot's task × seed pairs under verbatim, Tasks and
+	// Seeds the distinct tasks and seeds among them: a run sharded with
+	// several seeds splits pairs, not tasks, so a shard's pairs are not
+	// its tasks × its seeds.
+	Pairs       int              `json:"pilot_pairs"`
 	Tasks       int              `json:"pilot_tasks"`
 	Seeds       int              `json:"pilot_seeds"`
 	Harnesses   int              `json:"harnesses"` // verbatim included
@@ -152,6 +157,11 @@ func MakePlan(d Data, diff, power float64) (Plan, error) {
 			}
 		}
 		pg.Tasks, pg.Seeds = len(tasks), len(seeds)
+		pilotPairs := map[string]bool{}
+		for _, e := range verbatim {
+			pilotPairs[e.Task+"\x00"+strconv.FormatUint(e.Seed, 10)] = true
+		}
+		pg.Pairs = len(pilotPairs)
 		pg.Pace = groupPace(d.Runs, runs, paces)
 		pg.Greedy = greedyRuns(d.Runs, runs)
 		type pairs struct {
@@ -376,7 +386,7 @@ func (p Plan) writeText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "feedrun plan: the task × seed pairs at which a %s pp difference from verbatim is marked with %s%% power, at the pilot's share of pairs that differ\n", pct(p.Diff), pct(p.Power))
 	for _, g := range p.Groups {
-		fmt.Fprintf(&b, "\n%s, %s: %d tasks × %d seed(s), %d harnesses; %s CPU s per episode (%s)\n", g.Model, g.Env, g.Tasks, g.Seeds, g.Harnesses, orNA(g.Pace.CPUSeconds, 1), g.Pace.How)
+		fmt.Fprintf(&b, "\n%s, %s: %d task × seed pairs (%d tasks, %d seed(s)), %d harnesses; %s CPU s per episode (%s)\n", g.Model, g.Env, g.Pairs, g.Tasks, g.Seeds, g.Harnesses, orNA(g.Pace.CPUSeconds, 1), g.Pace.How)
 		rows := make([][]string, 0, len(g.Comparisons))
 		for _, c := range g.Comparisons {
 			mdd := pct(c.MDD) + " pp"

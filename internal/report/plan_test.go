@@ -63,8 +63,8 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("%d groups, want 1", len(p.Groups))
 	}
 	g := p.Groups[0]
-	if g.Tasks != 30 || g.Seeds != 1 || g.Harnesses != 3 || g.Pace.CPUSeconds != 40 {
-		t.Errorf("group %+v, want 30 tasks, 1 seed, 3 harnesses, 40 CPU s an episode", g)
+	if g.Pairs != 30 || g.Tasks != 30 || g.Seeds != 1 || g.Harnesses != 3 || g.Pace.CPUSeconds != 40 {
+		t.Errorf("group %+v, want 30 pairs, 30 tasks, 1 seed, 3 harnesses, 40 CPU s an episode", g)
 	}
 	// drop: 40% of pairs differ, above the target: planned at the pilot's rate.
 	d := comparison(t, p, harness.Drop, "success")
@@ -93,13 +93,38 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// A shard of a run with several seeds holds (task, seed) pairs, not
+// every seed of its tasks: the plan counts the pairs it has, not its
+// tasks × its seeds.
+func TestPlanCountsPairsOfSeedSplitShards(t *testing.T) {
+	var eps []episode
+	for _, p := range []struct {
+		task string
+		seed uint64
+	}{{"t0", 1}, {"t0", 2}, {"t1", 3}} {
+		eps = append(eps, ep("verbatim", p.task, p.seed).with(outcome("f", 4, 2)), ep("drop", p.task, p.seed).with(outcome("p", 2, 0)))
+	}
+	d, err := Load([]string{rolloutDir(t, tuned(true), eps...)})
+	ok(t, err)
+	p, err := MakePlan(d, 0.14, 0.8)
+	ok(t, err)
+	if g := p.Groups[0]; g.Pairs != 3 || g.Tasks != 2 || g.Seeds != 3 {
+		t.Errorf("%d pairs, %d tasks, %d seeds; want 3, 2, 3", g.Pairs, g.Tasks, g.Seeds)
+	}
+	var text bytes.Buffer
+	ok(t, p.Write(&text, FormatText))
+	if want := "3 task × seed pairs (2 tasks, 3 seed(s))"; !strings.Contains(text.String(), want) {
+		t.Errorf("no %q in\n%s", want, text.String())
+	}
+}
+
 func TestPlanFormats(t *testing.T) {
 	p, err := MakePlan(planPilot(t), 0.14, 0.8)
 	ok(t, err)
 	var text bytes.Buffer
 	ok(t, p.Write(&text, FormatText))
 	d := comparison(t, p, harness.Drop, "success")
-	for _, want := range []string{"m, toolshed: 30 tasks × 1 seed(s), 3 harnesses; 40.0 CPU s per episode", "| drop ", "≥ " + strconv.Itoa(comparison(t, p, harness.Abstract, "success").Pairs) + " (at 14.0%)",
+	for _, want := range []string{"m, toolshed: 30 task × seed pairs (30 tasks, 1 seed(s)), 3 harnesses; 40.0 CPU s per episode", "| drop ", "≥ " + strconv.Itoa(comparison(t, p, harness.Abstract, "success").Pairs) + " (at 14.0%)",
 		"Every harness at " + strconv.Itoa(d.Pairs) + " pairs"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text plan lacks %q:\n%s", want, text.String())
