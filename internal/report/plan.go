@@ -317,19 +317,29 @@ func partManifests(dir string, want int) ([]results.Manifest, bool) {
 // are named as left out. A pilot of many folders (the shards of a run in
 // progress) is described by their count, not one line each.
 func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace {
-	var in, whole []RunInfo
+	// A folder still playing has no wall time: where others have one,
+	// they give the pace and it is named as left out, as is a folder
+	// resumed across sittings where others were played in one.
+	var in, timed, whole []RunInfo
 	for _, r := range all {
 		if !runs[r.Dir] {
 			continue
 		}
 		in = append(in, r)
+		if math.IsNaN(paces[r.Dir].CPUSeconds) {
+			continue
+		}
+		timed = append(timed, r)
 		if !paces[r.Dir].Resumed {
 			whole = append(whole, r)
 		}
 	}
 	use := in
-	if len(whole) > 0 {
+	switch {
+	case len(whole) > 0:
 		use = whole
+	case len(timed) > 0:
+		use = timed
 	}
 	var seconds float64
 	var n int
@@ -340,8 +350,8 @@ func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace 
 		n += r.Episodes
 		how = append(how, p.How)
 	}
-	// No folder played in one sitting: every one was resumed.
-	pace := Pace{CPUSeconds: seconds / float64(n), Resumed: len(whole) == 0 && len(in) > 0}
+	// No folder played in one sitting: every timed one was resumed.
+	pace := Pace{CPUSeconds: seconds / float64(n), Resumed: len(whole) == 0 && len(timed) > 0}
 	if len(use) <= maxPaceLines {
 		pace.How = strings.Join(how, "; ")
 	} else {
@@ -350,8 +360,13 @@ func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace 
 			pace.How += "; all were resumed, so their spans include the time they stood stopped: a ceiling"
 		}
 	}
-	if left := len(in) - len(use); left > 0 {
-		pace.How += fmt.Sprintf("; %d resumed run folder(s) left out, whose spans include the time they stood stopped", left)
+	if len(timed) > 0 {
+		if left := len(in) - len(timed); left > 0 {
+			pace.How += fmt.Sprintf("; %d unfinished run folder(s) left out, which have no wall time yet", left)
+		}
+		if left := len(timed) - len(use); left > 0 {
+			pace.How += fmt.Sprintf("; %d resumed run folder(s) left out, whose spans include the time they stood stopped", left)
+		}
 	}
 	return pace
 }

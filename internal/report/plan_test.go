@@ -221,6 +221,9 @@ func TestPlanPaceLeavesOutResumedShards(t *testing.T) {
 			ok(t, err)
 			m.Threads = 1
 			m.Finished = m.Started.Add(time.Duration(hours(k)) * time.Hour)
+			if hours(k) == 0 { // still playing
+				m.Finished = time.Time{}
+			}
 			if resumed(k) {
 				m.Resumed = []results.Resumption{{At: m.Started.Add(time.Hour)}}
 			}
@@ -251,6 +254,22 @@ func TestPlanPaceLeavesOutResumedShards(t *testing.T) {
 		t.Errorf("pace %v CPU s an episode (resumed %v; %s), want %v from the five shards played in one sitting", got.CPUSeconds, got.Resumed, got.How, 3600.0/15)
 	}
 	for _, want := range []string{"5 run folders", "over their 75 episodes", "1 resumed run folder(s) left out"} {
+		if !strings.Contains(got.How, want) {
+			t.Errorf("pace described as %q, want it to say %q", got.How, want)
+		}
+	}
+	// Shard 5 still playing, shard 4 resumed: shards 0–3 give the pace,
+	// and both others are named as left out.
+	got = pace(shards(func(k int) bool { return k == 4 }, func(k int) int {
+		if k == 5 {
+			return 0
+		}
+		return 1
+	}))
+	if got.CPUSeconds != 3600.0/15 || got.Resumed {
+		t.Errorf("pace %v CPU s an episode (resumed %v; %s), want %v from the four shards played in one sitting", got.CPUSeconds, got.Resumed, got.How, 3600.0/15)
+	}
+	for _, want := range []string{"4 run folders", "over their 60 episodes", "1 unfinished run folder(s) left out", "1 resumed run folder(s) left out"} {
 		if !strings.Contains(got.How, want) {
 			t.Errorf("pace described as %q, want it to say %q", got.How, want)
 		}
