@@ -173,7 +173,7 @@ func TestJSONOutputsParse(t *testing.T) {
 	})
 	t.Run("plan", func(t *testing.T) {
 		c := newFakeCLI(t)
-		stdout, _ := c.ok("plan", "--diff", "0.14", "--format", "json", filepath.Join("..", "..", "results", "rollout-qwen2.5-coder-1.5b-toolshed"))
+		stdout, _ := c.ok("plan", "--diff", "0.14", "--format", "json", filepath.Join("..", "..", "results", "rollout-qwen2.5-coder-0.5b-toolshed"))
 		if !json.Valid([]byte(stdout)) {
 			t.Errorf("plan --format json printed no JSON: %q", stdout)
 		}

@@ -9,15 +9,16 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 )
 
-// The committed 1.5B ToolShed rollout is a pilot: plan reads it and
+// The committed 0.5B ToolShed rollout (free, greedy, played in two lanes
+// whose folders it keeps) is a pilot: plan reads it and
 // prints a table per model × env; bad settings are one-line usage errors.
 func TestPlanCommand(t *testing.T) {
-	pilot := filepath.Join("..", "..", "results", "rollout-qwen2.5-coder-1.5b-toolshed")
+	pilot := filepath.Join("..", "..", "results", "rollout-qwen2.5-coder-0.5b-toolshed")
 	io, out, errOut := iostreams.Test(false)
 	if code := Execute(context.Background(), io, []string{"plan", "--diff", "0.14", pilot}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"qwen2.5-coder-1.5b, toolshed: 30 tasks × 1 seed(s), 9 harnesses", "| drop ", "merged from 10 shards that are not kept", "decoded greedily"} {
+	for _, want := range []string{"qwen2.5-coder-0.5b, toolshed: 30 task × seed pairs (30 tasks, 1 seed(s)), 9 harnesses", "| drop ", "wall time × threads of its 2 lane or shard folders", "decoded greedily"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan output lacks %q:\n%s", want, out.String())
 		}

@@ -201,6 +201,27 @@ func TestPlanPaceFromLanes(t *testing.T) {
 	}
 }
 
+// A run merged from shards it no longer keeps has only its own span, from
+// the first start to the last finish, which counts shards played side by
+// side once: a floor, and said to be one.
+func TestPlanPaceOfMergedRunWithoutItsShards(t *testing.T) {
+	dir := rolloutDir(t, tuned(true), mddFixture(12, 0, 3)...)
+	m, err := results.ReadManifest(dir)
+	ok(t, err)
+	m.Threads = 2
+	m.Finished = m.Started.Add(time.Hour)
+	m.MergedFrom = []string{"/elsewhere/shards/0-of-2", "/elsewhere/shards/1-of-2"}
+	ok(t, results.WriteManifest(dir, m))
+	d, err := Load([]string{dir})
+	ok(t, err)
+	p, err := MakePlan(d, 0.14, 0.8)
+	ok(t, err)
+	got := p.Groups[0].Pace
+	if want := 7200.0 / 90; math.Abs(got.CPUSeconds-want) > 1e-9 || !strings.Contains(got.How, "merged from 2 shards that are not kept") || !strings.Contains(got.How, "a floor") {
+		t.Errorf("pace %v CPU s an episode (%s), want %v, said to be a floor from 2 shards not kept", got.CPUSeconds, got.How, want)
+	}
+}
+
 // A pilot of shards that were each played in one sitting, or resumed
 // across sittings: a resumed shard's span counts the hours it stood
 // stopped, so where others were not resumed they alone give the pace; and
