@@ -28,6 +28,11 @@ type Folder struct {
 	lock    *Lock
 	resumed *Resumption // logged by Begin; nil for a new run
 	resume  bool        // the folder held a run before this one
+	// done is true when the folder's run had already finished: the same
+	// run again has nothing to add, and its manifest, the record of when
+	// the run was played, is left as it was (no resumption, no new
+	// finish), so that its wall time stays the run's own.
+	done bool
 }
 
 // OpenFolder makes dir when it does not exist and takes its lock; a
@@ -45,7 +50,9 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		err = WriteManifest(dir, m)
 	case err == nil:
-		if err = CheckResume(dir, old, m); err == nil {
+		if err = CheckResume(dir, old, m); err == nil && !old.Finished.IsZero() {
+			f.resume, f.done = true, true
+		} else if err == nil {
 			f.resume = true
 			f.resumed = &Resumption{
 				At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
@@ -97,6 +104,9 @@ func (f *Folder) Begin() error {
 
 // Finish stamps the finish time once every unit of the run is in.
 func (f *Folder) Finish() error {
+	if f.done {
+		return nil
+	}
 	if err := f.Begin(); err != nil {
 		return err
 	}
@@ -112,6 +122,9 @@ func (f *Folder) Finish() error {
 // the fields of the run that created the folder, or in this run's entry
 // of Resumed.
 func (f *Folder) RecordReplies(r Replies) error {
+	if f.done {
+		return nil
+	}
 	if err := f.Begin(); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // One writer per run folder: while one holds it, a second is refused at
@@ -15,7 +16,7 @@ import (
 // the first lets go, the next gets in.
 func TestFolderHasOneWriter(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	m := shardManifest(0, 1)
+	m := unfinished(shardManifest(0, 1))
 	first, err := OpenFolder(dir, m)
 	ok(t, err)
 	before := readFile(t, filepath.Join(dir, ManifestName))
@@ -44,7 +45,7 @@ func TestFolderHasOneWriter(t *testing.T) {
 // once it begins.
 func TestResumeChecksItsInputs(t *testing.T) {
 	dir := t.TempDir()
-	m := shardManifest(0, 1)
+	m := unfinished(shardManifest(0, 1))
 	f, err := OpenFolder(dir, m)
 	ok(t, err)
 	ok(t, f.Close())
@@ -82,7 +83,7 @@ func TestResumeChecksItsInputs(t *testing.T) {
 func TestResumeOnAnotherCPUIsRefused(t *testing.T) {
 	xeon, epyc := "CPU : AVX2 = 1 | AVX512 = 1 |", "CPU : AVX2 = 1 |"
 	dir := t.TempDir()
-	m := shardManifest(0, 1)
+	m := unfinished(shardManifest(0, 1))
 	m.CPU = xeon
 	f, err := OpenFolder(dir, m)
 	ok(t, err)
@@ -139,7 +140,7 @@ func TestLockHolderFromProcLocks(t *testing.T) {
 // A run without those harnesses records nothing and resumes as before.
 func TestResumeUnderTheOtherBanIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	m := shardManifest(0, 1)
+	m := unfinished(shardManifest(0, 1))
 	m.Config = Config{Runner: RunnerRollout, Harness: []string{"verbatim", "ban"}}
 	f, err := OpenFolder(dir, m)
 	ok(t, err)
@@ -162,7 +163,7 @@ func TestResumeUnderTheOtherBanIsRefused(t *testing.T) {
 // compares none of it.
 func TestRepliesAreRecordedPerRunAndNeverRefuseAResume(t *testing.T) {
 	dir := t.TempDir()
-	m := shardManifest(0, 1)
+	m := unfinished(shardManifest(0, 1))
 	f, err := OpenFolder(dir, m)
 	ok(t, err)
 	ok(t, f.RecordReplies(Replies{Computed: 7, Shared: 3}))
@@ -179,4 +180,48 @@ func TestRepliesAreRecordedPerRunAndNeverRefuseAResume(t *testing.T) {
 	if len(got.Resumed) != 1 || got.Resumed[0].Replies == nil || *got.Resumed[0].Replies != (Replies{2, 1}) {
 		t.Errorf("the resumption's entry %+v, want 2 computed, 1 shared", got.Resumed)
 	}
+}
+
+// Playing a finished run again adds nothing, and leaves its manifest byte
+// for byte as it was: no resumption logged, no later finish stamped, so
+// that the manifest's wall time stays the time the run took.
+func TestRerunOfAFinishedRunLeavesItsManifest(t *testing.T) {
+	dir := t.TempDir()
+	m := unfinished(shardManifest(0, 1))
+	f, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, f.RecordReplies(Replies{Computed: 7, Shared: 3}))
+	ok(t, f.Finish())
+	ok(t, f.Close())
+	finished := readFile(t, filepath.Join(dir, ManifestName))
+	again, err := OpenFolder(dir, m)
+	ok(t, err)
+	ok(t, again.Begin())
+	ok(t, again.RecordReplies(Replies{}))
+	ok(t, again.Finish())
+	ok(t, again.Close())
+	if after := readFile(t, filepath.Join(dir, ManifestName)); after != finished {
+		t.Errorf("a rerun of a finished run changed its manifest:\n%s\nwas\n%s", after, finished)
+	}
+	// An unfinished run resumed is still logged.
+	open := t.TempDir()
+	f, err = OpenFolder(open, m)
+	ok(t, err)
+	ok(t, f.Close())
+	again, err = OpenFolder(open, m)
+	ok(t, err)
+	ok(t, again.Finish())
+	ok(t, again.Close())
+	got, err := ReadManifest(open)
+	ok(t, err)
+	if len(got.Resumed) != 1 || got.Finished.IsZero() {
+		t.Errorf("a resumed unfinished run: %d resumptions, finished %v; want 1 and a finish", len(got.Resumed), got.Finished)
+	}
+}
+
+// unfinished is a manifest as a run writes it when it begins, before its
+// finish is stamped: a run stopped part-way, which the same run resumes.
+func unfinished(m Manifest) Manifest {
+	m.Finished = time.Time{}
+	return m
 }
