@@ -139,16 +139,29 @@ func holmWithin(t *Table, families [][]Row) {
 			if len(tests) == 0 {
 				continue
 			}
-			power, err := stats.NewSignPower(MarkLevel, len(tests))
-			if err != nil {
-				panic(err) // MarkLevel is in (0, 1] and the family is not empty
-			}
+			power := markPower(len(tests))
 			for _, ts := range tests {
-				ts.Family = len(tests)
-				ts.MDD, ts.MDDFloor = power.MinDetectable(ts.N, float64(ts.B+ts.C)/float64(ts.N), MDDPower)
+				ts.resolve(power, len(tests))
 			}
 		}
 	}
+}
+
+// markPower is the power of the exact paired test at Holm's first step in
+// a family of family tests.
+func markPower(family int) *stats.SignPower {
+	power, err := stats.NewSignPower(MarkLevel, family)
+	if err != nil {
+		panic(err) // MarkLevel is in (0, 1] and a family holds a test at least
+	}
+	return power
+}
+
+// resolve sets the test's family and its MDD at the test's own pairs and
+// share of them that differ, power being markPower(family).
+func (t *Test) resolve(power *stats.SignPower, family int) {
+	t.Family = family
+	t.MDD, t.MDDFloor = power.MinDetectable(t.N, float64(t.B+t.C)/float64(t.N), MDDPower)
 }
 
 // withInterval names how a figure's interval was made, when it has one.

@@ -433,8 +433,8 @@ func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
 	need := stats.SmallestMarkedSplit(1, MarkLevel)
 	p := stats.McNemarExact(max(b, 0), 0)
 	t := &Test{B: max(b, 0), C: 0, N: episodes, P: p, PHolm: p, Binary: true, Family: 1, MDD: math.NaN()}
-	if power, err := stats.NewSignPower(MarkLevel, 1); err == nil && episodes > 0 {
-		t.MDD, t.MDDFloor = power.MinDetectable(episodes, float64(t.B)/float64(episodes), MDDPower)
+	if episodes > 0 {
+		t.resolve(markPower(1), 1)
 	}
 	cell.Figure.Test = t
 	counts := fmt.Sprintf("%d of %d episodes %s, %d %s", hi, episodes, c.column().Label, lo, claimColumn(c.Table, c.Reproduces.Exceeds).Label)

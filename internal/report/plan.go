@@ -157,9 +157,9 @@ func MakePlan(d Data, diff, power float64) (Plan, error) {
 			}
 		}
 		pg.Tasks, pg.Seeds = len(tasks), len(seeds)
-		pilotPairs := map[string]bool{}
+		pilotPairs := map[taskSeed]bool{}
 		for _, e := range verbatim {
-			pilotPairs[e.Task+"\x00"+strconv.FormatUint(e.Seed, 10)] = true
+			pilotPairs[taskSeed{e.Task, e.Seed}] = true
 		}
 		pg.Pairs = len(pilotPairs)
 		pg.Pace = groupPace(d.Runs, runs, paces)

@@ -165,20 +165,22 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, fi
 // seed, in the harness's order: an episode's seed fixes its faults and
 // sampling, so the two of a pair differ by the harness alone.
 func pairEpisodes(episodes, verbatim []Episode) (hs, vs []Episode) {
-	type pair struct {
-		task string
-		seed uint64
-	}
-	partner := make(map[pair]Episode, len(verbatim))
+	partner := make(map[taskSeed]Episode, len(verbatim))
 	for _, v := range verbatim {
-		partner[pair{v.Task, v.Seed}] = v
+		partner[taskSeed{v.Task, v.Seed}] = v
 	}
 	for _, e := range episodes {
-		if v, ok := partner[pair{e.Task, e.Seed}]; ok {
+		if v, ok := partner[taskSeed{e.Task, e.Seed}]; ok {
 			hs, vs = append(hs, e), append(vs, v)
 		}
 	}
 	return hs, vs
+}
+
+// taskSeed is what pairs episodes across harnesses: their task and seed.
+type taskSeed struct {
+	task string
+	seed uint64
 }
 
 func withFailedStep(episodes []Episode) []Episode {

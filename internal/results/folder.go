@@ -50,13 +50,13 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		err = WriteManifest(dir, m)
 	case err == nil:
-		if err = CheckResume(dir, old, m); err == nil && !old.Finished.IsZero() {
-			f.resume, f.done = true, true
-		} else if err == nil {
-			f.resume = true
-			f.resumed = &Resumption{
-				At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
-				LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads, CPU: m.CPU,
+		if err = CheckResume(dir, old, m); err == nil {
+			f.resume, f.done = true, !old.Finished.IsZero()
+			if !f.done {
+				f.resumed = &Resumption{
+					At: m.Started, Command: m.Command, FeedrunVersion: m.FeedrunVersion, Commit: m.Commit,
+					LlamaCommit: m.LlamaCommit, Attention: m.Attention, Threads: m.Threads, CPU: m.CPU,
+				}
 			}
 		}
 	}
