@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
@@ -114,6 +115,107 @@ func TestReportAndShowWarnOfATornRow(t *testing.T) {
 		}
 		if stdout == "" {
 			t.Errorf("%s printed nothing", strings.Join(args, " "))
+		}
+	}
+}
+
+// results/report.md, results/plots and the scorecard pasted at the top of
+// docs/results.md are what this build's report makes of the committed run
+// folders, byte for byte: a change to the report's figures or wording, or a
+// run added or retired, fails here until they are made again, so no
+// committed table is older than the code and runs it claims to come from.
+func TestCommittedReportIsCurrent(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	const remake = "bin/feedrun report results/probe-* results/sweep-* results/rollout-* --format markdown --plots results/plots > results/report.md"
+	args := []string{"report"}
+	for _, pattern := range []string{"results/probe-*", "results/sweep-*", "results/rollout-*"} {
+		dirs, err := filepath.Glob(pattern) // sorted, as the shell expands it
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, dirs...)
+	}
+	plots := t.TempDir()
+	// The defaults, named, so that a FEEDRUN_BOOTSTRAP or feedrun.yaml of
+	// the developer's does not make another report.
+	args = append(args, "--format", "markdown", "--plots", plots, "--bootstrap", "2000", "--seed", "1")
+	io, out, errOut := iostreams.Test(false)
+	if code := execute(context.Background(), &Factory{IO: io}, args); code != ExitOK {
+		t.Fatalf("report exited %d: %s", code, errOut.String())
+	}
+	made := out.String()
+
+	committed, err := os.ReadFile(filepath.Join("results", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, got, want := firstDifference(string(committed), made); line > 0 {
+		t.Errorf("results/report.md differs from what the report makes now, from line %d:\n  committed: %.200s\n  made now:  %.200s\nmake it again: %s", line, got, want, remake)
+	}
+
+	names, err := os.ReadDir(plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committedPlots, err := os.ReadDir(filepath.Join("results", "plots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(committedPlots) != len(names) {
+		t.Errorf("results/plots holds %d files, the report makes %d; make them again: %s", len(committedPlots), len(names), remake)
+	}
+	for _, e := range names {
+		want, _ := os.ReadFile(filepath.Join(plots, e.Name()))
+		got, err := os.ReadFile(filepath.Join("results", "plots", e.Name()))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("results/plots/%s is not what the report makes now (%v); make it again: %s", e.Name(), err, remake)
+		}
+	}
+
+	const heading = "## Scorecard. The study's claims, model by model\n\n"
+	_, scorecard, ok := strings.Cut(made, heading)
+	if !ok {
+		t.Fatalf("the report has no scorecard heading %q", heading)
+	}
+	scorecard, _, _ = strings.Cut(scorecard, "\n## ")
+	scorecard = strings.TrimRight(scorecard, "\n") + "\n"
+	doc, err := os.ReadFile(filepath.Join("docs", "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), scorecard) {
+		_, pasted, _ := strings.Cut(string(doc), "\n| claim ")
+		line, got, want := firstDifference("| claim "+pasted, scorecard)
+		t.Errorf("docs/results.md's scorecard is not the one in the report made now (its table and notes, as printed), from its line %d:\n  pasted:   %.200s\n  made now: %.200s", line, got, want)
+	}
+}
+
+// firstDifference is the first line (from 1) at which a and b differ, with
+// that line of each from a little before the first byte that differs; 0
+// when they are equal.
+func firstDifference(a, b string) (int, string, string) {
+	if a == b {
+		return 0, "", ""
+	}
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; ; i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y || i >= len(al) || i >= len(bl) {
+			at := 0
+			for at < len(x) && at < len(y) && x[at] == y[at] {
+				at++
+			}
+			from := max(0, at-60)
+			for from > 0 && !utf8.RuneStart(x[from]) {
+				from--
+			}
+			return i + 1, "…" + x[from:], "…" + y[from:]
 		}
 	}
 }
