@@ -43,7 +43,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models mbpp bubblewrap test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
+.PHONY: all deps build models mbpp bubblewrap report test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -86,6 +86,14 @@ bubblewrap:
 	  apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 || \
 	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }; \
 	}
+
+# The committed report of every committed run, its plots, and the copy of
+# its scorecard at the top of docs/results.md, made again by this build
+# (run it after adding, retiring or re-running a run, or changing the
+# report); a test fails while any of the three is older.
+report: build
+	bin/feedrun report results/probe-* results/sweep-* results/rollout-* --format markdown --plots results/plots > results/report.md
+	python3 scripts/paste-scorecard.py results/report.md docs/results.md
 
 # All tests, the real-model integration tests included, and those of make
 # bench-anchor's raw side (build tag anchor): it must do feedrun's work.

@@ -3,7 +3,8 @@
 // doing its job fails `make test`. It holds shell scripts (the quiet build,
 // the MBPP digest, the reference check, the engine build and comparison of
 // make reference-logprobs, the bench anchor, the browser and Inspect
-// checks, and trials, the reliability trials, run by hand: it runs a Go
+// checks, the paste of the report's scorecard into docs/results.md that
+// make report does, and trials, the reliability trials, run by hand: it runs a Go
 // test of internal/cli behind the trials build tag), their Python helpers,
 // the C++ of engine-toggles, and the Slurm and Kubernetes job files. No
 // command lives here: what a script needs of feedrun it asks the binary,

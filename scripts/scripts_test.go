@@ -360,3 +360,54 @@ func fakeHarnesses(t *testing.T) string {
 	}
 	return path
 }
+
+// TestPasteScorecard checks that paste-scorecard.py puts a report's
+// scorecard (table and notes) in place of a page's, keeping the page's
+// text above and below it, and refuses a report or page without one.
+func TestPasteScorecard(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.md")
+	page := filepath.Join(dir, "results.md")
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paste := func() (string, error) {
+		out, err := exec.Command("python3", "paste-scorecard.py", report, page).CombinedOutput()
+		return string(out), err
+	}
+	write(report, "# feedrun report\n\nheader\n\n## Scorecard. The study's claims, model by model\n\n"+
+		"| claim | m |\n|:--|:--|\n| a | reproduces: 9% |\n\n- note one\n- note two\n\n## Table 1. Items\n\nrows\n")
+	write(page, "# Results\n\n## Scorecard\n\nOur words about it.\n\n"+
+		"| claim | m |\n|:--|:--|\n| a | does not: 1% |\n| b | old row |\n\n- old note\n\n## What the runs are\n\nmore\n")
+	if out, err := paste(); err != nil {
+		t.Fatalf("paste-scorecard.py: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(page)
+	want := "# Results\n\n## Scorecard\n\nOur words about it.\n\n" +
+		"| claim | m |\n|:--|:--|\n| a | reproduces: 9% |\n\n- note one\n- note two\n\n## What the runs are\n\nmore\n"
+	if string(got) != want {
+		t.Fatalf("page after the paste:\n%s\nwant:\n%s", got, want)
+	}
+	if out, err := paste(); err != nil || string(must(os.ReadFile(page))) != want {
+		t.Fatalf("a second paste changed the page (%v):\n%s", err, out)
+	}
+	write(report, "# feedrun report\n\n## Table 1. Items\n")
+	if out, err := paste(); err == nil || !strings.Contains(out, "has no line") {
+		t.Fatalf("a report without a scorecard: %v\n%s", err, out)
+	}
+	write(report, "## Scorecard. The study's claims, model by model\n\n| claim |\n")
+	write(page, "# Results\n\nno table\n")
+	if out, err := paste(); err == nil || !strings.Contains(out, "has no scorecard table") {
+		t.Fatalf("a page without a scorecard: %v\n%s", err, out)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
