@@ -93,50 +93,43 @@ func (f *Folder) Begin() error {
 	if f.resumed == nil {
 		return nil
 	}
-	man, err := ReadManifest(f.Dir)
-	if err != nil {
-		return err
-	}
-	man.Resumed = append(man.Resumed, *f.resumed)
-	f.resumed = nil
-	return WriteManifest(f.Dir, man)
+	return f.update(func(*Manifest) {})
 }
 
 // Finish stamps the finish time once every unit of the run is in.
 func (f *Folder) Finish() error {
-	if f.done {
-		return nil
-	}
-	if err := f.Begin(); err != nil {
-		return err
-	}
-	man, err := ReadManifest(f.Dir)
-	if err != nil {
-		return err
-	}
-	man.Finished = time.Now().UTC()
-	return WriteManifest(f.Dir, man)
+	return f.update(func(man *Manifest) { man.Finished = time.Now().UTC() })
 }
 
 // RecordReplies writes what this run decoded into the manifest: beside
 // the fields of the run that created the folder, or in this run's entry
 // of Resumed.
 func (f *Folder) RecordReplies(r Replies) error {
+	return f.update(func(man *Manifest) {
+		if !f.resume {
+			man.Replies = &r
+		} else if n := len(man.Resumed); n > 0 {
+			man.Resumed[n-1].Replies = &r
+		}
+	})
+}
+
+// update rewrites the manifest with change made to it, after logging the
+// resumption Begin has not logged yet, in one read and one write; a
+// finished run played again (done) leaves it as it was.
+func (f *Folder) update(change func(*Manifest)) error {
 	if f.done {
 		return nil
-	}
-	if err := f.Begin(); err != nil {
-		return err
 	}
 	man, err := ReadManifest(f.Dir)
 	if err != nil {
 		return err
 	}
-	if !f.resume {
-		man.Replies = &r
-	} else if n := len(man.Resumed); n > 0 {
-		man.Resumed[n-1].Replies = &r
+	if f.resumed != nil {
+		man.Resumed = append(man.Resumed, *f.resumed)
+		f.resumed = nil
 	}
+	change(&man)
 	return WriteManifest(f.Dir, man)
 }
 
