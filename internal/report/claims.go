@@ -52,6 +52,14 @@ type Claim struct {
 	// row's copy of the claim reads ("" for the study's own).
 	Conditions []string `yaml:"conditions"`
 	condition  string
+	// BeyondEnvs lists environments the study did not make a rollout
+	// claim on (CodeRepair: its agent figures are its tool agents'), in
+	// which the claim is asked as well, each in a row of its own that
+	// reads that environment's free rollouts: whether the claim carries
+	// over to another kind of task, not a test of the study's figure.
+	// otherEnv marks such a copy.
+	BeyondEnvs []string `yaml:"beyond_envs"`
+	otherEnv   bool
 	// Pooled is true when the study's figure pools its six models: it is
 	// compared with our figure pooled over our models, not with one
 	// model's.
@@ -145,6 +153,11 @@ func (c Claim) check() error {
 			return fmt.Errorf("conditions %v: expected [%s], on a %s claim only", c.Conditions, results.DecodeGrammar, RolloutTable)
 		}
 	}
+	for _, e := range c.BeyondEnvs {
+		if c.Table != RolloutTable || e == "" || e == c.Env || strings.Contains(e, " ") {
+			return fmt.Errorf("beyond_envs %v: expected plain env names other than %s, on a %s claim only", c.BeyondEnvs, c.Env, RolloutTable)
+		}
+	}
 	for _, b := range c.Beyond {
 		n, ok := parameterCount(b)
 		if !ok || (lo <= n && n <= hi) {
@@ -156,12 +169,18 @@ func (c Claim) check() error {
 
 // underConditions is the claim as the study made it, then a copy for each
 // of its other conditions, reading that decoding's rows ("toolshed
-// (grammar)", as the rollout table labels them).
+// (grammar)", as the rollout table labels them), then one for each
+// environment beyond the study's, reading its free rollouts.
 func (c Claim) underConditions() []Claim {
 	out := []Claim{c}
 	for _, cond := range c.Conditions {
 		cc := c
 		cc.Env, cc.condition = c.Env+" ("+cond+")", cond
+		out = append(out, cc)
+	}
+	for _, e := range c.BeyondEnvs {
+		cc := c
+		cc.Env, cc.otherEnv = e, true
 		out = append(out, cc)
 	}
 	return out

@@ -99,6 +99,9 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Conditions) > 0 }) {
 		sc.Notes = append(sc.Notes, "A rollout claim may also be asked under grammar decoding (the reference file's conditions): its row says \"grammar decoding, not the study's setting\" and reads only runs whose replies were constrained to the action syntax, so that an agent that cannot act in free decoding can still be asked whether the claim holds once it can.")
 	}
+	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.BeyondEnvs) > 0 }) {
+		sc.Notes = append(sc.Notes, "A rollout claim may also be asked of an environment the study did not make it on (the reference file's beyond_envs): its row says \"not the study's environment\" and reads that environment's free rollouts, a test of whether the claim carries over to another kind of task, not of the study's own figure.")
+	}
 	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Beyond) > 0 }) {
 		sc.Notes = append(sc.Notes, "Some claims are also asked of sizes the study did not measure them at (the reference file's beyond list): those cells are judged by the same rule and say \"beyond the study's\" size, a test of whether the claim carries over, not of the study's own figure.")
 	}
@@ -253,6 +256,9 @@ func (s Scorecard) columns() []string { return s.headings()[3:] }
 func (r ScorecardRow) label() string {
 	if r.Claim.condition != "" {
 		return r.Claim.Claim + " (" + scopeEnv(r.Claim.Env) + ", " + r.Claim.condition + " decoding, not the study's setting)"
+	}
+	if r.Claim.otherEnv {
+		return r.Claim.Claim + " (" + r.Claim.Env + ", not the study's environment)"
 	}
 	return r.Claim.Claim + " (" + r.Claim.Env + ")"
 }

@@ -25,6 +25,7 @@ claims:
   - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
+  - {id: finished_coderepair, claim: "finished ≫ passed, on coderepair too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], reproduces: {exceeds: passed_rate}}
   - {id: abstract_rate, claim: "abstract never repeats", study: "0%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {value: 0}}
   - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
 `
@@ -71,7 +72,13 @@ func scorecardRuns(t *testing.T) []string {
 	for i := range 10 {
 		constrained = append(constrained, ep("verbatim", "t"+strconv.Itoa(i), 1).with(func(e *episode) { e.model = "mid" }).with(outcome("p", 2, 0)))
 	}
-	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...), rolloutDir(t, grammar, constrained...)}
+	// CodeRepair's free rollout of mid: verbatim passes 9 of 10 and
+	// finishes those only, so finished cannot exceed passed there.
+	var programs []episode
+	for i := range 10 {
+		programs = append(programs, ep("verbatim", "p"+strconv.Itoa(i), 1).with(func(e *episode) { e.model, e.env = "mid", "coderepair" }).with(outcome(map[bool]string{true: "p", false: "x"}[i < 9], 2, 0)))
+	}
+	return []string{runDir(t, probes...), rolloutDir(t, tuned(true), eps...), rolloutDir(t, grammar, constrained...), rolloutDir(t, tuned(true), programs...)}
 }
 
 func inverted0(model string, i int) probe {
@@ -95,15 +102,15 @@ func TestScorecardVerdicts(t *testing.T) {
 			t.Errorf("a scorecard line after another table's: %q", r)
 		}
 		id := r[claim]
-		if r[env] != "toolshed" && r[env] != "coderepair" {
+		if r[env] != "toolshed" { // every test claim is the study's on ToolShed
 			id += " @ " + r[env]
 		}
 		got[[2]string{id, r[1]}] = cell{r[verdict], r[note]}
 	}
-	// Thirteen claims, one of them in two conditions, × four models and
-	// the pool.
-	if len(got) != 14*5 {
-		t.Errorf("%d scorecard lines, want %d", len(got), 14*5)
+	// Fourteen claims, one of them in two conditions and one in two
+	// environments, × four models and the pool.
+	if len(got) != 16*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 16*5)
 	}
 	pool := "pooled (3 models)"
 	for _, tt := range []struct {
@@ -147,6 +154,11 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"finished_grammar", "mid", Reproduces, ""},
 		{"finished_grammar @ toolshed (grammar)", "mid", DoesNot, "10 of 10 episodes finished, 10 passed"},
 		{"finished_grammar @ toolshed (grammar)", "big", NotTested, "study: 0.5B only"},
+		// Asked of CodeRepair too: that row reads CodeRepair's rollout
+		// alone, and the study's row ToolShed's alone.
+		{"finished_coderepair", "mid", Reproduces, ""},
+		{"finished_coderepair @ coderepair", "mid", DoesNot, "9 of 10 episodes finished, 9 passed"},
+		{"finished_coderepair @ coderepair", "big", NotTested, "study: 0.5B only"},
 		{"success_beyond", "mid", CannotTell, "beyond the study's 135M; the run resolves only ±76.1 pp or more"},
 		{"abstract_rate", "mid", Reproduces, ""},
 	} {
@@ -250,6 +262,7 @@ func TestClaimCheck(t *testing.T) {
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [0.5B]", `beyond "0.5B": expected a size as models.yaml gives sizes, outside sizes [135M 1.7B]`},
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond: [big]", `beyond "big"`},
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], conditions: [grammar]", "conditions [grammar]: expected [grammar], on a rollouts claim only"},
+		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond_envs: [coderepair]", "beyond_envs [coderepair]: expected plain env names other than toolshed, on a rollouts claim only"},
 		{"env: toolshed", `env: "toolshed (grammar)"`, "plain env name"},
 		{"table: inversion", "table: sizes", `table "sizes"`},
 	} {
