@@ -53,7 +53,7 @@ items are shown with their context, made again from the run's settings;
 CodeRepair items only with --contexts, which runs their programs again
 when their run is first opened (minutes).`,
 		Example: `  feedrun view
-  feedrun view results/rollout-qwen2.5-coder-0.5b-toolshed results/rollout-qwen2.5-coder-0.5b-toolshed-grammar --addr 127.0.0.1:8080`,
+  feedrun view results/rollout-qwen2.5-coder-0.5b-toolshed results/rollout-qwen2.5-coder-0.5b-toolshed-grammar-ladder --addr 127.0.0.1:8080`,
 		Args: cobra.ArbitraryArgs,
 		PreRunE: func(*cobra.Command, []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
