@@ -362,8 +362,9 @@ func fakeHarnesses(t *testing.T) string {
 }
 
 // TestPasteScorecard checks that paste-scorecard.py puts a report's
-// scorecard (table and notes) in place of a page's, keeping the page's
-// text above and below it, and refuses a report or page without one.
+// scorecard (table and notes), and its rollout answers when it has them,
+// in place of a page's, keeping the page's text around them, and refuses a
+// report or page without one.
 func TestPasteScorecard(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "report.md")
@@ -393,6 +394,29 @@ func TestPasteScorecard(t *testing.T) {
 	}
 	if out, err := paste(); err != nil || string(must(os.ReadFile(page))) != want {
 		t.Fatalf("a second paste changed the page (%v):\n%s", err, out)
+	}
+
+	// A report with rollout answers: the page's table of them, and the
+	// notes under it, give way to the report's; its prose after stays.
+	write(report, "# feedrun report\n\n## Scorecard. The study's claims, model by model\n\n"+
+		"| claim | m |\n|:--|:--|\n| a | reproduces: 9% |\n\n- note one\n\n"+
+		"## Rollout answers. Each rollout claim, run by run\n\n| rollout claim | m, toolshed (free) |\n|:--|:--|\n| a (study: 9%) | 9%: reproduces |\n\n- answers note\n\n## Table 1. Items\n")
+	write(page, "# Results\n\n## Scorecard\n\nOur words.\n\n| rollout claim | old |\n|:--|:--|\n| a | old answer |\n| b | old answer |\n\n- old answers note\n- another\n\nOur words after.\n\n"+
+		"| claim | m |\n|:--|:--|\n| a | old |\n\n## What the runs are\n")
+	if out, err := paste(); err != nil {
+		t.Fatalf("paste-scorecard.py with answers: %v\n%s", err, out)
+	}
+	want = "# Results\n\n## Scorecard\n\nOur words.\n\n| rollout claim | m, toolshed (free) |\n|:--|:--|\n| a (study: 9%) | 9%: reproduces |\n\n- answers note\n\nOur words after.\n\n" +
+		"| claim | m |\n|:--|:--|\n| a | reproduces: 9% |\n\n- note one\n\n## What the runs are\n"
+	if got := string(must(os.ReadFile(page))); got != want {
+		t.Fatalf("page after the paste with answers:\n%s\nwant:\n%s", got, want)
+	}
+	if out, err := paste(); err != nil || string(must(os.ReadFile(page))) != want {
+		t.Fatalf("a second paste with answers changed the page (%v):\n%s", err, out)
+	}
+	write(page, "# Results\n\n| claim | m |\n|:--|:--|\n| a | old |\n\n## What the runs are\n")
+	if out, err := paste(); err == nil || !strings.Contains(out, "has no rollout answers table") {
+		t.Fatalf("a page without a table of rollout answers: %v\n%s", err, out)
 	}
 	write(report, "# feedrun report\n\n## Table 1. Items\n")
 	if out, err := paste(); err == nil || !strings.Contains(out, "has no line") {

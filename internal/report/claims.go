@@ -236,6 +236,11 @@ type Cell struct {
 	// the run resolves (cannot tell), why it is not tested, or which
 	// harness decided a no_rise claim.
 	Why string
+	// Beyond says that the cell's model is of a size the study did not
+	// make the claim at ("beyond the study's 0.5B"), "" when it is not:
+	// apart from Why, so that a view whose column already says so can
+	// leave it out.
+	Beyond string
 	// Harness is the row Figure comes from; Figure is shown only when
 	// Shown (a not-tested cell may have none).
 	Harness harness.Name
@@ -253,13 +258,21 @@ type Cell struct {
 // figure with its interval and its paired test.
 func (c Cell) Text() string {
 	s := string(c.Verdict)
-	if c.Why != "" {
-		s += " (" + c.Why + ")"
+	if n := c.note(); n != "" {
+		s += " (" + n + ")"
 	}
 	if c.Shown {
 		s += ": " + c.figureText()
 	}
 	return s
+}
+
+// note is Beyond and Why together, as the scorecard prints them.
+func (c Cell) note() string {
+	if c.Beyond == "" || c.Why == "" {
+		return c.Beyond + c.Why
+	}
+	return c.Beyond + "; " + c.Why
 }
 
 func (c Cell) figureText() string {

@@ -167,17 +167,12 @@ func (r Report) writeHTML(w io.Writer, d Data, x Extras, plots []drawnPlot) erro
 	}
 	page.Title, page.Preamble = "feedrun report", r.preamble()
 	if sc := r.Scorecard; sc != nil {
-		// First, as in every format; its cells are verdicts, not figures
-		// to list episodes by.
-		g := htmlGroup{Caption: "claims × models", Headings: sc.headings()}
-		for _, cells := range sc.wide() {
-			hr := htmlRow{}
-			for _, text := range cells {
-				hr.Cells = append(hr.Cells, htmlCell{Text: text})
-			}
-			g.Rows = append(g.Rows, hr)
+		// First, as in every format; their cells are verdicts, not
+		// figures to list episodes by.
+		page.Tables = append(page.Tables, verdictTable(ScorecardID, scorecardTitle, "claims × models", sc.Notes, sc.headings(), sc.wide()))
+		if a, ok := sc.Answers(); ok {
+			page.Tables = append(page.Tables, verdictTable(AnswersID, answersTitle, "rollout claims × runs", answersNote, a.headings(), a.wide()))
 		}
-		page.Tables = append(page.Tables, htmlTable{ID: ScorecardID, Title: scorecardTitle, Notes: sc.Notes, Groups: []htmlGroup{g}})
 	}
 	for _, t := range r.Tables {
 		ht := htmlTable{ID: t.ID, Title: t.Title, Notes: t.Notes, Target: cellTargets[t.ID]}
@@ -224,4 +219,18 @@ func (t Table) cellFigures() []string {
 		}
 	}
 	return out
+}
+
+// verdictTable is a table of verdicts in words (the scorecard, the
+// rollout answers) as one group of plain cells.
+func verdictTable(id, title, caption string, notes, headings []string, rows [][]string) htmlTable {
+	g := htmlGroup{Caption: caption, Headings: headings}
+	for _, cells := range rows {
+		hr := htmlRow{}
+		for _, text := range cells {
+			hr.Cells = append(hr.Cells, htmlCell{Text: text})
+		}
+		g.Rows = append(g.Rows, hr)
+	}
+	return htmlTable{ID: id, Title: title, Notes: notes, Groups: []htmlGroup{g}}
 }

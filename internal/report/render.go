@@ -260,6 +260,16 @@ func (r Report) writeText(w io.Writer) error {
 		for _, n := range sc.Notes {
 			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
 		}
+		if a, ok := sc.Answers(); ok {
+			fmt.Fprintf(&b, "\n%s\n\n", wrap(answersTitle, r.Width, ""))
+			headings, rows := a.long(r.Width)
+			if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+				return err
+			}
+			for _, n := range answersNote {
+				fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+			}
+		}
 	}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
@@ -361,6 +371,16 @@ func (r Report) writeMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 		for _, n := range sc.Notes {
 			fmt.Fprintf(&b, "- %s\n", markdownEscape(n))
+		}
+		if a, ok := sc.Answers(); ok {
+			fmt.Fprintf(&b, "\n## %s\n\n", markdownEscape(answersTitle))
+			if err := renderScorecard(&b, renderer.NewMarkdown(), a.headings(), a.wide(), markdownEscape); err != nil {
+				return err
+			}
+			b.WriteString("\n")
+			for _, n := range answersNote {
+				fmt.Fprintf(&b, "- %s\n", markdownEscape(n))
+			}
 		}
 	}
 	for _, t := range r.Tables {

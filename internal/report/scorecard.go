@@ -150,7 +150,7 @@ func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
 		return Cell{Verdict: NotTested, Why: "pooled claim; own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
 	}
 	if beyond {
-		cell.Why = strings.TrimSuffix(why+"; "+cell.Why, "; ")
+		cell.Beyond = why
 	}
 	return cell
 }
@@ -373,7 +373,7 @@ func (s Scorecard) csvRecords() [][]string {
 			}
 			set("claim", r.Claim.ID)
 			set("verdict", string(c.Verdict))
-			set("verdict_note", c.Why)
+			set("verdict_note", c.note())
 			out = append(out, rec)
 		}
 	}

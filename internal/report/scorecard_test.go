@@ -320,3 +320,87 @@ func TestScorecardDirectionFollowsTheTest(t *testing.T) {
 		}
 	}
 }
+
+// The rollout answers are the scorecard's rollout cells again, a column
+// per run that has one tested: the figure first, then the verdict, with a
+// size beyond the study's left to the column to say; a claim not asked of
+// a run is said so. They follow the scorecard in every format, and a
+// report without a rollout has none.
+func TestRolloutAnswers(t *testing.T) {
+	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	md := report(t, opts)
+	at := strings.Index(md, "## "+answersTitle)
+	if at < 0 || at < strings.Index(md, "## "+scorecardTitle) || at > strings.Index(md, "## Table 1.") {
+		t.Fatalf("rollout answers at %d: want them after the scorecard and before Table 1", at)
+	}
+	answers := md[at:strings.Index(md, "## Table 1.")]
+	lines := strings.Split(answers, "\n")
+	row := func(claim string) []string {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| "+claim+" (study: ") {
+				cells := strings.Split(strings.Trim(l, "| "), "|")
+				for i := range cells {
+					cells[i] = strings.TrimSpace(cells[i])
+				}
+				return cells
+			}
+		}
+		t.Fatalf("no answers row for %q in:\n%s", claim, answers)
+		return nil
+	}
+	// big, small and gemma have no rollout the claims ask: no column.
+	heading := strings.Fields(strings.ReplaceAll(lines[2], "|", " "))
+	if h := strings.Join(heading, " "); h != "rollout claim mid, toolshed (free), 10 pairs mid, toolshed (grammar), 10 pairs mid, coderepair (free), 10 pairs" {
+		t.Errorf("answers headings %q", h)
+	}
+	rows := 0
+	for _, l := range lines {
+		if strings.Contains(l, " (study: ") {
+			rows++
+		}
+	}
+	if rows != 11 { // the reference's rollout claims, each once
+		t.Errorf("%d answers rows, want 11", rows)
+	}
+	for _, tt := range []struct {
+		claim string
+		col   int
+		want  string
+	}{
+		{"instruction +17 pp success", 1, "+30.0 pp [+10.0, +60.0], b:c 3:0, Holm p 0.500, MDD ≥ 76.1 pp: cannot tell (the run resolves only ±76.1 pp or more"},
+		{"instruction +17 pp success", 2, "not tested (not asked here)"}, // the claim has no grammar condition
+		{"finished ≫ passed, under grammar too", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
+		{"finished ≫ passed, under grammar too", 2, ": does not (10 of 10 episodes finished, 10 passed)"},
+		{"finished ≫ passed, under grammar too", 3, "not tested (not asked here)"},
+		{"finished ≫ passed, on coderepair too", 3, ": does not (9 of 10 episodes finished, 9 passed)"},
+		// The scorecard says "beyond the study's 135M"; the answers leave
+		// it to the column.
+		{"finished ≫ passed, asked beyond 135M", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
+		{"abstract never repeats", 1, "0.0% [0.0, 27.8]; vs verbatim -100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp: reproduces"},
+	} {
+		c := row(tt.claim)
+		if got := c[tt.col]; !strings.Contains(got, tt.want) || strings.Contains(got, "beyond the study's") {
+			t.Errorf("%s, column %d: %q, want %q", tt.claim, tt.col, got, tt.want)
+		}
+	}
+	if !strings.Contains(md, "reproduces (beyond the study's 135M): 100.0% [72.2, 100.0]") {
+		t.Error("the scorecard no longer says a size is beyond the study's")
+	}
+	for _, format := range []string{FormatText, FormatHTML} {
+		opts.Format = format
+		out := report(t, opts)
+		if a, t1 := strings.Index(out, answersTitle), strings.Index(out, "Table 1."); a < 0 || a > t1 {
+			t.Errorf("%s: rollout answers at %d, Table 1 at %d", format, a, t1)
+		}
+		// The page opens them, as it opens the scorecard, and folds the
+		// tables after.
+		if format == FormatHTML && (!strings.Contains(out, `id="table-answers" data-target="" open>`) || strings.Contains(out, `id="table-inversion" data-target="items" open>`)) {
+			t.Errorf("html: the rollout answers are folded, or Table 1 is open")
+		}
+	}
+	// Probe runs alone: a scorecard, and no answers.
+	opts.Format, opts.Dirs = FormatMarkdown, opts.Dirs[:1]
+	if out := report(t, opts); !strings.Contains(out, scorecardTitle) || strings.Contains(out, answersTitle) {
+		t.Error("a report without rollouts: want a scorecard and no rollout answers")
+	}
+}
