@@ -146,21 +146,11 @@ func (a Answers) wide() [][]string {
 // long is the answers as the text format prints them, a line per claim ×
 // run, wrapped as the scorecard's long form is.
 func (a Answers) long(width int) (headings []string, rows [][]string) {
-	const claimWidth, runWidth = 36, 24
-	answerWidth := 0
-	if width > 0 {
-		answerWidth = max(width-claimWidth-runWidth-10, 30)
+	claims := make([]string, len(a.Rows))
+	for i, r := range a.Rows {
+		claims[i] = r.label()
 	}
-	for _, r := range a.Rows {
-		for i, c := range r.Cells {
-			claim := ""
-			if i == 0 {
-				claim = wrap(r.label(), claimWidth, "")
-			}
-			rows = append(rows, []string{claim, wrap(a.Runs[i], runWidth, ""), wrap(c.answerText(), answerWidth, "")})
-		}
-	}
-	return []string{"rollout claim", "run", "answer"}, rows
+	return []string{"rollout claim", "run", "answer"}, longRows(width, 24, claims, a.Runs, func(i, j int) string { return a.Rows[i].Cells[j].answerText() })
 }
 
 // answersNote is printed under the answers in every format.

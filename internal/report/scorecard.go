@@ -288,23 +288,36 @@ func (s Scorecard) wide() [][]string {
 // claim, with its study figure, is named on its first line only and
 // wrapped, as is the verdict.
 func (s Scorecard) long(width int) (headings []string, rows [][]string) {
-	const claimWidth, modelWidth = 36, 20
-	verdictWidth := 0
+	claims := make([]string, len(s.Rows))
+	for i, r := range s.Rows {
+		claims[i] = r.label() + "; study " + r.study() + "; reproduces if " + r.Claim.Means()
+	}
+	return []string{"claim", "model", "verdict"}, longRows(width, 20, claims, s.columns(), func(i, j int) string { return s.Rows[i].Cells[j].Text() })
+}
+
+// longRows are a table of claims × columns as lines of three cells, the
+// claim (named on its first line only), the column and the cell's text,
+// each wrapped: the claim to 36 characters, the column to columnWidth and
+// the text to what a terminal of width columns leaves (0: no limit).
+func longRows(width, columnWidth int, claims, columns []string, text func(claim, column int) string) [][]string {
+	const claimWidth = 36
+	textWidth := 0
 	if width > 0 {
 		// An ASCII table line of three cells takes 10 columns of rules
 		// and padding.
-		verdictWidth = max(width-claimWidth-modelWidth-10, 30)
+		textWidth = max(width-claimWidth-columnWidth-10, 30)
 	}
-	for _, r := range s.Rows {
-		for i, c := range r.Cells {
-			claim := ""
-			if i == 0 {
-				claim = wrap(r.label()+"; study "+r.study()+"; reproduces if "+r.Claim.Means(), claimWidth, "")
+	var rows [][]string
+	for i, claim := range claims {
+		for j, column := range columns {
+			first := ""
+			if j == 0 {
+				first = wrap(claim, claimWidth, "")
 			}
-			rows = append(rows, []string{claim, s.columns()[i], wrap(c.Text(), verdictWidth, "")})
+			rows = append(rows, []string{first, wrap(column, columnWidth, ""), wrap(text(i, j), textWidth, "")})
 		}
 	}
-	return []string{"claim", "model", "verdict"}, rows
+	return rows
 }
 
 // renderScorecard prints the scorecard's cells as one table, every column
