@@ -109,6 +109,7 @@ func (s Scorecard) cell(id string, col answerColumn) Cell {
 // first, then the verdict and what it rests on. The column says the run,
 // so a size beyond the study's is not said again.
 func (c Cell) answerText() string {
+	c.Beyond = "" // the column says it, for a not-tested cell too
 	if !c.Shown || c.Verdict == NotTested {
 		return c.Text()
 	}
