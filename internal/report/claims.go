@@ -450,12 +450,19 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 // judgeExceeds checks that the claim's figure (a rate) exceeds another
 // rate of the same episodes, one within the other (passed episodes all
 // finished): the discordant episodes are all one way, b of them, and
-// McNemar's exact p on b:0, alone, is the test.
+// McNemar's exact p on b:0, alone, is the test. Where the environment
+// makes the two one figure (Figure.Is), no run could part them, so the
+// claim is not tested there.
 func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
 	other, ok := row.Figures[c.Reproduces.Exceeds]
 	n, okN := row.Figures["episodes"]
 	if !ok || !okN || math.IsNaN(other.Estimate) {
 		cell.Verdict, cell.Why = NotTested, c.Reproduces.Exceeds+" is not defined here"
+		return cell
+	}
+	if cell.Figure.Is == c.Reproduces.Exceeds {
+		cell.Verdict = NotTested
+		cell.Why = fmt.Sprintf("%s is %s by construction here: an episode ends only when the environment's check passes", c.column().Label, claimColumn(c.Table, c.Reproduces.Exceeds).Label)
 		return cell
 	}
 	episodes := int(math.Round(n.Estimate))

@@ -55,7 +55,7 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, finishCall
 			"ban and abstract+ban are the study's ban: the decoder masks the last token of the tokens the model wrote for a failed call wherever the rest of them ends the reply so far, so the same call written through other tokens stays possible and their exact repeats are measured. Under ban-text and abstract+ban-text the failed call's text is forbidden however it is written, so their exact repeats are 0 by construction: not measured, no interval.",
 			"re-spelled repeat: the share of episodes with an exact repeat written through other tokens than every earlier failure of that call (from runs that record it; blank before). Under the study's ban every exact repeat is one. Runs made before the study's ban was the rollouts' report their ban and abstract+ban as ban-text and abstract+ban-text, which is what they ran.",
 			"Δ vs verbatim = harness − verbatim over episodes paired by task and seed, pairs resampled; episodes without a partner are left out (unpaired, both arms counted), so a Δ need not equal the difference of the rates beside it.",
-			"with a failed step: episodes with at least one failed step (from rollout_steps.csv); recovered: the share of those that passed; gave up: the share of those that called finish right after a failed step (ToolShed only: a CodeRepair episode ends when its tests pass, with no finish call). Δ passed (failed-step pairs) is the success difference over the pairs in which both episodes had a failed step, where a harness has something to act on.",
+			"with a failed step: episodes with at least one failed step (from rollout_steps.csv); recovered: the share of those that passed; gave up: the share of those that called finish right after a failed step (ToolShed only: a CodeRepair episode ends when its tests pass, with no finish call, so there finished is passed by construction). Δ passed (failed-step pairs) is the success difference over the pairs in which both episodes had a failed step, where a harness has something to act on.",
 			testNote,
 			"Near repeat: the share of episodes with at least one action equal to an earlier failed one after the environment's normalisation (an exact repeat is one too). lessons shown: the memory harness's lessons per episode.",
 			"Rows are per model × env × decoding: \"toolshed (grammar)\" is a run whose replies were constrained to the action syntax; a plain env name is free decoding, the study's setting.",
@@ -125,12 +125,19 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, fi
 	if len(episodes) > 0 && !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Spelled }) {
 		figs["respelled_repeat_rate"] = f.proportion(column(episodes, respelled), false)
 	}
+	finishes := len(episodes) > 0 && finishCall != nil && finishCall(scopeEnv(episodes[0].Env))
+	if f, ok := figs["finished_rate"]; ok && len(episodes) > 0 && !finishes {
+		// An episode that can end only by passing finishes exactly when it
+		// passes: the two rates cannot part, whatever the model does.
+		f.Is = "passed_rate"
+		figs["finished_rate"] = f
+	}
 	stepped := !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Stepped })
 	if stepped && len(episodes) > 0 {
 		failed := withFailedStep(episodes)
 		figs["failed_episodes"] = count(len(failed))
 		figs["recovered"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.Passed) }), false)
-		if finishCall != nil && finishCall(scopeEnv(episodes[0].Env)) {
+		if finishes {
 			figs["gave_up"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.GaveUp) }), false)
 		}
 	}

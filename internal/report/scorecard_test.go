@@ -88,7 +88,7 @@ func inverted0(model string, i int) probe {
 }
 
 func TestScorecardVerdicts(t *testing.T) {
-	recs, col := reportCSV(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes})
+	recs, col := reportCSV(t, Options{Dirs: scorecardRuns(t), Format: FormatCSV, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes, FinishCall: finishCall})
 	claim, verdict, note, env := col("claim"), col("verdict"), col("verdict_note"), col("env")
 	type cell struct{ verdict, note string }
 	got := map[[2]string]cell{}
@@ -157,7 +157,9 @@ func TestScorecardVerdicts(t *testing.T) {
 		// Asked of CodeRepair too: that row reads CodeRepair's rollout
 		// alone, and the study's row ToolShed's alone.
 		{"finished_coderepair", "mid", Reproduces, ""},
-		{"finished_coderepair @ coderepair", "mid", DoesNot, "9 of 10 episodes finished, 9 passed"},
+		// where an episode ends only by passing, so finished is passed by
+		// construction and no run could show the claim either way.
+		{"finished_coderepair @ coderepair", "mid", NotTested, "finished is passed by construction here"},
 		{"finished_coderepair @ coderepair", "big", NotTested, "study: 0.5B only"},
 		{"success_beyond", "mid", CannotTell, "beyond the study's 135M; the run resolves only ±76.1 pp or more"},
 		{"abstract_rate", "mid", Reproduces, ""},
@@ -177,7 +179,7 @@ func TestScorecardVerdicts(t *testing.T) {
 // the text and in the CSV; a rate claimed of a harness other than verbatim
 // is followed by that harness's paired difference from verbatim.
 func TestScorecardCellsSayWhatTheRunResolves(t *testing.T) {
-	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes, FinishCall: finishCall}
 	md := report(t, opts)
 	for _, want := range []string{
 		// instruction's 3:0 of 10, not marked (McNemar p 0.25, Holm ×2):
@@ -219,7 +221,7 @@ func TestScorecardCellsSayWhatTheRunResolves(t *testing.T) {
 // not at all without claims or without a model.
 func TestScorecardFirst(t *testing.T) {
 	dirs := scorecardRuns(t)
-	opts := Options{Dirs: dirs, Reps: 50, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	opts := Options{Dirs: dirs, Reps: 50, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes, FinishCall: finishCall}
 	for _, format := range []string{FormatText, FormatMarkdown, FormatHTML} {
 		opts.Format = format
 		out := report(t, opts)
@@ -327,7 +329,7 @@ func TestScorecardDirectionFollowsTheTest(t *testing.T) {
 // a run is said so. They follow the scorecard in every format, and a
 // report without a rollout has none.
 func TestRolloutAnswers(t *testing.T) {
-	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes}
+	opts := Options{Dirs: scorecardRuns(t), Format: FormatMarkdown, Reps: 200, Reference: "test reference", ReferenceData: []byte(scorecardReference), Sizes: scorecardSizes, FinishCall: finishCall}
 	md := report(t, opts)
 	at := strings.Index(md, "## "+answersTitle)
 	if at < 0 || at < strings.Index(md, "## "+scorecardTitle) || at > strings.Index(md, "## Table 1.") {
@@ -348,9 +350,12 @@ func TestRolloutAnswers(t *testing.T) {
 		t.Fatalf("no answers row for %q in:\n%s", claim, answers)
 		return nil
 	}
-	// big, small and gemma have no rollout the claims ask: no column.
+	// big, small and gemma have no rollout the claims ask: no column. Nor
+	// has mid's CodeRepair rollout a tested claim: the one asked of it,
+	// finished ≫ passed, is not tested where an episode ends only by
+	// passing.
 	heading := strings.Fields(strings.ReplaceAll(lines[2], "|", " "))
-	if h := strings.Join(heading, " "); h != "rollout claim mid, toolshed (free), 10 pairs mid, toolshed (grammar), 10 pairs mid, coderepair (free), 10 pairs" {
+	if h := strings.Join(heading, " "); h != "rollout claim mid, toolshed (free), 10 pairs mid, toolshed (grammar), 10 pairs" {
 		t.Errorf("answers headings %q", h)
 	}
 	rows := 0
@@ -371,8 +376,6 @@ func TestRolloutAnswers(t *testing.T) {
 		{"instruction +17 pp success", 2, "not tested (not asked here)"}, // the claim has no grammar condition
 		{"finished ≫ passed, under grammar too", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
 		{"finished ≫ passed, under grammar too", 2, ": does not (10 of 10 episodes finished, 10 passed)"},
-		{"finished ≫ passed, under grammar too", 3, "not tested (not asked here)"},
-		{"finished ≫ passed, on coderepair too", 3, ": does not (9 of 10 episodes finished, 9 passed)"},
 		// The scorecard says "beyond the study's 135M"; the answers leave
 		// it to the column.
 		{"finished ≫ passed, asked beyond 135M", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},

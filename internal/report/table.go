@@ -117,6 +117,11 @@ type Figure struct {
 	// "banned" rather than as a number.
 	Banned bool
 	Study  string // the study's published figure for this row, "" when it has none
+	// Is names the row's figure that this one equals by the environment's
+	// definition, not by what the run did (an environment without a finish
+	// call ends an episode when its own check passes, so there finished is
+	// passed); "" where the two are measured apart.
+	Is string
 	// Test is a difference's paired exact test against verbatim, with its
 	// Holm adjustment across the harnesses of the model × env; nil on
 	// figures that are not a harness-vs-verbatim difference.
