@@ -126,11 +126,12 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, fi
 		figs["respelled_repeat_rate"] = f.proportion(column(episodes, respelled), false)
 	}
 	finishes := len(episodes) > 0 && finishCall != nil && finishCall(scopeEnv(episodes[0].Env))
-	if f, ok := figs["finished_rate"]; ok && len(episodes) > 0 && !finishes {
+	if len(episodes) > 0 && !finishes {
 		// An episode that can end only by passing finishes exactly when it
 		// passes: the two rates cannot part, whatever the model does.
-		f.Is = "passed_rate"
-		figs["finished_rate"] = f
+		finished := figs["finished_rate"]
+		finished.Is = "passed_rate"
+		figs["finished_rate"] = finished
 	}
 	stepped := !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Stepped })
 	if stepped && len(episodes) > 0 {

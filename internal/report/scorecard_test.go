@@ -26,6 +26,7 @@ claims:
   - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
   - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
   - {id: finished_coderepair, claim: "finished ≫ passed, on coderepair too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], reproduces: {exceeds: passed_rate}}
+  - {id: repeats_coderepair, claim: "verbatim repeats in 31%, on coderepair too", study: "31%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], reproduces: {value: 0.31}}
   - {id: abstract_rate, claim: "abstract never repeats", study: "0%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {value: 0}}
   - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
 `
@@ -73,7 +74,8 @@ func scorecardRuns(t *testing.T) []string {
 		constrained = append(constrained, ep("verbatim", "t"+strconv.Itoa(i), 1).with(func(e *episode) { e.model = "mid" }).with(outcome("p", 2, 0)))
 	}
 	// CodeRepair's free rollout of mid: verbatim passes 9 of 10 and
-	// finishes those only, so finished cannot exceed passed there.
+	// finishes those only, as every CodeRepair episode that ends does, and
+	// never repeats.
 	var programs []episode
 	for i := range 10 {
 		programs = append(programs, ep("verbatim", "p"+strconv.Itoa(i), 1).with(func(e *episode) { e.model, e.env = "mid", "coderepair" }).with(outcome(map[bool]string{true: "p", false: "x"}[i < 9], 2, 0)))
@@ -107,10 +109,10 @@ func TestScorecardVerdicts(t *testing.T) {
 		}
 		got[[2]string{id, r[1]}] = cell{r[verdict], r[note]}
 	}
-	// Fourteen claims, one of them in two conditions and one in two
+	// Fifteen claims, one of them in two conditions and two in two
 	// environments, × four models and the pool.
-	if len(got) != 16*5 {
-		t.Errorf("%d scorecard lines, want %d", len(got), 16*5)
+	if len(got) != 18*5 {
+		t.Errorf("%d scorecard lines, want %d", len(got), 18*5)
 	}
 	pool := "pooled (3 models)"
 	for _, tt := range []struct {
@@ -350,12 +352,11 @@ func TestRolloutAnswers(t *testing.T) {
 		t.Fatalf("no answers row for %q in:\n%s", claim, answers)
 		return nil
 	}
-	// big, small and gemma have no rollout the claims ask: no column. Nor
-	// has mid's CodeRepair rollout a tested claim: the one asked of it,
-	// finished ≫ passed, is not tested where an episode ends only by
-	// passing.
+	// big, small and gemma have no rollout the claims ask: no column. The
+	// CodeRepair column's one tested claim is a rate, with no paired test
+	// to count pairs.
 	heading := strings.Fields(strings.ReplaceAll(lines[2], "|", " "))
-	if h := strings.Join(heading, " "); h != "rollout claim mid, toolshed (free), 10 pairs mid, toolshed (grammar), 10 pairs" {
+	if h := strings.Join(heading, " "); h != "rollout claim mid, toolshed (free), 10 pairs mid, toolshed (grammar), 10 pairs mid, coderepair (free)" {
 		t.Errorf("answers headings %q", h)
 	}
 	rows := 0
@@ -364,8 +365,8 @@ func TestRolloutAnswers(t *testing.T) {
 			rows++
 		}
 	}
-	if rows != 11 { // the reference's rollout claims, each once
-		t.Errorf("%d answers rows, want 11", rows)
+	if rows != 12 { // the reference's rollout claims, each once
+		t.Errorf("%d answers rows, want 12", rows)
 	}
 	for _, tt := range []struct {
 		claim string
@@ -376,6 +377,11 @@ func TestRolloutAnswers(t *testing.T) {
 		{"instruction +17 pp success", 2, "not tested (not asked here)"}, // the claim has no grammar condition
 		{"finished ≫ passed, under grammar too", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
 		{"finished ≫ passed, under grammar too", 2, ": does not (10 of 10 episodes finished, 10 passed)"},
+		{"finished ≫ passed, under grammar too", 3, "not tested (not asked here)"},
+		// On CodeRepair finished is passed by construction: not tested,
+		// though its figure is shown.
+		{"finished ≫ passed, on coderepair too", 3, "not tested (finished is passed by construction here"},
+		{"verbatim repeats in 31%, on coderepair too", 3, "0.0% [0.0, 27.8]: does not"},
 		// The scorecard says "beyond the study's 135M"; the answers leave
 		// it to the column.
 		{"finished ≫ passed, asked beyond 135M", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
