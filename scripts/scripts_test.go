@@ -339,6 +339,65 @@ func TestCodeRepairSteps(t *testing.T) {
 	}
 }
 
+// TestCodeRepairEpisodes checks coderepair-episodes.py's counts on
+// episodes made to hold one of each course after a failure (passed at
+// once, repaired, and each kind of repeat) and how their later replies
+// open, that a run with no respelled column shows "-", and that it
+// refuses a ToolShed run.
+func TestCodeRepairEpisodes(t *testing.T) {
+	dir := t.TempDir()
+	row := func(task, step, reply, action, failed, repeat, looped, respelled string) string {
+		return fmt.Sprintf("m,coderepair,verbatim,%s,1,%s,%s,%s,o,%s,false,0,%s,false,%s,false,false,0,1,,%s\n",
+			task, step, csvQuote(reply), csvQuote(action), failed, repeat, looped, respelled)
+	}
+	a, b, c := "def f(x):\n    return 1", "def f(x):\n    return 2", "def f(x):\n    return x"
+	echo := "The reply defines no function (expected def f(...): and its body), so nothing was run."
+	steps := strings.Replace(stepsHeader, "dropped\n", "dropped,respelled\n", 1) +
+		row("mbpp-1", "0", a, a, "false", "false", "false", "false") +
+		// Answers "The error", then writes the first failed program again, in other tokens.
+		row("mbpp-2", "0", a, a, "true", "false", "false", "false") +
+		row("mbpp-2", "1", "The error is in f.", "The error is in f.", "true", "false", "false", "false") +
+		row("mbpp-2", "2", "```python\n"+a+"\n```", a, "true", "true", "false", "true") +
+		row("mbpp-2", "3", a, a, "false", "true", "true", "false") +
+		// Repeats a later failing program, then repairs.
+		row("mbpp-3", "0", a, a, "true", "false", "false", "false") +
+		row("mbpp-3", "1", b, b, "true", "false", "false", "false") +
+		row("mbpp-3", "2", b, b, "true", "true", "false", "false") +
+		row("mbpp-3", "3", c, c, "false", "false", "false", "false") +
+		// Writes the observation back.
+		row("mbpp-4", "0", a, a, "true", "false", "false", "false") +
+		row("mbpp-4", "1", echo, echo, "true", "false", "false", "false") +
+		row("mbpp-4", "2", echo, echo, "true", "true", "false", "false") +
+		// Repeats prose.
+		row("mbpp-5", "0", a, a, "true", "false", "false", "false") +
+		row("mbpp-5", "1", "I apologize.", "I apologize.", "true", "false", "false", "false") +
+		row("mbpp-5", "2", "I apologize.", "I apologize.", "true", "true", "false", "false")
+	out, err := countSteps(t, "coderepair-episodes.py", dir, steps)
+	if err != nil {
+		t.Fatalf("coderepair-episodes.py: %v\n%s", err, out)
+	}
+	name := filepath.Base(dir)
+	for _, want := range []string{
+		"| " + name + " | verbatim | 5 | 2 | 1 | 4 | 1 | 4 | 1 | 10 | 2 | 1 | 1 |",
+		"| " + name + " | verbatim | 4 | 1 | 1 | 1 | 1 |",
+		// The four most common openings, ties by text: the fenced reply is the fifth.
+		"| " + name + ` | verbatim | "def f(x): return" 4; "I apologize." 2; "The reply defines" 2; "The error is" 1 |`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("coderepair-episodes.py printed\n%s\nwant the row\n%s", out, want)
+		}
+	}
+	noRespelled := strings.ReplaceAll(strings.ReplaceAll(steps, ",respelled\n", "\n"), ",false\n", "\n")
+	noRespelled = strings.ReplaceAll(noRespelled, ",true\n", "\n")
+	out, err = countSteps(t, "coderepair-episodes.py", dir, noRespelled)
+	if want := "| " + name + " | verbatim | 5 | 2 | 1 | 4 | 1 | 4 | - | 10 | 2 | 1 | 1 |"; err != nil || !strings.Contains(out, want) {
+		t.Errorf("a run with no respelled column: %v\n%s\nwant the row\n%s", err, out, want)
+	}
+	if out, err := countSteps(t, "coderepair-episodes.py", dir, strings.ReplaceAll(steps, ",coderepair,", ",toolshed,")); err == nil || !strings.Contains(out, "want coderepair") {
+		t.Fatalf("a ToolShed run: %v\n%s", err, out)
+	}
+}
+
 // fakeHarnesses is a feedrun that answers `harnesses --format json` as
 // the real one does, from the harness table itself, so that the bench's
 // list is the one main reads.
