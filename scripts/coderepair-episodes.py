@@ -71,10 +71,12 @@ def what_repeats(steps):
 
 
 def count(folder):
+    rows = read_steps(folder, "coderepair")
     episodes = defaultdict(list)
-    for s in read_steps(folder, "coderepair"):
+    for s in rows:
         episodes[(s["harness"], s["task"], s["seed"])].append(s)
-    respelled = None
+    # Runs made before re-spelled repeats were recorded have no such column.
+    respelled = bool(rows) and "respelled" in rows[0]
     counts = defaultdict(lambda: dict.fromkeys(COUNTS + REPEATS, 0))
     openings = defaultdict(Counter)
     for (harness, _, _), steps in episodes.items():
@@ -87,8 +89,7 @@ def count(folder):
         c["at first reply"] += passed and len(steps) == 1
         c["failed"] += failed
         c["recovered"] += passed and failed
-        if "respelled" in steps[0]:
-            respelled = True
+        if respelled:
             c["re-spelled steps"] += sum(s["respelled"] == "true" for s in steps)
         later = [s["reply"].lstrip() for s in steps[1:]]
         c["later replies"] += len(later)
