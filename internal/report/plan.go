@@ -372,53 +372,21 @@ func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace 
 	return pace
 }
 
-// namedRange gives the first and last of the runs' folders in natural
-// order, numbers by value, so that shards given by a shell glob (which
+// namedRange gives the folders of the lowest and the highest shard their
+// manifests record, so that shards handed over by a shell glob (which
 // sorts "10-of-50" before "9-of-50") are named 0-of-50 … 49-of-50.
+// Folders that are not shards (all shard 0) keep the order they came in.
 func namedRange(runs []RunInfo) (first, last string) {
-	first, last = runs[0].Dir, runs[0].Dir
+	lo, hi := runs[0], runs[0]
 	for _, r := range runs[1:] {
-		if naturalLess(r.Dir, first) {
-			first = r.Dir
+		if r.Manifest.Shard.K < lo.Manifest.Shard.K {
+			lo = r
 		}
-		if naturalLess(last, r.Dir) {
-			last = r.Dir
+		if r.Manifest.Shard.K >= hi.Manifest.Shard.K {
+			hi = r
 		}
 	}
-	return first, last
-}
-
-// naturalLess orders strings as text, except that runs of digits compare
-// by their value. A one-line label does not warrant a dependency.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitRun(a), digitRun(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
-			}
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-// digitRun is the length of the ASCII digits that s opens with.
-func digitRun(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
+	return lo.Dir, hi.Dir
 }
 
 // maxPaceLines is the most run folders whose pace is described one by one.

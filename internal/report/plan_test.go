@@ -327,34 +327,31 @@ func TestMakePlanRefuses(t *testing.T) {
 	}
 }
 
-func TestPlanPaceNamesShardsInNaturalOrder(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{
-		{"s/9-of-50", "s/10-of-50", true},
-		{"s/10-of-50", "s/9-of-50", false},
-		{"s/09-of-50", "s/10-of-50", true},
-		{"s/2-of-50", "s/2-of-50", false},
-		{"a", "b", true},
-		{"run", "run2", true},
-		{"x10", "x9y", false},
-	} {
-		if got := naturalLess(c.a, c.b); got != c.less {
-			t.Errorf("naturalLess(%q, %q) = %v, want %v", c.a, c.b, got, c.less)
+func TestPlanPaceNamesShardsInShardOrder(t *testing.T) {
+	describe := func(dirs []string, shard func(i int) results.Shard) string {
+		var runs []RunInfo
+		in := map[string]bool{}
+		paces := map[string]Pace{}
+		for i, d := range dirs {
+			runs = append(runs, RunInfo{Dir: d, Episodes: 2, Manifest: results.Manifest{Shard: shard(i)}})
+			in[d] = true
+			paces[d] = Pace{CPUSeconds: 10, How: d}
 		}
+		return groupPace(runs, in, paces).How
 	}
-	// Folders in a shell glob's order: the pace line names 0 … 10, not 0 … 9.
-	var runs []RunInfo
-	runs2 := map[string]bool{}
-	paces := map[string]Pace{}
-	for _, d := range []string{"s/0-of-11", "s/1-of-11", "s/10-of-11", "s/2-of-11", "s/3-of-11", "s/4-of-11", "s/5-of-11", "s/6-of-11", "s/7-of-11", "s/8-of-11", "s/9-of-11"} {
-		runs = append(runs, RunInfo{Dir: d, Episodes: 2})
-		runs2[d] = true
-		paces[d] = Pace{CPUSeconds: 10, How: d}
+	// Shards in a shell glob's order: the pace line names 0 … 10, not 0 … 9.
+	glob := []string{"s/0-of-11", "s/1-of-11", "s/10-of-11", "s/2-of-11", "s/3-of-11", "s/4-of-11", "s/5-of-11", "s/6-of-11", "s/7-of-11", "s/8-of-11", "s/9-of-11"}
+	got := describe(glob, func(i int) results.Shard {
+		k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(glob[i], "s/"), "-of-11"))
+		ok(t, err)
+		return results.Shard{K: k, N: 11}
+	})
+	if want := "11 run folders (s/0-of-11 … s/10-of-11)"; !strings.Contains(got, want) {
+		t.Errorf("pace described as %q, want it to say %q", got, want)
 	}
-	got := groupPace(runs, runs2, paces)
-	if want := "11 run folders (s/0-of-11 … s/10-of-11)"; !strings.Contains(got.How, want) {
-		t.Errorf("pace described as %q, want it to say %q", got.How, want)
+	// Folders that are not shards keep the order they were given in.
+	got = describe([]string{"b", "c", "a", "d"}, func(int) results.Shard { return results.Shard{} })
+	if want := "4 run folders (b … d)"; !strings.Contains(got, want) {
+		t.Errorf("pace described as %q, want it to say %q", got, want)
 	}
 }
