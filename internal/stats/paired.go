@@ -103,23 +103,3 @@ func Holm(p []float64) []float64 {
 	}
 	return out
 }
-
-// SmallestMarkedSplit is the fewest discordant pairs, all one way (b:0),
-// whose exact McNemar or sign-test p can be marked in a Holm family of
-// family tests at level: the first step of Holm multiplies the smallest p
-// by the family's size, so b must have family · 2 · ½ᵇ < level. It is the
-// most lenient case (the one test of the family with the smallest p); any
-// pair the other way, or a later Holm step, needs more. A run with n pairs
-// therefore resolves no difference in a rate smaller than b / n: below it,
-// an unmarked difference cannot tell a claim from no change. It returns 0
-// for a family smaller than 1 or a level outside (0, 1).
-func SmallestMarkedSplit(family int, level float64) int {
-	if family < 1 || !(level > 0 && level < 1) {
-		return 0
-	}
-	for b := 1; ; b++ {
-		if float64(family)*McNemarExact(b, 0) < level {
-			return b
-		}
-	}
-}

@@ -94,27 +94,3 @@ func TestHolm(t *testing.T) {
 		t.Errorf("Holm: smallest of 8 = %v, want 0.248", got)
 	}
 }
-
-// The smallest one-way split a Holm family can mark: 2 · ½ᵇ · k < 0.05.
-// Alone (k = 1) 6:0 gives 0.03125 and 5:0 0.0625; among 8 comparisons 9:0
-// gives 8 · 2⁻⁸ = 0.03125 and 8:0 0.0625, the tables' 9:0 among eight.
-func TestSmallestMarkedSplit(t *testing.T) {
-	for _, tt := range []struct {
-		family int
-		level  float64
-		want   int
-	}{{1, 0.05, 6}, {2, 0.05, 7}, {8, 0.05, 9}, {7, 0.05, 9}, {8, 0.01, 11}, {0, 0.05, 0}, {8, 0, 0}, {8, 1, 0}} {
-		got := SmallestMarkedSplit(tt.family, tt.level)
-		if got != tt.want {
-			t.Errorf("SmallestMarkedSplit(%d, %v) = %d, want %d", tt.family, tt.level, got, tt.want)
-		}
-		if got > 0 {
-			if p := float64(tt.family) * McNemarExact(got, 0); p >= tt.level {
-				t.Errorf("family %d: %d:0 gives %v, not below %v", tt.family, got, p, tt.level)
-			}
-			if p := float64(tt.family) * McNemarExact(got-1, 0); got > 1 && p < tt.level {
-				t.Errorf("family %d: %d:0 already gives %v", tt.family, got-1, p)
-			}
-		}
-	}
-}
