@@ -157,6 +157,6 @@ func (a Answers) long(width int) (headings []string, rows [][]string) {
 // answersNote is printed under the answers in every format.
 var answersNote = []string{strings.Join([]string{
 	"The scorecard's rollout rows again, a column per run: a model in one environment and decoding (free, the study's; grammar: replies constrained to the action syntax, not the study's setting; coderepair is not the study's environment), with the most pairs any of its comparisons had.",
-	"Each cell gives our figure, its interval and, for a difference from verbatim, b:c, the Holm-adjusted p and the MDD, then the verdict: reproduces, does not (with what the run resolves) or cannot tell (with what it resolves only).",
+	"Each cell gives our figure, its interval and, for a difference from verbatim, b:c, the Holm-adjusted p and the MDD, then the verdict: reproduces (for a claimed difference, with the power the run had for it), does not (only where the run resolves the distance between claim and finding, and with what it resolves) or cannot tell (with what it resolves only, or floor or ceiling where verbatim's own rate leaves the claimed change no room).",
 	"The verdicts, their rules and their notes are the scorecard's.",
 }, " ")}

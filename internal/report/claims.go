@@ -65,6 +65,14 @@ type Claim struct {
 	// model's.
 	Pooled     bool `yaml:"pooled"`
 	Reproduces Rule `yaml:"reproduces"`
+	// Source is the study's sentence a graded claim ("far more often",
+	// "negligible", "barely") is taken from: the threshold its rule puts
+	// on the word is ours, and the sentence stands beside it so that a
+	// reader can judge the one against the other.
+	Source string `yaml:"source"`
+	// level is the report's interval level, for the intervals a verdict
+	// makes itself (finished − passed): BuildScorecard sets it.
+	level float64
 }
 
 // Rule is what "reproduces" means for a claim: exactly one of Within,
@@ -77,17 +85,26 @@ type Rule struct {
 	Direction string    `yaml:"direction"`
 	NoRise    *float64  `yaml:"no_rise"`
 	Exceeds   string    `yaml:"exceeds"`
+	// By is, with Exceeds, the least gap the claim's word asks ("far
+	// more often": finished above passed by at least By).
+	By *float64 `yaml:"by"`
+	// Change says, with Value, that the claimed rate of a harness other
+	// than verbatim is a cut from verbatim's (down: ban's 8%) or a rise
+	// (up: drop's 80%): where our verbatim's own rate already reaches the
+	// claimed one, the run leaves no room for the change (stats.RoomForTarget).
+	Change string `yaml:"change"`
 }
 
-// Verdict is a scorecard cell's answer.
-type Verdict string
+// Verdict is a scorecard cell's answer, by the one rule of stats.
+type Verdict = stats.Verdict
 
 // The verdicts.
 const (
-	Reproduces Verdict = "reproduces"
-	DoesNot    Verdict = "does not"
-	CannotTell Verdict = "cannot tell"
-	NotTested  Verdict = "not tested"
+	Reproduces = stats.Reproduces
+	DoesNot    = stats.DoesNot
+	CannotTell = stats.CannotTell
+	NotTested  = stats.NotTested
+	PooledOnly = stats.PooledOnly
 )
 
 // claimTables are the tables a claim may read, with their columns.
@@ -135,6 +152,16 @@ func (c Claim) check() error {
 		return fmt.Errorf("reproduces.direction: expected up or down, got %q", r.Direction)
 	case r.Exceeds != "" && !column(r.Exceeds):
 		return fmt.Errorf("reproduces.exceeds %q: expected a figure of table %s", r.Exceeds, c.Table)
+	case r.Exceeds != "" && (r.By == nil || !(*r.By > 0 && *r.By <= 1)):
+		return fmt.Errorf("reproduces.by: expected, with exceeds, the least gap the claim asks, in (0, 1]")
+	case r.Exceeds == "" && r.By != nil:
+		return fmt.Errorf("reproduces.by: only with exceeds")
+	case r.Change != "" && (r.Value == nil || (r.Change != "down" && r.Change != "up")):
+		return fmt.Errorf("reproduces.change %q: expected down or up, with value", r.Change)
+	case r.Change != "" && (len(c.Harness) != 1 || c.Harness[0] == harness.Verbatim || c.column().Kind != Share):
+		return fmt.Errorf("reproduces.change: only on a rate of one harness other than verbatim")
+	case c.Source == "" && c.graded():
+		return fmt.Errorf("source: expected the study's sentence that the claim's threshold reads (study %q is a word, not a figure)", c.Study)
 	case c.Pooled && c.Table == RolloutTable:
 		return fmt.Errorf("pooled: the study's rollouts are one size's agents, not a pool")
 	}
@@ -214,7 +241,15 @@ func (c Claim) Means() string {
 	case r.NoRise != nil:
 		return fmt.Sprintf("no harness marked above verbatim, and a rise of %s could have been marked", k.magnitude(*r.NoRise))
 	}
-	return fmt.Sprintf("%s above %s on the same episodes, McNemar exact p < %v", c.column().Label, claimColumn(c.Table, r.Exceeds).Label, MarkLevel)
+	return fmt.Sprintf("%s above %s by %s or more on the same episodes: McNemar exact p < %v, and the gap's interval at or above %s", c.column().Label, claimColumn(c.Table, r.Exceeds).Label, ShareDiff.magnitude(*r.By), MarkLevel, ShareDiff.magnitude(*r.By))
+}
+
+// graded is a claim the study makes in a word ("negligible", "far more
+// often") that the rule turns into a threshold: a range or a least gap.
+// Such a claim names the study's sentence (Source), so that the threshold,
+// which is ours, can be read against it.
+func (c Claim) graded() bool {
+	return (c.Reproduces.Within != nil || c.Reproduces.Exceeds != "") && !strings.ContainsAny(c.Study, "0123456789")
 }
 
 // magnitude prints a size of this kind without a sign, with its unit: a
@@ -306,14 +341,19 @@ func formatP(p float64) string {
 // rowFinder finds a model's row of a table by env and harness.
 type rowFinder func(table, model, env string, h harness.Name) (Row, []Row, bool)
 
-// judge gives one claim its verdict from the model's rows.
+// judge gives one claim its verdict from the model's rows, by the rule of
+// stats: a finding that disagrees with the claim is "does not" only where
+// the run resolves the distance between them (stats.Against), a claimed
+// change that the baseline leaves no room for cannot be told (the floor
+// or the ceiling), and a claimed difference that reproduces says the
+// power the run had for it.
 func (c Claim) judge(model string, find rowFinder) Cell {
 	kind := c.column().Kind
 	if c.Reproduces.NoRise != nil {
 		return c.judgeNoRise(model, find)
 	}
 	h := c.Harness[0]
-	row, family, ok := find(c.Table, model, c.Env, h)
+	row, _, ok := find(c.Table, model, c.Env, h)
 	if !ok {
 		return Cell{Verdict: NotTested, Why: fmt.Sprintf("no %s rows under %s", c.Env, h)}
 	}
@@ -329,22 +369,42 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		cell.Paired = &d
 	}
 	r := c.Reproduces
-	hasInterval := !math.IsNaN(f.Lo) && !math.IsNaN(f.Hi)
-	covers := func(x float64) bool { return f.Lo <= x && x <= f.Hi }
-	resolves := func() string { return "the run resolves only ±" + kind.magnitude((f.Hi-f.Lo)/2) }
-	switch {
-	case r.Exceeds != "":
+	if r.Exceeds != "" {
 		return c.judgeExceeds(row, cell)
-	case !hasInterval:
+	}
+	if math.IsNaN(f.Lo) || math.IsNaN(f.Hi) {
 		cell.Verdict, cell.Why = CannotTell, "no interval"
+		return cell
+	}
+	if edge := c.edge(model, find); edge != "" {
+		cell.Verdict, cell.Why = CannotTell, edge
+		return cell
+	}
+	res := c.resolves(row, f)
+	covers := func(x float64) bool { return f.Lo <= x && x <= f.Hi }
+	against := func(distance float64) {
+		cell.Verdict = stats.Against(res.size, distance)
+		cell.Why = res.says(cell.Verdict)
+	}
+	cannotTell := func() { cell.Verdict, cell.Why = CannotTell, res.says(CannotTell) }
+	switch {
 	case r.Within != nil:
+		inside := f.Lo >= r.Within[0] && f.Hi <= r.Within[1]
 		switch {
-		case f.Lo >= r.Within[0] && f.Hi <= r.Within[1]:
+		case inside && f.Test != nil && kind == ShareDiff && res.size > min(f.Estimate-r.Within[0], r.Within[1]-f.Estimate):
+			// A claim of (almost) no change holds only where the run
+			// could have marked a change that leaves the range: 0:0 of
+			// 30 pairs has the interval [0, 0], inside ±5 pp, and an MDD
+			// of 35.7 pp.
+			cannotTell()
+		case inside:
 			cell.Verdict = Reproduces
-		case f.Hi < r.Within[0] || f.Lo > r.Within[1]:
-			cell.Verdict = DoesNot
+		case f.Hi < r.Within[0]:
+			against(r.Within[0] - f.Estimate)
+		case f.Lo > r.Within[1]:
+			against(f.Estimate - r.Within[1])
 		default:
-			cell.Verdict, cell.Why = CannotTell, resolves()
+			cannotTell()
 		}
 	case f.Test != nil:
 		want := 1.0
@@ -355,19 +415,21 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		// 0/1 outcomes that is the mean difference's sign, under a sign
 		// test the typical pair's, which a few large pairs can oppose.
 		marked := f.Test.Marked()
-		mdd, _ := unresolved(row, c.Figure)
 		sameWay := (f.Test.B > f.Test.C) == (want > 0) && f.Test.B != f.Test.C
 		switch {
-		case marked && !sameWay:
-			cell.Verdict = DoesNot
+		case marked && !sameWay && r.Value == nil:
+			// A direction claim has no size: a mark the other way is the
+			// test's own answer.
+			cell.Verdict, cell.Why = DoesNot, res.says(DoesNot)
 		case marked && (r.Value == nil || covers(*r.Value)):
 			cell.Verdict = Reproduces
-		case marked:
-			cell.Verdict = DoesNot
-		case r.Value != nil && !covers(*r.Value) && !(kind == ShareDiff && math.Abs(*r.Value) < mdd):
-			cell.Verdict = DoesNot
+			if r.Value != nil && kind == ShareDiff {
+				cell.Why = powerFor(f.Test, *r.Value, kind)
+			}
+		case r.Value != nil && !covers(*r.Value):
+			against(f.Estimate - *r.Value)
 		default:
-			cell.Verdict, cell.Why = CannotTell, notMarked(row, family, c.Figure, kind)
+			cannotTell()
 		}
 	case r.Direction != "":
 		up := r.Direction == "up"
@@ -375,32 +437,123 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 		case (up && f.Lo > 0) || (!up && f.Hi < 0):
 			cell.Verdict = Reproduces
 		case (up && f.Hi < 0) || (!up && f.Lo > 0):
-			cell.Verdict = DoesNot
+			against(f.Estimate)
 		default:
-			cell.Verdict, cell.Why = CannotTell, resolves()
+			cannotTell()
 		}
 	default: // a value, no paired test
 		switch {
 		case !covers(*r.Value):
-			cell.Verdict = DoesNot
+			against(f.Estimate - *r.Value)
 		case r.Null != nil && covers(*r.Null):
-			cell.Verdict, cell.Why = CannotTell, resolves()
+			cannotTell()
 		default:
 			cell.Verdict = Reproduces
 		}
 	}
-	if cell.Verdict == DoesNot && cell.Why == "" {
-		// A "does not" says what the run resolves as a "cannot tell"
-		// does: that the study's figure lies outside what we found is
-		// only as sharp as the run.
-		switch {
-		case f.Test != nil && kind == ShareDiff:
-			cell.Why = "the run resolves " + resolution(row, c.Figure, kind, "±", "no difference")
-		case hasInterval:
-			cell.Why = "the run resolves ±" + kind.magnitude((f.Hi-f.Lo)/2)
-		}
-	}
 	return cell
+}
+
+// resolved is what a run resolves of a figure: a size on the figure's
+// scale, and how a cell says it.
+type resolved struct {
+	size float64
+	text func(prefix string) string
+}
+
+// resolves is what the run resolves of the figure f of row: for a paired
+// difference in a rate, its MDD (the tables' figure; a run that marks
+// nothing has none, and resolves nothing), whatever its interval, since a
+// bootstrap interval over few pairs can be far narrower than what the
+// test could tell (0:12 of 30 pairs: [−56.7, −23.3], and an MDD of 38.4
+// pp); for anything else, its interval's half-width, the sign test seeing
+// only directions of a figure that is not 0/1.
+func (c Claim) resolves(row Row, f Figure) resolved {
+	kind := c.column().Kind
+	if f.Test != nil && kind == ShareDiff {
+		mdd, _ := unresolved(row, c.Figure)
+		return resolved{mdd, func(prefix string) string {
+			none := "no difference"
+			if prefix != "" {
+				prefix += " "
+			}
+			return resolution(row, c.Figure, kind, prefix+"±", none)
+		}}
+	}
+	half := (f.Hi - f.Lo) / 2
+	return resolved{half, func(prefix string) string {
+		if prefix != "" {
+			prefix += " "
+		}
+		return prefix + "±" + kind.magnitude(half)
+	}}
+}
+
+// says is what a verdict rests on, as its note gives it: what the run
+// resolves, "only" that where it cannot tell.
+func (r resolved) says(v Verdict) string {
+	if v == CannotTell {
+		return "the run resolves " + r.text("only")
+	}
+	return "the run resolves " + r.text("")
+}
+
+// powerFor is the note of a claimed difference that reproduces: the
+// power its test had for the claimed size, flagged below 80%, since a run
+// can mark a change and cover the claimed one with little chance to.
+func powerFor(t *Test, claimed float64, kind Kind) string {
+	return powerNote(markPower(t.Family).PowerFor(t.N, float64(t.B+t.C)/float64(t.N), claimed), claimed, kind)
+}
+
+// powerNote says a power p for the claimed size, flagged below 80%.
+func powerNote(p, claimed float64, kind Kind) string {
+	s := fmt.Sprintf("power %.0f%% for %s", 100*p, kind.magnitude(claimed))
+	if p < stats.EnoughPower {
+		s += fmt.Sprintf(", below %.0f%%", 100*stats.EnoughPower)
+	}
+	return s
+}
+
+// edge is, for a claimed change in a rate of a harness other than
+// verbatim, the note of a baseline that leaves it no room ("floor: …",
+// "ceiling: …"), or "" where there is room or the claim is not such a
+// change: a cut of 14 pp where verbatim repeats in 2.9% [1.4, 5.9], or a
+// cut to 8% from there, could not show whatever the harness did.
+func (c Claim) edge(model string, find rowFinder) string {
+	r, h := c.Reproduces, c.Harness[0]
+	if r.Value == nil || h == harness.Verbatim {
+		return ""
+	}
+	kind := c.column().Kind
+	base := c.Figure
+	switch {
+	case kind == ShareDiff:
+		base = strings.TrimSuffix(c.Figure, "_diff")
+	case kind == Share && r.Change != "":
+	default:
+		return ""
+	}
+	v, _, ok := find(c.Table, model, c.Env, harness.Verbatim)
+	b, okB := v.Figures[base]
+	if !ok || !okB || math.IsNaN(b.Lo) || math.IsNaN(b.Hi) {
+		return ""
+	}
+	share := Column{Kind: Share}
+	own := "verbatim's own rate, " + share.formatFigure(b, true) + ","
+	if kind == ShareDiff {
+		e := stats.RoomForChange(b.Lo, b.Hi, *r.Value)
+		if e == "" {
+			return ""
+		}
+		way := map[stats.Edge]string{stats.Floor: "cut", stats.Ceiling: "rise"}[e]
+		return fmt.Sprintf("%s: %s leaves no room for a %s of %s", e, own, way, kind.magnitude(*r.Value))
+	}
+	e := stats.RoomForTarget(b.Lo, b.Hi, *r.Value, r.Change == "down")
+	if e == "" {
+		return ""
+	}
+	way := map[stats.Edge]string{stats.Floor: "cut", stats.Ceiling: "rise"}[e]
+	return fmt.Sprintf("%s: %s already reaches %s, so a %s to it cannot show", e, own, kind.magnitude(*r.Value), way)
 }
 
 // judgeNoRise checks that none of the claim's harnesses raises the figure
@@ -449,42 +602,65 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 
 // judgeExceeds checks that the claim's figure (a rate) exceeds another
 // rate of the same episodes, one within the other (passed episodes all
-// finished): the discordant episodes are all one way, b of them, and
-// McNemar's exact p on b:0, alone, is the test. Where the environment
-// makes the two one figure (Figure.Is), no run could part them, so the
-// claim is not tested there.
+// finished), by at least the claim's gap: the discordant episodes are all
+// one way, b of them, McNemar's exact p on b:0, alone, is the test, and
+// the gap b / n is itself a rate, with its Wilson interval. Since c ≡ 0
+// by construction, the share of episodes that differ is the gap itself,
+// and the MDD is exact (stats.MinDetectableOneWay), not a floor. Where the
+// environment makes the two one figure (Figure.Is), no run could part
+// them, so the claim is not tested there.
 func (c Claim) judgeExceeds(row Row, cell Cell) Cell {
-	other, ok := row.Figures[c.Reproduces.Exceeds]
+	r := c.Reproduces
+	other, ok := row.Figures[r.Exceeds]
 	n, okN := row.Figures["episodes"]
 	if !ok || !okN || math.IsNaN(other.Estimate) {
-		cell.Verdict, cell.Why = NotTested, c.Reproduces.Exceeds+" is not defined here"
+		cell.Verdict, cell.Why = NotTested, r.Exceeds+" is not defined here"
 		return cell
 	}
-	if cell.Figure.Is == c.Reproduces.Exceeds {
+	label, otherLabel := c.column().Label, claimColumn(c.Table, r.Exceeds).Label
+	if cell.Figure.Is == r.Exceeds {
 		cell.Verdict = NotTested
-		cell.Why = fmt.Sprintf("%s is %s by construction here: an episode ends only when the environment's check passes", c.column().Label, claimColumn(c.Table, c.Reproduces.Exceeds).Label)
+		cell.Why = fmt.Sprintf("%s is %s by construction here: an episode ends only when the environment's check passes", label, otherLabel)
 		return cell
 	}
 	episodes := int(math.Round(n.Estimate))
 	hi := int(math.Round(cell.Figure.Estimate * n.Estimate))
 	lo := int(math.Round(other.Estimate * n.Estimate))
-	b := hi - lo
-	need := stats.SmallestMarkedSplit(1, MarkLevel)
-	p := stats.McNemarExact(max(b, 0), 0)
-	t := &Test{B: max(b, 0), C: 0, N: episodes, P: p, PHolm: p, Binary: true, Family: 1, MDD: math.NaN()}
-	if episodes > 0 {
-		t.resolve(markPower(1), 1)
-	}
+	b := max(hi-lo, 0)
+	p := stats.McNemarExact(b, 0)
+	t := &Test{B: b, C: 0, N: episodes, P: p, PHolm: p, Binary: true, Family: 1, MDD: math.NaN()}
 	cell.Figure.Test = t
-	counts := fmt.Sprintf("%d of %d episodes %s, %d %s", hi, episodes, c.column().Label, lo, claimColumn(c.Table, c.Reproduces.Exceeds).Label)
+	counts := fmt.Sprintf("%d of %d episodes %s, %d %s", hi, episodes, label, lo, otherLabel)
+	level := c.level
+	if level == 0 {
+		level = DefaultLevel // a scorecard built without a report's options
+	}
+	gap, err := stats.Wilson(b, episodes, level)
+	if episodes == 0 || err != nil {
+		cell.Verdict, cell.Why = CannotTell, counts
+		return cell
+	}
+	power := markPower(1)
+	t.MDD = power.MinDetectableOneWay(episodes, MDDPower)
+	by := *r.By
+	gapText := fmt.Sprintf("%s − %s %s [%s, %s], the claim %s or more", label, otherLabel,
+		ShareDiff.number(gap.Estimate)+ShareDiff.unit(), ShareDiff.number(gap.Lo), ShareDiff.number(gap.Hi), ShareDiff.magnitude(by))
 	switch {
-	case b > 0 && p < MarkLevel:
+	case p < MarkLevel && gap.Lo >= by:
 		cell.Verdict = Reproduces
-	case hi < need:
-		cell.Verdict = CannotTell
-		cell.Why = fmt.Sprintf("%s; a mark needs %d:0", counts, need)
+		// Where pairs differ one way only, a gap of by is by of them
+		// differing: the power is at that discordance, not the run's.
+		cell.Why = fmt.Sprintf("%s; %s", gapText, powerNote(power.PowerFor(episodes, 0, by), by, ShareDiff))
+	case gap.Hi < by:
+		cell.Verdict = stats.Against(t.MDD, by-gap.Estimate)
+		only := ""
+		if cell.Verdict == CannotTell {
+			only = "only "
+		}
+		cell.Why = fmt.Sprintf("%s; %s; the run resolves %s%s (exact MDD at 80%% power, %d episodes: a pass needs a finish)", counts, gapText, only, ShareDiff.magnitude(t.MDD), episodes)
 	default:
-		cell.Verdict, cell.Why = DoesNot, counts
+		cell.Verdict = CannotTell
+		cell.Why = fmt.Sprintf("%s; %s: the interval straddles it", counts, gapText)
 	}
 	return cell
 }
@@ -502,17 +678,6 @@ func unresolved(row Row, figure string) (mdd float64, floor bool) {
 		return math.Inf(1), false
 	}
 	return f.Test.MDD, f.Test.MDDFloor
-}
-
-// notMarked says what an unmarked paired difference rests on: for a rate,
-// the MDD that the run resolves; for another figure, which the sign test
-// sees only as directions, the split its family needs.
-func notMarked(row Row, family []Row, figure string, kind Kind) string {
-	if kind == ShareDiff {
-		return "the run resolves " + resolution(row, figure, kind, "only ±", "no difference")
-	}
-	k := familySize(family, figure)
-	return fmt.Sprintf("not marked; among %d comparisons a %d:0 split is the least marked", k, stats.SmallestMarkedSplit(k, MarkLevel))
 }
 
 // resolution is what a rate difference's run resolves, as a cell prints
@@ -542,14 +707,3 @@ func pairCount(row Row) int {
 	return 0
 }
 
-// familySize is how many tests the Holm family of a figure holds: the
-// rows of the model × env with a test on it.
-func familySize(family []Row, figure string) int {
-	n := 0
-	for _, r := range family {
-		if f, ok := r.Figures[figure]; ok && f.Test != nil {
-			n++
-		}
-	}
-	return max(n, 1)
-}

@@ -25,6 +25,9 @@ type Reference struct {
 	// it from the model registry, so that a figure scoped to a size stands
 	// beside that size's rows only. A model missing here has no known size.
 	Sizes map[string]string `yaml:"-"`
+	// Level is the report's interval level, for the intervals a verdict
+	// makes itself (finished − passed); like Sizes, the caller sets it.
+	Level float64 `yaml:"-"`
 }
 
 // StudyFigure is one figure the study reports, as it reports it.

@@ -96,7 +96,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return err
 		}
 	}
-	ref.Sizes = opts.Sizes
+	ref.Sizes, ref.Level = opts.Sizes, opts.Level
 	b := Bootstrap{Reps: opts.Reps, Seed: opts.Seed, Level: opts.Level}
 	var tables []Table
 	if len(data.Items) > 0 {

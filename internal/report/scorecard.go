@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/stats"
 )
 
 // This file holds the scorecard, the report's first table: one row per
@@ -76,6 +77,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 	}
 	find, findPooled := finder(tables), finder(pooled)
 	for _, claim := range ref.Claims {
+		claim.level = ref.Level
 		for _, c := range claim.underConditions() {
 			row := ScorecardRow{Claim: c}
 			for _, m := range models {
@@ -85,6 +87,7 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 				cell := Cell{Verdict: NotTested, Why: "rollouts: one size, no pool"}
 				if c.Table != RolloutTable {
 					cell = c.judge(sc.Pooled, findPooled)
+					cell = c.besideModels(cell, row.Cells, sc.Models)
 				}
 				row.Cells = append(row.Cells, cell)
 			}
@@ -92,8 +95,8 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		}
 	}
 	sc.Notes = []string{
-		"Each cell: reproduces, does not or cannot tell (these two with what the run resolves: an interval's half-width, or a paired difference's MDD), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, a figure fixed by construction in that run, or a pooled claim, whose own figure is shown), then our figure, its interval and, for a difference from verbatim, b:c, its Holm-adjusted p and its MDD (the tables' tests; the MDD is given marked or not, as what the run resolves). A rate claimed of a harness other than verbatim (ban's repeats) is followed by that harness's paired difference from verbatim in the rate, with its test: context, not what the verdict rests on. \"reproduces if\" says what each claim needs; the claims and their thresholds are in the study reference file.",
-		"cannot tell: a paired difference in a rate that is not marked is set against its MDD, the difference its test would mark with 80% power in its Holm family at the run's share of differing pairs (the tables' MDD; \"or more\" where that is a floor): a claimed change smaller than that is one the run could not be expected to see. On other figures, which the sign test sees as directions only, the note gives the least split its family marks. An interval that straddles a range's end, or covers both the study's figure and no effect, cannot tell either; ± is its half-width.",
+		"Each cell: reproduces, does not, cannot tell or, for a pool, pooled only (each with what it rests on), or not tested (with why: a base checkpoint, a size the study did not measure the claim at, a size unknown to the model registry, or a figure fixed by construction in that run), then our figure, its interval and, for a difference from verbatim, b:c, its Holm-adjusted p and its MDD (the tables' tests; the MDD is given marked or not, as what the run resolves). A rate claimed of a harness other than verbatim (ban's repeats) is followed by that harness's paired difference from verbatim in the rate, with its test: context, not what the verdict rests on. \"reproduces if\" says what each claim needs; the claims and their thresholds, with the study's sentence beside each threshold set on a word (far, negligible, barely), are in the study reference file.",
+		"One rule for every cell. What the run resolves is, for a paired difference in a rate, its MDD (the difference its test would mark with 80% power in its Holm family at the run's share of differing pairs; \"or more\" where that is a floor; exact where pairs can differ one way only, as finished and passed), and for anything else its interval's half-width (±). A finding that disagrees with the claim is \"does not\" only where that is no larger than the distance between claim and finding; otherwise it cannot tell. A claimed change that verbatim's own rate leaves no room for (a cut larger than it, or a cut to a rate it already reaches; likewise a rise at the top) cannot tell, with \"floor\" or \"ceiling\". A claimed difference that reproduces gives the power its run had for the claimed size, and says so below 80%.",
 		"A study figure stands beside rows of its own size, environment and tuning only: the probe claims beside instruction-tuned models of 135M–1.7B on that environment's plain probe runs (not on-policy, not tool observations), the rollout claims beside a 0.5B instruction-tuned model's free ToolShed rollout. Base checkpoints, other sizes, and constrained, on-policy or tool-observation runs are not tested, except where a claim asks for them (the notes below).",
 	}
 	if slices.ContainsFunc(ref.Claims, func(c Claim) bool { return len(c.Conditions) > 0 }) {
@@ -106,9 +109,9 @@ func BuildScorecard(ref Reference, tables, pooled []Table, pooledModels []string
 		sc.Notes = append(sc.Notes, "Some claims are also asked of sizes the study did not measure them at (the reference file's beyond list): those cells are judged by the same rule and say \"beyond the study's\" size, a test of whether the claim carries over, not of the study's own figure.")
 	}
 	if pooled != nil {
-		sc.Notes = append(sc.Notes, fmt.Sprintf("Claims whose study figure pools its six models (marked \"pooled\") are judged in the last column, our probe items of %s pooled (items weigh alike, so a model with fewer items weighs less); per model they are not tested, and each model's own figure is shown for reference.", strings.Join(pooledModels, ", ")))
+		sc.Notes = append(sc.Notes, fmt.Sprintf("Claims whose study figure pools its six models (marked \"pooled\") are judged in the last column on our probe items of %s pooled (items weigh alike, so a model with fewer items weighs less), and in each model's column on that model alone (\"model alone\"), by the same rule; the pool's cell lists the models' verdicts, and reads \"pooled only\" where it reproduces a claim that every model's own figure does not: the pool then meets the study's figure only by averaging models that each miss it.", strings.Join(pooledModels, ", ")))
 	} else {
-		sc.Notes = append(sc.Notes, "Claims whose study figure pools its six models (marked \"pooled\") are compared only with a pool of ours, which needs probe runs of two instruction-tuned models or more within the study's sizes: with fewer they are not tested, and each model's own figure is shown for reference.")
+		sc.Notes = append(sc.Notes, "Claims whose study figure pools its six models (marked \"pooled\") are judged on each model alone (\"model alone\"), by the same rule; a pool of ours needs probe runs of two instruction-tuned models or more within the study's sizes.")
 	}
 	return sc, true
 }
@@ -147,12 +150,48 @@ func (c Claim) judgeModel(m scoredModel, size string, find rowFinder) Cell {
 	}
 	cell := c.judge(m.name, find)
 	if c.Pooled && cell.Verdict != NotTested {
-		return Cell{Verdict: NotTested, Why: "pooled claim; own figure", Harness: cell.Harness, Figure: cell.Figure, Kind: cell.Kind, Shown: cell.Shown}
+		// The study's figure pools six models, but a pool can agree with
+		// it while no model does (or the other way round): each model's
+		// own verdict stands beside the pool's, by the same rule.
+		cell.Why = strings.TrimSuffix("model alone; "+cell.Why, "; ")
 	}
 	if beyond {
 		cell.Beyond = why
 	}
 	return cell
+}
+
+// besideModels is the pool's cell of a probe claim with the verdicts of
+// the models pooled beside it: a pooled claim's note lists each model's
+// own verdict, and a pool that reproduces what every model's own figure
+// does not reads "pooled only" (stats.Pooled): the pool meets the study's
+// figure only by averaging models that each miss it.
+func (c Claim) besideModels(pool Cell, cells []Cell, models []string) Cell {
+	if !c.Pooled || pool.Verdict == NotTested {
+		return pool
+	}
+	var verdicts []Verdict
+	var each []string
+	for i, m := range cells {
+		if m.Verdict == NotTested {
+			continue
+		}
+		verdicts = append(verdicts, m.Verdict)
+		each = append(each, models[i]+" "+string(m.Verdict))
+	}
+	if len(each) == 0 {
+		return pool
+	}
+	note := "per model: " + strings.Join(each, ", ")
+	if v := stats.Pooled(pool.Verdict, verdicts); v != pool.Verdict {
+		pool.Verdict = v
+		note = "the pool covers the study's figure, but each model's own figure misses it: the pool only averages models that differ; " + note
+	}
+	if pool.Why != "" {
+		note = pool.Why + "; " + note
+	}
+	pool.Why = note
+	return pool
 }
 
 // finder looks rows up in tables by table id, model, env and harness,

@@ -22,10 +22,10 @@ claims:
   - {id: more_repeats, claim: "abstract repeats more", study: "more", table: rollouts, figure: exact_repeat_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {direction: up}}
   - {id: no_rise_small, claim: "abstract does not raise success (17 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.17}}
   - {id: no_rise_large, claim: "abstract does not raise success (90 pp)", study: "no rise", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {no_rise: 0.90}}
-  - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], reproduces: {exceeds: passed_rate}}
-  - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], reproduces: {exceeds: passed_rate}}
-  - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], reproduces: {exceeds: passed_rate}}
-  - {id: finished_coderepair, claim: "finished ≫ passed, on coderepair too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], reproduces: {exceeds: passed_rate}}
+  - {id: finished, claim: "finished ≫ passed", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], source: "finish far more often than pass", reproduces: {exceeds: passed_rate, by: 0.20}}
+  - {id: finished_beyond, claim: "finished ≫ passed, asked beyond 135M", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [135M, 135M], beyond: [0.5B], source: "finish far more often than pass", reproduces: {exceeds: passed_rate, by: 0.20}}
+  - {id: finished_grammar, claim: "finished ≫ passed, under grammar too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], conditions: [grammar], source: "finish far more often than pass", reproduces: {exceeds: passed_rate, by: 0.20}}
+  - {id: finished_coderepair, claim: "finished ≫ passed, on coderepair too", study: "≫", table: rollouts, figure: finished_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], source: "finish far more often than pass", reproduces: {exceeds: passed_rate, by: 0.20}}
   - {id: repeats_coderepair, claim: "verbatim repeats in 31%, on coderepair too", study: "31%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [verbatim], sizes: [0.5B, 0.5B], beyond_envs: [coderepair], reproduces: {value: 0.31}}
   - {id: abstract_rate, claim: "abstract never repeats", study: "0%", table: rollouts, figure: exact_repeat_rate, env: toolshed, harness: [abstract], sizes: [0.5B, 0.5B], reproduces: {value: 0}}
   - {id: success_beyond, claim: "instruction +17 pp success, asked beyond 135M", study: "+17 pp", table: rollouts, figure: passed_rate_diff, env: toolshed, harness: [instruction], sizes: [135M, 135M], beyond: [0.5B, 1.7B], reproduces: {value: 0.17, null: 0}}
@@ -125,9 +125,11 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"inverted", "big", CannotTell, "resolves only ±"},
 		{"inverted", "gemma (base)", NotTested, "base checkpoint"},
 		{"inverted", pool, CannotTell, "resolves only ±"}, // 69 of 80: [76.9, 92.3]
-		// The pool's claim is judged on the pool only.
-		{"inverted_pooled", "small", NotTested, "pooled claim"},
-		{"inverted_pooled", pool, Reproduces, ""},
+		// The pool's claim is judged on the pool and on each model alone,
+		// and the pool's cell lists the models' verdicts.
+		{"inverted_pooled", "small", Reproduces, "model alone"},
+		{"inverted_pooled", "mid", CannotTell, "model alone; the run resolves only ±20.1%"},
+		{"inverted_pooled", pool, Reproduces, "per model: small reproduces, mid cannot tell, big reproduces"},
 		{"inverted_at_half", "small", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "big", NotTested, "study: 0.5B only"},
 		{"inverted_at_half", "mid", DoesNot, "the run resolves ±20.1%"},
@@ -143,22 +145,27 @@ func TestScorecardVerdicts(t *testing.T) {
 		{"more_repeats", "mid", DoesNot, "the run resolves ±83.3 pp (MDD at 80% power, 10 pairs, 2 comparisons)"},
 		{"no_rise_small", "mid", CannotTell, "rises of 76.1 pp or more"},
 		{"no_rise_large", "mid", Reproduces, "largest: abstract"},
-		// 10 finished, none passed: 10:0, p = 2⁻⁹.
-		{"finished", "mid", Reproduces, ""},
+		// 10 finished, none passed: 10:0, p = 2⁻⁹, and a gap of 100%
+		// [72.2, 100], at or above the 20 pp that "far" asks. With c ≡ 0
+		// a gap of 20 pp is 2 of 10 pairs differing, one way: a mark
+		// needs 6, so the power for it is P(Binomial(10, 0.2) ≥ 6), 0.6%.
+		{"finished", "mid", Reproduces, "finished − passed +100.0 pp [+72.2, +100.0], the claim 20.0 pp or more; power 1% for 20.0 pp, below 80%"},
 		{"finished", "big", NotTested, "study: 0.5B only"},
 		// Asked beyond the study's size: judged, and said so; a size
 		// neither studied nor asked stays not tested.
-		{"finished_beyond", "mid", Reproduces, "beyond the study's 135M"},
+		{"finished_beyond", "mid", Reproduces, "beyond the study's 135M; finished − passed +100.0 pp"},
 		{"finished_beyond", "big", NotTested, "study: 135M only"},
 		// The free run's verbatim finishes 10 and passes none; the
 		// grammar run's passes every episode it finishes, so finished
 		// cannot exceed passed there: each row reads its own run.
-		{"finished_grammar", "mid", Reproduces, ""},
-		{"finished_grammar @ toolshed (grammar)", "mid", DoesNot, "10 of 10 episodes finished, 10 passed"},
+		{"finished_grammar", "mid", Reproduces, "finished − passed +100.0 pp"},
+		// A gap of 0 [0, 27.8] of 10 episodes: the interval reaches the
+		// 20 pp claimed, and the run cannot tell.
+		{"finished_grammar @ toolshed (grammar)", "mid", CannotTell, "10 of 10 episodes finished, 10 passed; finished − passed +0.0 pp [+0.0, +27.8], the claim 20.0 pp or more: the interval straddles it"},
 		{"finished_grammar @ toolshed (grammar)", "big", NotTested, "study: 0.5B only"},
 		// Asked of CodeRepair too: that row reads CodeRepair's rollout
 		// alone, and the study's row ToolShed's alone.
-		{"finished_coderepair", "mid", Reproduces, ""},
+		{"finished_coderepair", "mid", Reproduces, "finished − passed +100.0 pp"},
 		// where an episode ends only by passing, so finished is passed by
 		// construction and no run could show the claim either way.
 		{"finished_coderepair @ coderepair", "mid", NotTested, "finished is passed by construction here"},
@@ -193,9 +200,10 @@ func TestScorecardCellsSayWhatTheRunResolves(t *testing.T) {
 		"-100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp",
 		// abstract's 0% repeats, and beside it the paired difference.
 		"reproduces: 0.0% [0.0, 27.8]; vs verbatim -100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp",
-		// finished ≫ passed: 10:0 alone, a family of one, at 0.05 a mark
-		// needs 9:1 as well.
-		"reproduces: 100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp",
+		// finished ≫ passed: 10:0 alone, a family of one, where pairs
+		// differ one way only: a mark needs 6:0, which b ~ Binomial(10, d)
+		// reaches 4 times in 5 from d = 67.3%, exactly.
+		"100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 67.3 pp",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in the scorecard", want)
@@ -252,7 +260,7 @@ func TestScorecardFirst(t *testing.T) {
 }
 
 func TestClaimCheck(t *testing.T) {
-	base := `{id: c, claim: "c", study: "s", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [135M, 1.7B], reproduces: {within: [0.9, 1]}}`
+	base := `{id: c, claim: "c", study: "90–100%", table: inversion, figure: share_inverted, env: toolshed, harness: [verbatim], sizes: [135M, 1.7B], reproduces: {within: [0.9, 1]}}`
 	if _, err := ParseReference("ok", []byte("claims:\n  - "+base+"\n")); err != nil {
 		t.Fatalf("a good claim: %v", err)
 	}
@@ -269,6 +277,13 @@ func TestClaimCheck(t *testing.T) {
 		{"sizes: [135M, 1.7B]", "sizes: [135M, 1.7B], beyond_envs: [coderepair]", "beyond_envs [coderepair]: expected plain env names other than toolshed, on a rollouts claim only"},
 		{"env: toolshed", `env: "toolshed (grammar)"`, "plain env name"},
 		{"table: inversion", "table: sizes", `table "sizes"`},
+		// A word, not a figure, needs the study's sentence beside the
+		// threshold that the rule puts on it.
+		{`study: "90–100%"`, `study: "negligible"`, "source: expected the study's sentence"},
+		{"{within: [0.9, 1]}", "{exceeds: gain_per_token}", "reproduces.by: expected, with exceeds, the least gap"},
+		{"{within: [0.9, 1]}", "{value: 0.9, change: down}", "reproduces.change: only on a rate of one harness other than verbatim"},
+		{"{within: [0.9, 1]}", "{value: 0.9, change: sideways}", `reproduces.change "sideways": expected down or up`},
+		{"{within: [0.9, 1]}", "{within: [0.9, 1], by: 0.2}", "reproduces.by: only with exceeds"},
 	} {
 		bad := strings.Replace(base, tt.from, tt.to, 1)
 		_, err := ParseReference("ref.yaml", []byte("claims:\n  - "+bad+"\n"))
@@ -375,8 +390,8 @@ func TestRolloutAnswers(t *testing.T) {
 	}{
 		{"instruction +17 pp success", 1, "+30.0 pp [+10.0, +60.0], b:c 3:0, Holm p 0.500, MDD ≥ 76.1 pp: cannot tell (the run resolves only ±76.1 pp or more"},
 		{"instruction +17 pp success", 2, "not tested (not asked here)"}, // the claim has no grammar condition
-		{"finished ≫ passed, under grammar too", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
-		{"finished ≫ passed, under grammar too", 2, ": does not (10 of 10 episodes finished, 10 passed)"},
+		{"finished ≫ passed, under grammar too", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 67.3 pp: reproduces"},
+		{"finished ≫ passed, under grammar too", 2, ": cannot tell (10 of 10 episodes finished, 10 passed"},
 		{"finished ≫ passed, under grammar too", 3, "not tested (not asked here)"},
 		// On CodeRepair finished is passed by construction: not tested,
 		// though its figure is shown.
@@ -384,7 +399,7 @@ func TestRolloutAnswers(t *testing.T) {
 		{"verbatim repeats in 31%, on coderepair too", 3, "0.0% [0.0, 27.8]: does not"},
 		// The scorecard says "beyond the study's 135M"; the answers leave
 		// it to the column.
-		{"finished ≫ passed, asked beyond 135M", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 83.3 pp: reproduces"},
+		{"finished ≫ passed, asked beyond 135M", 1, "100.0% [72.2, 100.0], b:c 10:0, Holm p 0.002, MDD 67.3 pp: reproduces"},
 		{"abstract never repeats", 1, "0.0% [0.0, 27.8]; vs verbatim -100.0 pp [-100.0, -100.0], b:c 0:10, Holm p 0.0039, MDD 83.3 pp: reproduces"},
 	} {
 		c := row(tt.claim)
@@ -392,7 +407,7 @@ func TestRolloutAnswers(t *testing.T) {
 			t.Errorf("%s, column %d: %q, want %q", tt.claim, tt.col, got, tt.want)
 		}
 	}
-	if !strings.Contains(md, "reproduces (beyond the study's 135M): 100.0% [72.2, 100.0]") {
+	if !strings.Contains(md, "reproduces (beyond the study's 135M; finished − passed +100.0 pp") {
 		t.Error("the scorecard no longer says a size is beyond the study's")
 	}
 	for _, format := range []string{FormatText, FormatHTML} {
