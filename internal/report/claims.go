@@ -706,4 +706,3 @@ func pairCount(row Row) int {
 	}
 	return 0
 }
-
