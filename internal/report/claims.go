@@ -391,11 +391,12 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 	case r.Within != nil:
 		inside := f.Lo >= r.Within[0] && f.Hi <= r.Within[1]
 		switch {
-		case inside && f.Test != nil && kind == ShareDiff && res.size > min(f.Estimate-r.Within[0], r.Within[1]-f.Estimate):
+		case inside && f.Test != nil && kind == ShareDiff && res.size > min(math.Abs(r.Within[0]), math.Abs(r.Within[1])):
 			// A claim of (almost) no change holds only where the run
-			// could have marked a change that leaves the range: 0:0 of
-			// 30 pairs has the interval [0, 0], inside ±5 pp, and an MDD
-			// of 35.7 pp.
+			// could have marked a change that leaves the range (the MDD
+			// is a distance from no change, so it is set against the
+			// range's nearer end): 0:0 of 30 pairs has the interval
+			// [0, 0], inside ±5 pp, and an MDD of 35.7 pp.
 			cannotTell()
 		case inside:
 			cell.Verdict = Reproduces

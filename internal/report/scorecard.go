@@ -185,7 +185,7 @@ func (c Claim) besideModels(pool Cell, cells []Cell, models []string) Cell {
 	note := "per model: " + strings.Join(each, ", ")
 	if v := stats.Pooled(pool.Verdict, verdicts); v != pool.Verdict {
 		pool.Verdict = v
-		note = "the pool covers the study's figure, but each model's own figure misses it: the pool only averages models that differ; " + note
+		note = "every model's own figure misses the study's; the pool meets it only by averaging them; " + note
 	}
 	if pool.Why != "" {
 		note = pool.Why + "; " + note

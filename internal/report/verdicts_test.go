@@ -178,7 +178,7 @@ func TestVerdictPooledBesideEachModel(t *testing.T) {
 	for _, m := range models {
 		wantCell(t, cellOf(t, sc, "p_repeat_pre", m), DoesNot, "model alone", "the run resolves ±")
 	}
-	wantCell(t, cellOf(t, sc, "p_repeat_pre", pool), PooledOnly, "each model's own figure misses it", "per model: small does not, half does not, big does not")
+	wantCell(t, cellOf(t, sc, "p_repeat_pre", pool), PooledOnly, "every model's own figure misses the study's", "per model: small does not, half does not, big does not")
 	wantCell(t, cellOf(t, sc, "gain_per_token", "big"), Reproduces, "model alone")
 	wantCell(t, cellOf(t, sc, "gain_per_token", pool), DoesNot, "the run resolves ±0.07", "per model: small does not, half does not, big reproduces")
 }
