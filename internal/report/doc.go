@@ -15,10 +15,13 @@
 // and is labelled "by construction". Beside the probe's figures stands the figure the study
 // publishes for that scope (configs/study_reference.yaml), and only there.
 // Before the tables comes the scorecard: each of the study's claims (the
-// reference file's claims) judged on each model as reproduces, does not,
-// cannot tell (with what the run resolves) or not tested (with why), and
-// the claims on figures the study pools over its six models judged on our
-// instruction-tuned models' probe items pooled.
+// reference file's claims) judged on each model by the one rule of
+// stats (verdict.go) as reproduces, does not, cannot tell (with what the
+// run resolves, or the floor or ceiling that leaves a claimed change no
+// room) or not tested (with why), and the claims on figures the study
+// pools over its six models judged both on each model alone and on our
+// instruction-tuned models' probe items pooled ("pooled only" where the
+// pool agrees with the study and no model does).
 //
 // Every number of ours is computed from probe_items.csv,
 // rollout_episodes.csv and sweep_episodes.csv; the reference file holds
