@@ -230,6 +230,8 @@ func (c Claim) Means() string {
 	r, k := c.Reproduces, c.column().Kind
 	v := func(x float64) string { return k.number(x) + k.unit() }
 	switch {
+	case r.Within != nil && k == ShareDiff:
+		return fmt.Sprintf("our interval inside [%s, %s], and a change of %s could have been marked", v(r.Within[0]), v(r.Within[1]), k.magnitude(min(math.Abs(r.Within[0]), math.Abs(r.Within[1]))))
 	case r.Within != nil:
 		return fmt.Sprintf("our interval inside [%s, %s]", v(r.Within[0]), v(r.Within[1]))
 	case r.Value != nil && r.Null != nil:

@@ -302,6 +302,22 @@ func TestStudyReferenceClaims(t *testing.T) {
 	if len(ref.Claims) == 0 {
 		t.Fatal("no claims in the study reference")
 	}
+	// The study's graded words each get a threshold, with its sentence.
+	for _, word := range []string{"negligible", "barely", "≫"} {
+		found := 0
+		for _, c := range ref.Claims {
+			if !strings.Contains(c.Study, word) {
+				continue
+			}
+			found++
+			if !c.graded() || c.Source == "" {
+				t.Errorf("claim %s (%q): want a threshold (within, or exceeds with by) and the study's sentence", c.ID, c.Study)
+			}
+		}
+		if found == 0 {
+			t.Errorf("no claim of the study's %q", word)
+		}
+	}
 }
 
 // A direction is judged by the way a marked test's split points: here
