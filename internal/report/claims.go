@@ -424,6 +424,8 @@ func (c Claim) judge(model string, find rowFinder) Cell {
 			// A direction claim has no size: a mark the other way is the
 			// test's own answer.
 			cell.Verdict, cell.Why = DoesNot, res.says(DoesNot)
+		case marked && !sameWay:
+			against(f.Estimate - *r.Value)
 		case marked && (r.Value == nil || covers(*r.Value)):
 			cell.Verdict = Reproduces
 			if r.Value != nil && kind == ShareDiff {
@@ -465,8 +467,9 @@ type resolved struct {
 }
 
 // resolves is what the run resolves of the figure f of row: for a paired
-// difference in a rate, its MDD (the tables' figure; a run that marks
-// nothing has none, and resolves nothing), whatever its interval, since a
+// difference in a rate, its MDD (the tables' figure; where no split of
+// its pairs could be marked it has none, and resolves nothing), whatever
+// its interval, since a
 // bootstrap interval over few pairs can be far narrower than what the
 // test could tell (0:12 of 30 pairs: [−56.7, −23.3], and an MDD of 38.4
 // pp); for anything else, its interval's half-width, the sign test seeing
@@ -541,22 +544,18 @@ func (c Claim) edge(model string, find rowFinder) string {
 	if !ok || !okB || math.IsNaN(b.Lo) || math.IsNaN(b.Hi) {
 		return ""
 	}
-	share := Column{Kind: Share}
-	own := "verbatim's own rate, " + share.formatFigure(b, true) + ","
+	own := "verbatim's own rate, " + (Column{Kind: Share}).formatFigure(b, true) + ","
+	way := map[stats.Edge]string{stats.Floor: "cut", stats.Ceiling: "rise"}
 	if kind == ShareDiff {
-		e := stats.RoomForChange(b.Lo, b.Hi, *r.Value)
-		if e == "" {
-			return ""
+		if e := stats.RoomForChange(b.Lo, b.Hi, *r.Value); e != "" {
+			return fmt.Sprintf("%s: %s leaves no room for a %s of %s", e, own, way[e], kind.magnitude(*r.Value))
 		}
-		way := map[stats.Edge]string{stats.Floor: "cut", stats.Ceiling: "rise"}[e]
-		return fmt.Sprintf("%s: %s leaves no room for a %s of %s", e, own, way, kind.magnitude(*r.Value))
-	}
-	e := stats.RoomForTarget(b.Lo, b.Hi, *r.Value, r.Change == "down")
-	if e == "" {
 		return ""
 	}
-	way := map[stats.Edge]string{stats.Floor: "cut", stats.Ceiling: "rise"}[e]
-	return fmt.Sprintf("%s: %s already reaches %s, so a %s to it cannot show", e, own, kind.magnitude(*r.Value), way)
+	if e := stats.RoomForTarget(b.Lo, b.Hi, *r.Value, r.Change == "down"); e != "" {
+		return fmt.Sprintf("%s: %s already reaches %s, so a %s to it cannot show", e, own, kind.magnitude(*r.Value), way[e])
+	}
+	return ""
 }
 
 // judgeNoRise checks that none of the claim's harnesses raises the figure
@@ -580,6 +579,9 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 		}
 		cell := Cell{Harness: h, Figure: f, Kind: kind, Shown: true}
 		if f.Test.Marked() && f.Estimate > 0 {
+			// "No rise" is the test's own null: a rise it marks is the
+			// test's answer, as a mark against a direction claim is, with
+			// no distance left for the MDD to resolve.
 			cell.Verdict, cell.Why = DoesNot, string(h)+" is marked above verbatim"
 			return cell
 		}
