@@ -7,10 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/bfcl"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
+
+// BFCL's files join MBPP in the list data pull knows, until each
+// environment's entry declares the datasets it reads.
+func init() { models.Datasets = append(models.Datasets, bfcl.Datasets...) }
 
 // DataOptions are the settings of `feedrun data pull`.
 type DataOptions struct {
