@@ -2,7 +2,9 @@ package bfcl
 
 import (
 	"encoding/json"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +48,21 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Judge = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStateEncodingIsPythonEquality: the worker's encoding of state
+// values, which Judge compares as JSON, says equal exactly where Python's
+// == does, as BFCL's state check asks it: numbers across int, float, bool,
+// complex and Decimal; dict keys and sets in any order; lists apart from
+// tuples; objects without an encoding of their own unequal.
+func TestStateEncodingIsPythonEquality(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed")
+	}
+	out, err := exec.Command(python, "-s", "-B", "testdata/canon.py", "worker.py").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "checked ") || strings.Count(string(out), "\n") != 1 {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -357,4 +357,7 @@ def call(instances, text, seconds):
     return {"result": result, "error": error}
 
 
-main(sys.argv[1:])
+# Run as `python3 -c`; the tests load the module under another name to
+# try its parts.
+if __name__ == "__main__":
+    main(sys.argv[1:])
