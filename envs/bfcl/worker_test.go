@@ -62,3 +62,44 @@ func TestWorkerRunsGroundTruth(t *testing.T) {
 		t.Errorf("state %s", st)
 	}
 }
+
+// TestWorkerWithoutOSSandbox: where the kernel gives no namespaces
+// (--unsafe-sandbox), the worker runs with its limits and audit hook
+// alone, and answers as in the sandbox.
+func TestWorkerWithoutOSSandbox(t *testing.T) {
+	b := loadBenchmark(t)
+	mp := wheelPath(t, Mpmath)
+	mods, err := LoadModules(b, mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := coderepair.NewSandbox(coderepair.Config{Unsafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := StartWorker(sb, mods, DefaultWorkerLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	e := b.Entries[0]
+	if err := w.Start("truth", e.Classes, e.InitialConfig); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Call("truth", e.Turns[0].GroundTruth[0])
+	if err != nil || r.Failed() || r.Result != `{"current_working_directory": "document"}` {
+		t.Fatalf("%s: %+v, %v", e.Turns[0].GroundTruth[0], r, err)
+	}
+	if r, err := w.Call("truth", `__import__('os')`); err != nil || r.Error == nil || r.Error.Kind != KindUnknown {
+		t.Fatalf("__import__: %+v, %v", r, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	if _, err := w.Call("truth", "ls()"); err == nil {
+		t.Error("a closed worker answered")
+	}
+}
