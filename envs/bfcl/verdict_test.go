@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,12 +43,14 @@ func extractWheel(t *testing.T, path string) string {
 }
 
 // checkerCase is one turn to judge: the entry's turns up to it, the earlier
-// ones played by the ground truth, the last by "the model".
+// ones played by the ground truth, the last by "the model"; or, with
+// whole set, every turn of the entry played by the model.
 type checkerCase struct {
 	entry   Entry
 	turn    int
 	variant string
-	calls   []string // the model's calls in the turn
+	calls   []string   // the model's calls in the turn
+	whole   [][]string // the model's calls in every turn (WholeEntry)
 }
 
 // variants are model turns made from a turn's ground truth: itself, which
@@ -76,10 +79,17 @@ func bfclVerdicts(t *testing.T, cases []checkerCase) []Verdict {
 	for _, c := range cases {
 		model := [][][]string{}
 		var truth [][]string
-		for t := 0; t <= c.turn; t++ {
+		last := c.turn
+		if c.whole != nil {
+			last = len(c.entry.Turns) - 1
+		}
+		for t := 0; t <= last; t++ {
 			truth = append(truth, c.entry.Turns[t].GroundTruth)
 			calls := c.entry.Turns[t].GroundTruth
-			if t == c.turn {
+			switch {
+			case c.whole != nil:
+				calls = c.whole[t]
+			case t == c.turn:
 				calls = c.calls
 			}
 			steps := [][]string{}
@@ -171,5 +181,69 @@ func TestVerdictAgreesWithBFCL(t *testing.T) {
 		if failed[reason] == 0 {
 			t.Errorf("no case failed by %s", reason)
 		}
+	}
+}
+
+// TestWholeEntryAgreesWithBFCL: every entry played whole, on the model's
+// own earlier turns, as the ground truth (which must pass every turn) and
+// with the last call of its first turn dropped, which leaves the later
+// turns on a state of the model's making. The entry passes where BFCL's
+// checker says it does, and its first failing turn fails for BFCL's
+// reason.
+func TestWholeEntryAgreesWithBFCL(t *testing.T) {
+	b := loadBenchmark(t)
+	var cases []checkerCase
+	for _, e := range b.Entries {
+		gt := make([][]string, len(e.Turns))
+		for k, turn := range e.Turns {
+			gt[k] = turn.GroundTruth
+		}
+		cut := slices.Clone(gt)
+		cut[0] = variants["last dropped"](gt[0])
+		cases = append(cases, checkerCase{entry: e, variant: "ground truth", whole: gt},
+			checkerCase{entry: e, variant: "first turn's last call dropped", whole: cut})
+	}
+	theirs := bfclVerdicts(t, cases)
+	w := newWorker(t, DefaultWorkerLimits())
+	passed := 0
+	for i, c := range cases {
+		ep, err := NewEpisode(w, c.entry, WholeEntry, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours := Verdict{Passed: true}
+		for k := range c.entry.Turns {
+			if ep.Turn() != k {
+				t.Fatalf("%s: turn %d, want %d", c.entry.ID, ep.Turn(), k)
+			}
+			for _, call := range c.whole[k] {
+				if _, err := ep.Call(call); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, more, err := ep.EndTurn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !v.Passed && ours.Passed {
+				ours = v
+			}
+			if more != (k+1 < len(c.entry.Turns)) {
+				t.Fatalf("%s turn %d: more %v", c.entry.ID, k, more)
+			}
+		}
+		if c.variant == "ground truth" && !ours.Passed {
+			t.Errorf("%s: the ground truth fails: %s", c.entry.ID, ours)
+		}
+		if ours.Passed != theirs[i].Passed || ours.Reason != theirs[i].Reason {
+			t.Errorf("%s, %s: feedrun %s, BFCL %s", c.entry.ID, c.variant, ours, theirs[i])
+		}
+		if ours.Passed {
+			passed++
+		}
+	}
+	t.Logf("%d entries judged alike, %d passed", len(cases), passed)
+	if passed == len(cases) {
+		t.Error("no entry failed: the comparison tells nothing")
 	}
 }
