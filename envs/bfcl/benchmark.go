@@ -78,8 +78,11 @@ type Entry struct {
 	// handed to the class's _load_scenario.
 	InitialConfig map[string]json.RawMessage
 	Path          []string // the functions the ground truth walks through
-	Excluded      []string // functions left out of the docs the model is shown
-	Turns         []Turn
+	// Excluded is the entry's excluded_function list, kept as read: BFCL's
+	// harness of this version reads it nowhere, and shows the model every
+	// function of the entry's classes.
+	Excluded []string
+	Turns    []Turn
 }
 
 // Benchmark is what the environment reads from the wheel.
