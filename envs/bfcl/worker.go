@@ -92,7 +92,8 @@ func LoadModules(b *Benchmark, mpmathWheel string) (Modules, error) {
 // sets of instances of BFCL's classes (a model's, the ground truth's).
 // Requests that change a set are logged: when the worker must be stopped
 // (a call past its limits) a fresh one replays them, so the sets come back
-// as they were before the call that was stopped.
+// as they were before the call that was stopped. A worker serves one
+// goroutine at a time, as an episode does.
 type Worker struct {
 	sandbox *coderepair.Sandbox
 	modules []byte // the first line sent to every worker process
