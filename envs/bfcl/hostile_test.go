@@ -173,3 +173,35 @@ func TestBackendWritesStayInMemory(t *testing.T) {
 		t.Errorf("a call wrote %s on the host", target)
 	}
 }
+
+// TestFailedCallsCarryTheirError: a call that returns BFCL's error or
+// raises is a failed call whose error names its kind, the function, the
+// argument at fault where Python's message names one, and the message.
+func TestFailedCallsCarryTheirError(t *testing.T) {
+	b := loadBenchmark(t)
+	w := newWorker(t, DefaultWorkerLimits())
+	ep, err := NewEpisode(w, b.Entries[0], PerTurn, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		call                            string
+		kind, function, argument, words string
+	}{
+		{`cd(folder='nowhere')`, KindBackendError, "cd", "", "cd: 'nowhere': No such file or directory"},
+		{`mkdir(dir_name='document')`, KindBackendError, "mkdir", "", "File exists"},
+		{`cd(dir='document')`, "type_error", "cd", "dir", "unexpected keyword argument 'dir'"},
+		{`cd()`, "type_error", "cd", "folder", "missing 1 required positional argument: 'folder'"},
+		{`cd(folder='document', x=1, y=2)`, "type_error", "cd", "x", "unexpected keyword argument"},
+		{`ls(a=True, b=1)`, "type_error", "ls", "b", "unexpected keyword argument 'b'"},
+	}
+	for _, tt := range tests {
+		r, err := ep.Call(tt.call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := r.Error; e == nil || e.Kind != tt.kind || e.Tool != tt.function || e.Argument != tt.argument || !strings.Contains(e.Message, tt.words) {
+			t.Errorf("%s: error %+v; want kind %s, function %s, argument %q, a message with %q", tt.call, r.Error, tt.kind, tt.function, tt.argument, tt.words)
+		}
+	}
+}

@@ -35,6 +35,7 @@ import inspect
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -151,6 +152,19 @@ def literal(node, name, argument):
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as e:
         raise CallError("not_a_literal", name, argument,
                         "the value of %s is not a literal (a string, number, boolean, None, list, tuple, dict or set)" % argument)
+
+
+# Python's own words for a call whose arguments do not fit the method.
+_ARGUMENT_AT_FAULT = re.compile(
+    r"unexpected keyword argument '(\w+)'|missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'")
+
+
+def argument_at_fault(e):
+    """The argument a TypeError of a call's arguments names, or ""."""
+    if not isinstance(e, TypeError):
+        return ""
+    m = _ARGUMENT_AT_FAULT.search(str(e))
+    return (m.group(1) or m.group(2)) if m else ""
 
 
 def bfcl_result(value):
@@ -341,7 +355,7 @@ def call(instances, text, seconds):
         kind = _EXCEPTION_KINDS.get(type(e).__name__, "exception")
         message = "%s: %s" % (type(e).__name__, e)
         return {"result": "Error during execution: " + str(e),
-                "error": {"kind": kind, "function": name, "argument": "", "message": message[:2000]}}
+                "error": {"kind": kind, "function": name, "argument": argument_at_fault(e), "message": message[:2000]}}
     try:
         result = bfcl_result(value)
     except BaseException as e:
