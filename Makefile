@@ -43,7 +43,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models mbpp bubblewrap report test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
+.PHONY: all deps build models mbpp bfcl bubblewrap report test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -72,6 +72,12 @@ models: build
 mbpp: build
 	@[ -n "$(MBPP)" ] || bin/feedrun data pull mbpp
 
+# BFCL's wheels (bfcl-eval and the mpmath its math class imports), whose
+# data and classes envs/bfcl reads and whose own checker a test runs: a
+# pull that finds them in the cache fetches nothing.
+bfcl: build
+	@bin/feedrun data pull bfcl bfcl-mpmath >/dev/null
+
 # bubblewrap (bwrap), the OS sandbox CodeRepair runs every program in
 # (docs/methodology.md). As root, Debian's bubblewrap package is installed
 # when bwrap is absent (apt-get update first if the package is not known
@@ -97,7 +103,7 @@ report: build
 
 # All tests, the real-model integration tests included, and those of make
 # bench-anchor's raw side (build tag anchor): it must do feedrun's work.
-test: models mbpp bubblewrap test-deps
+test: models mbpp bfcl bubblewrap test-deps
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
 	$(GO) vet -tags anchor ./internal/llama/

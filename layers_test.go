@@ -41,8 +41,9 @@ var forbidden = map[string][]string{
 	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},
-	"envs/toolshed":       {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/coderepair"},
-	"envs/coderepair":     {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/toolshed"},
+	"envs/toolshed":       {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/coderepair", "envs/bfcl"},
+	"envs/coderepair":     {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/toolshed", "envs/bfcl"},
+	"envs/bfcl":           {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/toolshed"},
 }
 
 // onlyFrom lists packages that one importer alone may depend on.

@@ -918,3 +918,10 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Command is argv run in the sandbox as CodeRepair's programs run (see
+// command): for another environment's worker, BFCL's, that needs the same
+// walls around what a model wrote.
+func (s *Sandbox) Command(ctx context.Context, dir string, argv ...string) *exec.Cmd {
+	return s.command(ctx, dir, argv...)
+}

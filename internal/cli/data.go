@@ -7,10 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/envs/bfcl"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
+
+// BFCL's files join MBPP in the list data pull knows, until each
+// environment's entry declares the datasets it reads.
+func init() { models.Datasets = append(models.Datasets, bfcl.Datasets...) }
 
 // DataOptions are the settings of `feedrun data pull`.
 type DataOptions struct {
@@ -38,7 +43,8 @@ models, in its data/ folder.
 ` + list.String() + `
 A download resumes where an interrupted one stopped, shows progress on a
 terminal, and takes its name in the cache only once its size and sha256
-match the published file. Once a dataset is in the cache, the setting of
+match the published file; bytes that do not are refused with exit 2 (the
+address serves another file) and nothing of them is kept. Once a dataset is in the cache, the setting of
 the environment that reads it defaults to it; the flag and its FEEDRUN_
 variable still win.`
 }

@@ -29,25 +29,36 @@ func TestDataHelp(t *testing.T) {
 	}
 }
 
-// TestDataPullChecksWhatItFetches: a mirror serving other bytes than the
-// published file is refused (sha256), and nothing lands in the cache.
+// TestDataPullChecksWhatItFetches: for every dataset, a mirror serving
+// other bytes than the published file is refused (sha256) as a usage error,
+// exit 2, and nothing of the download lands in the cache.
 func TestDataPullChecksWhatItFetches(t *testing.T) {
-	t.Setenv(models.CacheEnv, t.TempDir())
-	d := models.Datasets[0]
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "x.json", time.Time{}, strings.NewReader(strings.Repeat("[]", int(d.Size)/2)+"x"))
-	}))
-	defer srv.Close()
-	streams, out, errOut := iostreams.Test(false)
-	code := Execute(context.Background(), streams, []string{"data", "pull", d.Name, "--url", srv.URL + "/" + d.File})
-	if code != ExitError || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+d.SHA256) {
-		t.Fatalf("exit %d, stderr %q; want 1 and a sha256 mismatch", code, errOut)
-	}
-	if out.Len() != 0 {
-		t.Errorf("stdout %q after a failed pull", out)
-	}
-	if _, cached := mustCache(t).CachedDataset(d); cached {
-		t.Error("a file that failed its check is in the cache")
+	for _, d := range models.Datasets {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Setenv(models.CacheEnv, t.TempDir())
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.ServeContent(w, r, "x", time.Time{}, strings.NewReader(strings.Repeat("[]", int(d.Size)/2)+strings.Repeat("x", int(d.Size)%2)))
+			}))
+			defer srv.Close()
+			streams, out, errOut := iostreams.Test(false)
+			code := Execute(context.Background(), streams, []string{"data", "pull", d.Name, "--url", srv.URL + "/" + d.File})
+			if code != ExitUsage || !strings.Contains(errOut.String(), "sha256 mismatch: expected "+d.SHA256) {
+				t.Fatalf("exit %d, stderr %q; want 2 and a sha256 mismatch", code, errOut)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q after a failed pull", out)
+			}
+			entries, err := os.ReadDir(filepath.Join(mustCache(t).Dir, "data"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				// The pull lock stays, empty, by design (models.LockSuffix).
+				if e.Name() != d.File+models.LockSuffix {
+					t.Errorf("%s is in the cache after a failed pull", e.Name())
+				}
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,6 +151,12 @@ func (f *Fetcher) PullDataset(ctx context.Context, d Dataset) (Pulled, error) {
 	}
 	f.statusf("pull %s: fetching %s", d.Name, d.URL)
 	sum, size, err := f.fetchHTTP(ctx, d.URL, "", dest, d.File, expected{size: d.Size, sha256: d.SHA256})
+	if errors.Is(err, ErrNotPublished) {
+		// A dataset has one address, the published one or --url: bytes
+		// that are not the recorded file are the address's fault, a usage
+		// error, not a failure to retry.
+		return Pulled{}, usage.Error{Err: fmt.Errorf("pull %s from %s: %w", d.Name, d.URL, err)}
+	}
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", d.Name, err)
 	}

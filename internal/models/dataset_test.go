@@ -87,13 +87,14 @@ func TestPullDatasetResumes(t *testing.T) {
 func TestPullDatasetChecks(t *testing.T) {
 	content := []byte(strings.Repeat("x", 4096))
 	tests := []struct {
-		name string
-		edit func(d Dataset) Dataset
-		want string
+		name  string
+		edit  func(d Dataset) Dataset
+		want  string
+		usage bool // the address serves another file: the user's to fix (exit 2)
 	}{
-		{"sha256 mismatch", func(d Dataset) Dataset { d.SHA256 = sum([]byte("other")); return d }, "sha256 mismatch: expected " + sum([]byte("other")) + ", got " + sum(content)},
-		{"size mismatch", func(d Dataset) Dataset { d.Size++; return d }, "size mismatch: expected 4097 bytes, got 4096"},
-		{"not found", func(d Dataset) Dataset { d.URL += "-gone"; return d }, "404 Not Found"},
+		{"sha256 mismatch", func(d Dataset) Dataset { d.SHA256 = sum([]byte("other")); return d }, "sha256 mismatch: expected " + sum([]byte("other")) + ", got " + sum(content), true},
+		{"size mismatch", func(d Dataset) Dataset { d.Size++; return d }, "size mismatch: expected 4097 bytes, got 4096", true},
+		{"not found", func(d Dataset) Dataset { d.URL += "-gone"; return d }, "404 Not Found", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +102,9 @@ func TestPullDatasetChecks(t *testing.T) {
 			f, _ := newTestFetcher(t)
 			_, err := f.PullDataset(context.Background(), tt.edit(testDataset(srv, content)))
 			errContains(t, err, tt.want)
+			if got := errors.As(err, new(usage.Error)); got != tt.usage {
+				t.Errorf("usage error: %v, want %v (%v)", got, tt.usage, err)
+			}
 			if files := dataFiles(t, f.Cache); len(files) != 0 {
 				t.Fatalf("data folder holds %v after a failed pull", files)
 			}

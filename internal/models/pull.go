@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -148,6 +149,11 @@ func (f *Fetcher) lock(ctx context.Context, name, dest string) (unlock func(), e
 	return func() { l.Unlock() }, nil
 }
 
+// ErrNotPublished is what a download's error wraps when the bytes fetched
+// are not the recorded file (size or sha256): the address serves another
+// file, which only whoever chose the address can fix.
+var ErrNotPublished = errors.New("not the published file")
+
 // expected is what a finished download must be: its size and sha256 when
 // recorded, and whatever else check says of the file.
 type expected struct {
@@ -171,9 +177,9 @@ func (f *Fetcher) install(ctx context.Context, part, dest string, want expected)
 	}
 	switch {
 	case want.size != 0 && size != want.size:
-		err = fmt.Errorf("size mismatch: expected %d bytes, got %d", want.size, size)
+		err = fmt.Errorf("%w: size mismatch: expected %d bytes, got %d", ErrNotPublished, want.size, size)
 	case want.sha256 != "" && sum != want.sha256:
-		err = fmt.Errorf("sha256 mismatch: expected %s, got %s", want.sha256, sum)
+		err = fmt.Errorf("%w: sha256 mismatch: expected %s, got %s", ErrNotPublished, want.sha256, sum)
 	case want.check != nil:
 		err = want.check(part)
 	}
