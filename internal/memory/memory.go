@@ -22,12 +22,14 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Store is an open memory database.
 type Store struct {
 	db   *sql.DB
 	path string
+	lock *results.Lock // a reader's lock (OpenForHarness), released by Close
 }
 
 const schema = `
@@ -132,13 +134,17 @@ func open(path string) (*Store, error) {
 	return &Store{db: db, path: path}, nil
 }
 
-// Close closes the database; it is safe to call twice.
+// Close closes the database and lets writers in; it is safe to call twice.
 func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
 	err := s.db.Close()
 	s.db = nil
+	if uerr := s.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	s.lock = nil
 	return err
 }
 
