@@ -152,7 +152,7 @@ func TestMemoryClearWaitsForTheBuild(t *testing.T) {
 		if code != ExitUsage {
 			t.Errorf("%s while a build writes the store: exit %d, want %d (stderr %q)", args[1], code, ExitUsage, stderr)
 		}
-		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "or use another file"}[args[1]]
+		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "memory build: " + db + " is being written by another feedrun"}[args[1]]
 		// The build says what it is about to do before it finds the lock.
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if args[1] == "clear" && len(lines) != 1 || !strings.HasPrefix(lines[len(lines)-1], "feedrun: ") || !strings.Contains(lines[len(lines)-1], want) {
