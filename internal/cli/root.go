@@ -123,6 +123,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newExportCmd(f),
 		newViewCmd(f),
 		newMergeCmd(f),
+		newVerifyCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),
 		newMemoryCmd(f),

@@ -58,7 +58,7 @@ func TestResumeChecksItsInputs(t *testing.T) {
 	if !errors.As(err, new(Refused)) {
 		t.Fatalf("got %v, want Refused", err)
 	}
-	errContains(t, err, "the items file or dataset (sha256 cafe in the manifest, now beef)", "the model file", `env ("" in the manifest, now "coderepair")`)
+	errContains(t, err, "the items file or dataset (sha256 cacacacacaca in the manifest, now beef)", "the model file", `env ("" in the manifest, now "coderepair")`)
 	if readFile(t, filepath.Join(dir, ManifestName)) != created {
 		t.Error("a refused resume changed the manifest")
 	}
