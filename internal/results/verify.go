@@ -257,7 +257,7 @@ func (v *verifier) rollout(m Manifest, episodes, steps *verifyTable) {
 		sh := m.Shard.whole()
 		want := 0
 		if sh.K < total {
-			want = (total-sh.K+sh.N-1)/sh.N
+			want = (total - sh.K + sh.N - 1) / sh.N
 		}
 		if len(pairs) != want {
 			v.add(RolloutEpisodes.Name, 0, "%d (task, seed) pairs, but the manifest's %d tasks × %d seeds give shard %s %d", len(pairs), m.Config.Tasks, m.Config.Seeds, sh, want)
