@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,5 +61,26 @@ func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
 	}
 	if data, err := os.ReadFile(file); err != nil || string(data) != "x\n" {
 		t.Errorf("%s was changed: %q %v", file, data, err)
+	}
+}
+
+// An error quotes a bounded excerpt of a bad value: an items file whose
+// item id is 60 MB gives one line under 1 KB that names the file, the line
+// and the field, where it used to put the whole id, 62.9 MB, on stderr.
+func TestAHugeItemIDGivesAShortError(t *testing.T) {
+	c := newFakeCLI(t)
+	path := filepath.Join(t.TempDir(), "items.jsonl")
+	id := "\x1b[2J" + strings.Repeat("x", 60<<20) // 60 MB, an escape sequence first
+	line, err := json.Marshal(map[string]any{"id": id, "context": []any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := c.run("probe", "--env", "toolshed", "--items-file", path, "--out", filepath.Join(t.TempDir(), "run"))
+	if code != ExitUsage || len(stderr) >= 1024 || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "\x1b") ||
+		!strings.Contains(stderr, path+":1: item ") || !strings.Contains(stderr, "… (62914564 bytes): field context") {
+		t.Errorf("exit %d, %d bytes on stderr: %.300q; want exit %d and one line under 1 KB naming the file, line and field", code, len(stderr), stderr, ExitUsage)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -135,6 +136,19 @@ func NewRootCmd(f *Factory) *cobra.Command {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// maxErrorRunes bounds the line an error prints: the messages quote values
+// of files and runs (Excerpt bounds those it knows of), and this is the
+// backstop for the rest.
+const maxErrorRunes = 4000
+
+// errorLine is err as feedrun prints it: one line, its control characters
+// escaped (it can quote a reply or a file's bytes), at most maxErrorRunes
+// characters.
+func errorLine(err error) string {
+	msg := printable.Escape(oneLine(err.Error()))
+	return printable.Cut(msg, maxErrorRunes, len(msg))
+}
+
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
 	return execute(ctx, &Factory{IO: io, openModel: checkpoint.OpenFlagged, program: os.Args[0]}, args)
@@ -155,7 +169,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", errorLine(err))
 	return exitCode(err)
 }
 

@@ -83,3 +83,24 @@ func TestCheckLessonsFindsAStoreChangedUnderTheRun(t *testing.T) {
 		t.Errorf("CheckLessons after a clear: %v, want the change named", err)
 	}
 }
+
+// memory show's text escapes what a lesson holds that would act on a
+// terminal or break its line into columns; JSON keeps it as it is.
+func TestShowEscapesLessons(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Learn("ep1", "toolshed", "t", []Step{{Tool: "read\x1b[2J_file", Failed: true, Description: "no\tsuch\nfile"}}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := s.Show(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.Contains(got, `read\x1b[2J_file`) || !strings.Contains(got, `no\tsuch\nfile`) || strings.Count(got, "\n") != 1 {
+		t.Errorf("memory show printed %q", got)
+	}
+}
