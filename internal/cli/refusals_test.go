@@ -84,3 +84,44 @@ func TestAHugeItemIDGivesAShortError(t *testing.T) {
 		t.Errorf("exit %d, %d bytes on stderr: %.300q; want exit %d and one line under 1 KB naming the file, line and field", code, len(stderr), stderr, ExitUsage)
 	}
 }
+
+// A bad output path is refused alike by every command that writes one:
+// exit 2, one line naming the flag and the path, before a model loads or
+// an episode plays (the fake counts the models opened), and nothing
+// written. --out '' no longer means the default folder. rollout, export,
+// sweep and memory build used to exit 1, memory build after it had begun
+// playing.
+func TestBadOutputPathsExit2BeforeAnythingPlays(t *testing.T) {
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := fakeRollout(t, c)
+	opened := c.opened
+	for _, args := range [][]string{
+		{"rollout", "--tasks", "1", "--out", filepath.Join(file, "sub")},
+		{"rollout", "--tasks", "1", "--out", file},
+		{"rollout", "--tasks", "1", "--out", ""},
+		{"probe", "--items", "1", "--out", filepath.Join(file, "sub")},
+		{"sweep", "--scripted", "--runs", "1", "--out", filepath.Join(file, "sub")},
+		{"sweep", "--scripted", "--runs", "1", "--out", ""},
+		{"export", "--format", "inspect", run, "--out", file},
+		{"export", "--format", "inspect", run, "--out", ""},
+		{"memory", "build", "--tasks", "1", "--db", dir},
+		{"memory", "build", "--tasks", "1", "--db", filepath.Join(file, "memory.db")},
+		{"merge", run, "--out", ""},
+	} {
+		code, stdout, stderr := c.run(args...)
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("feedrun %q: exit %d, stdout %q, stderr %q; want exit %d and one line", args, code, stdout, stderr, ExitUsage)
+		}
+	}
+	if c.opened != opened {
+		t.Errorf("%d models were loaded for commands refused for their output path", c.opened-opened)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
+		t.Errorf("the refused commands wrote into %s: %v %v", dir, entries, err)
+	}
+}

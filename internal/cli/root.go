@@ -82,8 +82,10 @@ Commands that print data take --format: text (the default, but items'
 is jsonl), json or jsonl, and csv where the output is a table; data goes to
 stdout, status and progress to stderr.
 
-Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
-input file, or a folder or store another feedrun is writing; 130 interrupted.
+Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name,
+input file or output path (given before anything is played), a damaged run
+folder to resume or merge (feedrun verify lists its defects), or a folder or
+store another feedrun is writing or reading; 130 interrupted.
 A command run in --lanes exits with the code of the lane that failed first.`
 
 // NewRootCmd builds the command tree.

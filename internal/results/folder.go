@@ -80,8 +80,14 @@ func HoldFolder(dir string) (*Folder, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, refusedf("%s is a file, not a run folder", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Whatever stops the folder being made or written (a file on its
+	// path, a folder this user cannot write) is the user's to change, and
+	// is refused before a row is played.
+	if err := CheckOutput("run folder", dir, true); err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, Refused{err}
 	}
 	lock, err := LockPath(dir)
 	if err != nil {
