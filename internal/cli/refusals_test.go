@@ -37,7 +37,7 @@ func TestRefusedCommandsExitTwoAndLeaveNothing(t *testing.T) {
 	}{
 		{"report format", []string{"report", "--format", "xml", sweep}, `--format: expected text, markdown, csv or html, got "xml"`, ""},
 		{"report missing folder", []string{"report", filepath.Join(dir, "nope")}, filepath.Join(dir, "nope"), ""},
-		{"out is a file", []string{"probe", "--items", "2", "--out", file}, file + " is a file", ""},
+		{"out is a file", []string{"probe", "--items", "2", "--out", file}, "--out " + file + ": is a file", ""},
 		{"out is another run", []string{"probe", "--items", "2", "--out", sweep}, "cannot be resumed", ""},
 		{"memory is a CSV", []string{"rollout", "--harness", "memory", "--tasks", "1", "--memory", csv, "--out", noRollout}, "--memory " + csv, noRollout},
 		{"memory show typo", []string{"memory", "show", "--db", typo}, typo, typo},
