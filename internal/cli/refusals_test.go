@@ -88,7 +88,7 @@ func TestAHugeItemIDGivesAShortError(t *testing.T) {
 // A bad output path is refused alike by every command that writes one:
 // exit 2, one line naming the flag and the path, before a model loads or
 // an episode plays (the fake counts the models opened), and nothing
-// written. --out ” no longer means the default folder. rollout, export,
+// written. An empty --out no longer means the default folder. rollout, export,
 // sweep and memory build used to exit 1, memory build after it had begun
 // playing.
 func TestBadOutputPathsExit2BeforeAnythingPlays(t *testing.T) {
