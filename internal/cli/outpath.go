@@ -4,7 +4,7 @@ import "github.com/feedrun/feedrun/internal/results"
 
 // outPath is an output path flag (--out, --db) that knows whether it was
 // given at all: the empty default means the command's own folder, while a
-// given empty path (--out ”) is a mistake that used to mean the default
+// given empty path (an empty --out) is a mistake that used to mean the default
 // silently.
 type outPath struct {
 	path  *string
