@@ -104,3 +104,16 @@ func TestShowEscapesLessons(t *testing.T) {
 		t.Errorf("memory show printed %q", got)
 	}
 }
+
+// A rollout does not start reading a store a build or clear is writing:
+// its guidance would change under it.
+func TestAWriterKeepsTheHarnessOut(t *testing.T) {
+	path := learned(t)
+	err := WithWriter(path, func(*Store) error {
+		_, err := OpenForHarness(path, "m", "toolshed")
+		return err
+	})
+	if !errors.As(err, new(usage.Error)) || !strings.Contains(err.Error(), "--memory "+path+" is being written by another feedrun (pid ") {
+		t.Errorf("the memory harness while a build writes: %v, want a usage error naming the writer", err)
+	}
+}
