@@ -43,7 +43,7 @@ LDFLAGS = -X github.com/feedrun/feedrun/internal/buildinfo.Version=$(VERSION) \
           -X github.com/feedrun/feedrun/internal/buildinfo.Commit=$(COMMIT) \
           -X github.com/feedrun/feedrun/internal/buildinfo.LlamaCommit=$(LLAMA_COMMIT)
 
-.PHONY: all deps build models mbpp bfcl bubblewrap report test test-deps test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
+.PHONY: all deps build models mbpp bfcl bubblewrap report test test-deps verify-results test-slurm test-browser test-inspect bench bench-anchor engine-check reference-logprobs demo reference-check print-env clean
 
 all: build
 
@@ -102,12 +102,19 @@ report: build
 	python3 scripts/paste-scorecard.py results/report.md docs/results.md
 
 # All tests, the real-model integration tests included, and those of make
-# bench-anchor's raw side (build tag anchor): it must do feedrun's work.
-test: models mbpp bfcl bubblewrap test-deps
+# bench-anchor's raw side (build tag anchor): it must do feedrun's work;
+# and every committed run folder checked whole (verify-results).
+test: models mbpp bfcl bubblewrap test-deps verify-results
 	$(GO) vet ./...
 	$(GO) test -timeout 60m -count=1 ./...
 	$(GO) vet -tags anchor ./internal/llama/
 	$(GO) test -tags anchor -count=1 -run 'RawAnchor|MemoryRead' ./internal/llama/
+
+# feedrun verify on every run folder git tracks under results/ (each folder
+# holding a manifest.json: runs, their lanes, the pilots' shards), as a
+# resume or merge checks a folder before it builds on it.
+verify-results: build
+	bin/feedrun verify $$(git ls-files 'results/*manifest.json' | xargs -r -n1 dirname)
 
 # What the tests need beside the models: jinja2, with which a test renders
 # a checkpoint's own chat template as transformers does, to compare it with

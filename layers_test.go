@@ -26,6 +26,7 @@ var forbidden = map[string][]string{
 	"internal/buildinfo":  {"internal/", "envs/"},
 	"internal/iostreams":  {"internal/", "envs/"},
 	"internal/usage":      {"internal/", "envs/"},
+	"internal/printable":  {"internal/", "envs/"},
 	"internal/config":     {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "internal/checkpoint", "envs/"},
 	"internal/gguf":       {"internal/", "envs/"},
 	"internal/lm":         {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},

@@ -11,7 +11,9 @@
 # signals, new processes).
 #
 # argv: CPU seconds, address-space bytes, file-size bytes, process count,
-# open files, last line of the candidate code, first line of the tests.
+# open files, last line of the candidate code, first line of the tests, and
+# the checker's budget of values and levels of nesting (a value past either
+# is not sent: the checker would refuse it).
 # Messages to the checker go to fd 3 and requests come on fd 4, one JSON
 # object a line each. Nothing here decides a verdict: this process runs the
 # program, so a program controls it, and the checker takes what arrives as
@@ -117,9 +119,9 @@ def _guard(work):
 # as their numbers. Anything else is sent as
 # its type name and truth value alone, which the checker turns into an
 # object equal only to itself: an object cannot cross as data, so neither
-# can an __eq__ that says yes to everything.
-_MAX_NODES = 200000
-_MAX_DEPTH = 100
+# can an __eq__ that says yes to everything. The bound on bytes is the
+# channel's (checker.py's _MAX_BYTES); those on values and depth are the
+# checker's budget, from argv.
 _MAX_BYTES = 1 << 20
 
 
@@ -127,7 +129,7 @@ class _Unsendable(Exception):
     pass
 
 
-def _encoder():
+def _encoder(max_nodes, max_depth):
     keys, values, items = type({}.keys()), type({}.values()), type({}.items())
     deque, module = collections.deque, types.ModuleType
 
@@ -136,10 +138,10 @@ def _encoder():
 
         def enc(v, depth):
             count[0] += 1
-            if count[0] > _MAX_NODES:
-                raise _Unsendable("it holds more than %d values" % _MAX_NODES)
-            if depth > _MAX_DEPTH:
-                raise _Unsendable("it is nested more than %d levels deep" % _MAX_DEPTH)
+            if count[0] > max_nodes:
+                raise _Unsendable("it holds more than %d values" % max_nodes)
+            if depth > max_depth:
+                raise _Unsendable("it is nested more than %d levels deep" % max_depth)
             t = type(v)
             d = depth + 1
             if v is None or t is bool:
@@ -202,21 +204,11 @@ def _encoder():
     return encode
 
 
-def _codes(*codes):
-    """The code objects of codes and of every function and comprehension
-    inside them: the frames a traceback leaves out."""
-    found = set()
-    while codes:
-        found.update(codes)
-        codes = [c for code in codes for c in code.co_consts if isinstance(c, types.CodeType)]
-    return found
-
-
 def _main(argv):
-    cpu, mem, fsize, nproc, nofile, code_end, tests_start = (int(a) for a in argv)
+    cpu, mem, fsize, nproc, nofile, code_end, tests_start, max_nodes, max_depth = (int(a) for a in argv)
     write, read, exit_now, excepthook = os.write, os.read, os._exit, sys.__excepthook__
     dumps, loads, parse, compile_, Expression = json.dumps, json.loads, ast.parse, compile, ast.Expression
-    encode = _encoder()
+    encode = _encoder(max_nodes, max_depth)
     # Descriptors feedrun's own parent leaked to it without close-on-exec
     # pass through exec; the program keeps its two pipes and stdio alone.
     os.closerange(5, 1 << 16)
@@ -299,7 +291,7 @@ def _main(argv):
     send(dumps({"ready": True}))
 
     guard = _guard(work)
-    ours = guard.internal | _codes(_main.__code__, _encoder.__code__)
+    ours = guard.internal | _codes(_main.__code__, _encoder.__code__, _trimmed.__code__, _described.__code__)
     sys.addaudithook(guard)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     try:
@@ -319,30 +311,12 @@ def _main(argv):
         # Show only the candidate's frames, so that the traceback reads like
         # `python3 solution.py`; the hook prints the exception's own
         # traceback, not the one passed to it.
-        frames = []
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code not in ours:
-                frames.append(tb)
-            tb = tb.tb_next
-        for a, b in zip(frames, frames[1:] + [None]):
-            a.tb_next = b
-        e.__traceback__ = frames[0] if frames else None
+        _trimmed(e, ours)
         try:
             excepthook(type(e), e, e.__traceback__)
         except BaseException:
             pass
-        kind = type(e)
-        # Named as the interpreter prints it, which leaves out these two modules.
-        name = kind.__qualname__
-        if kind.__module__ not in ("builtins", "__main__"):
-            name = kind.__module__ + "." + name
-        try:
-            text = e.msg if isinstance(e, SyntaxError) else str(e)
-        except BaseException:
-            text = ""
-        message = name + ": " + text if text else name
-        final({"error": [name, kind.__module__ == "builtins", message[:500]]})
+        final({"error": list(_described(e))})
 
 
 _main(sys.argv[1:])

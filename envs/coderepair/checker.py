@@ -19,8 +19,15 @@
 # inside a lambda or comprehension of its own, whose names the program
 # would not have.
 #
+#
+# What one value costs this interpreter is bounded by the budget (_Budget in
+# prelude.py, Budget in budget.go): its size and depth are counted as it is
+# decoded, before a set or dict of it is made, and each test line gets so
+# many seconds of CPU time, past which the kernel ends this process.
+#
 # argv: CPU seconds, address-space bytes, last line of the candidate code,
-# first line of the tests, name of the function under test.
+# first line of the tests, name of the function under test, then the
+# budget: size, depth, seconds.
 # fd 3: the verdict, to Go, as tab-separated lines:
 #   ready                    the program's bootstrap started
 #   test  <index, from 1>    the test now running
@@ -29,6 +36,7 @@
 #   error <exception name> <builtin 0/1> <message>
 #   gone                     the program stopped answering (Go asks its exit status)
 #   violation <what>         the program broke the protocol
+#   costly <what>            a value past the budget's size or depth
 # fd 4: messages from the program; fd 5: requests to it.
 import ast
 import builtins
@@ -39,6 +47,7 @@ import os
 import re
 import resource
 import sys
+
 
 _MAX_BYTES = 1 << 20
 _MAX_DEPTH = 100
@@ -72,7 +81,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}\Z")
 _HEX = re.compile(r"-?[0-9a-f]+\Z")
 
 
-def _decoder():
+def _decoder(budget):
     kinds = {}
 
     def opaque(name, truth):
@@ -98,6 +107,8 @@ def _decoder():
         """j as a value; module is the name a module may stand for."""
         if depth > _MAX_DEPTH:
             raise _Violation("a value nested too deeply")
+        budget.nested(depth)
+        budget.add(1, "a value of more values")
         if j is None or j is True or j is False:
             return j
         t = type(j)
@@ -107,6 +118,11 @@ def _decoder():
 
         def each(js):
             return [decode(x, d, None, seen) for x in items(js)]
+
+        def members(js):
+            xs = each(js)
+            budget.members(xs)
+            return xs
 
         if t is list:
             return each(j)
@@ -132,24 +148,27 @@ def _decoder():
             pairs = [tuple(each(p)) for p in items(body)]
             if any(len(p) != 2 for p in pairs):
                 raise _Violation("a malformed dict")
+            budget.members([k for k, _ in pairs])
             return dict(pairs) if tag == "d" else dict(pairs).items()
         if tag == "s":
-            return set(each(body))
+            return set(members(body))
         if tag == "z":
-            return frozenset(each(body))
+            return frozenset(members(body))
         if tag == "q":
             return collections.deque(each(body))
         if tag == "n":
             return iter(each(body))
         if tag == "k":
-            return dict.fromkeys(each(body)).keys()
+            return dict.fromkeys(members(body)).keys()
         if tag == "v":
             return dict(enumerate(each(body))).values()
         if tag == "r":
             bounds = each(body)
-            if len(bounds) != 3 or any(type(b) is not int for b in bounds):
+            if len(bounds) != 3 or any(type(b) is not int for b in bounds) or bounds[2] == 0:
                 raise _Violation("a malformed range")
-            return range(*bounds)
+            r = range(*bounds)
+            budget.range(r)
+            return r
         if tag == "p":
             parts = each(body)
             if len(parts) != 2 or any(type(x) is not int for x in parts):
@@ -173,33 +192,29 @@ def _decoder():
     return decode
 
 
-def _codes(*codes):
-    """The code objects of codes and of every function and comprehension
-    inside them: the frames a traceback leaves out."""
-    found = set()
-    while codes:
-        found.update(codes)
-        codes = [c for code in codes for c in code.co_consts if isinstance(c, type(_codes.__code__))]
-    return found
-
-
 def _main(argv):
     cpu, mem, code_end, tests_start = (int(a) for a in argv[:4])
     function = argv[4]
+    budget = _Budget(*(int(a) for a in argv[5:8]))
     write, read, exit_now, excepthook = os.write, os.read, os._exit, sys.__excepthook__
     # Descriptors leaked to feedrun without close-on-exec: the program may
     # hold them too, and they are no channel of the checker's.
     os.closerange(6, 1 << 16)
-    for limit, value in ((resource.RLIMIT_CPU, cpu + 1), (resource.RLIMIT_AS, mem), (resource.RLIMIT_CORE, 0)):
-        _, hard = resource.getrlimit(limit)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(limit, (value, value))
-    work = os.path.realpath(os.getcwd())
-    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != work]
     with open("solution.py", "rb") as f:
         lines = f.read().split(b"\n")
-    decode = _decoder()
+    tests = [n for n in range(tests_start, len(lines) + 1) if lines[n - 1].strip()]
+    # The CPU time before the tests is the program's limit; each test line
+    # then gets the budget's seconds (budget.clock), all of them together
+    # the hard limit.
+    for limit, soft, hard in ((resource.RLIMIT_CPU, cpu + 1, cpu + 1 + len(tests) * (budget.seconds + 1)),
+                              (resource.RLIMIT_AS, mem, mem), (resource.RLIMIT_CORE, 0, 0)):
+        _, cur_hard = resource.getrlimit(limit)
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+        resource.setrlimit(limit, (min(soft, hard), hard))
+    work = os.path.realpath(os.getcwd())
+    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != work]
+    decode = _decoder(budget)
 
     def verdict(*fields):
         write(3, ("\t".join(str(f).replace("\t", " ").replace("\n", " ") for f in fields) + "\n").encode())
@@ -255,9 +270,10 @@ def _main(argv):
         request(places[i])
         key, body = receive()
         if key == "value":
+            budget.start()
             try:
                 return decode(body, 0, names[i], seen)
-            except _Violation:
+            except (_Violation, _TooCostly):
                 raise
             except Exception:
                 raise _Violation("a malformed value") from None
@@ -265,7 +281,7 @@ def _main(argv):
             raise ValueError("%s returned a value the tests cannot compare: %s" % (function, body[:200]))
         raise _Ended(ended(key, body))
 
-    ours = _codes(_main.__code__, _decoder.__code__)
+    ours = _codes(_main.__code__, _decoder.__code__, *(f.__code__ for f in vars(_Budget).values() if hasattr(f, "__code__")))
 
     class Remote(ast.NodeTransformer):
         """Replaces the calls of the function under test, and the names the
@@ -307,14 +323,14 @@ def _main(argv):
             raise _Ended(ended(key, body))
         exec(compile(chunk(code_end + 1, tests_start - 1), "solution.py", "exec", dont_inherit=True), namespace)
         local = set(namespace) | set(dir(builtins))
-        tests = [n for n in range(tests_start, len(lines) + 1) if lines[n - 1].strip()]
         for k, n in enumerate(tests, 1):
             verdict("test", k)
             seen.clear()
+            budget.clock()
             try:
                 tree = Remote(local).visit(ast.parse(chunk(n, n), "solution.py"))
                 exec(compile(ast.fix_missing_locations(tree), "solution.py", "exec", dont_inherit=True), namespace)
-            except (_Gone, _Violation, _Ended):
+            except (_Gone, _Violation, _Ended, _TooCostly):
                 raise
             except BaseException as e:
                 fail(e, ours, excepthook, verdict, function, seen)
@@ -328,6 +344,9 @@ def _main(argv):
     except _Ended as e:
         verdict(*e.args[0])
         exit_now(1)
+    except _TooCostly as e:
+        verdict("costly", e.args[0])
+        exit_now(1)
     verdict("pass")
     exit_now(0)
 
@@ -339,15 +358,7 @@ def _refuse(text):
 def fail(e, ours, excepthook, verdict, function, seen):
     """Prints e as `python3 solution.py` would, with this file's frames
     left out, and gives the failing verdict."""
-    frames = []
-    tb = e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code not in ours:
-            frames.append(tb)
-        tb = tb.tb_next
-    for a, b in zip(frames, frames[1:] + [None]):
-        a.tb_next = b
-    e.__traceback__ = frames[0] if frames else None
+    _trimmed(e, ours)
     try:
         excepthook(type(e), e, e.__traceback__)
     except BaseException:
@@ -357,16 +368,8 @@ def fail(e, ours, excepthook, verdict, function, seen):
               "plain values (None, bool, numbers, str, bytes, and lists, tuples, dicts, sets, ranges "
               "and iterators of them) and any other object only with itself." % (function, seen[0]),
               file=sys.stderr)
-    kind = type(e)
-    name = kind.__qualname__
-    if kind.__module__ not in ("builtins", "__main__"):
-        name = kind.__module__ + "." + name
-    try:
-        text = e.msg if isinstance(e, SyntaxError) else str(e)
-    except BaseException:
-        text = ""
-    message = name + ": " + text if text else name
-    verdict("error", name, int(kind.__module__ == "builtins"), message[:500])
+    name, builtin, message = _described(e)
+    verdict("error", name, int(builtin), message)
 
 
 _main(sys.argv[1:])

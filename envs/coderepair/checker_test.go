@@ -2,8 +2,10 @@ package coderepair
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // forgeryProblem's tests compare f's value directly and through set(), so
@@ -323,4 +325,77 @@ func TestCheckerProgramClosesItsChannel(t *testing.T) {
 	if r.Passed || r.Error.Kind != KindEarlyExit || !strings.Contains(r.Observation, "ValueError: closed") || strings.Contains(r.Observation, "<string>") {
 		t.Errorf("passed=%v kind=%q, want %q with the program's traceback alone; observation:\n%s", r.Passed, r.Error.Kind, KindEarlyExit, r.Observation)
 	}
+}
+
+// collidingInts is Python for n distinct integers that all hash alike
+// (multiples of the modulus of int hashing), as an iterable: a set made of
+// them compares each with every other.
+func collidingInts(n int) string {
+	return fmt.Sprintf("range(2**61 - 1, %d * (2**61 - 1) + 1, 2**61 - 1)", n)
+}
+
+// TestCheckerBudget: a value that costs the checker more than its budget
+// fails the step with KindTooCostly, whichever bound it passes: a range
+// standing for 10**18 values (once seen killing the checker on every
+// try), a set of integers that all hash alike, sent as one set, and the
+// same integers as a list that the test makes into a set (the time bound).
+// A checker that dies all the same fails the step with KindCheckerDied.
+// None of them is an error of the run.
+func TestCheckerBudget(t *testing.T) {
+	// The default limits: the checker's time bound is shorter than their
+	// wall time, as it must be to be reached.
+	s := newSandbox(t, DefaultLimits())
+	// A set subclass is sent as the items it iterates over, so the program
+	// sends the colliding set without paying to make it.
+	collidingSet := "class S(set):\n    def __iter__(self):\n        return iter(" + collidingInts(34000) + ")\ndef f(n):\n    return S()"
+	cases := []struct {
+		name, test, code, kind, observed string
+	}{
+		{"a range of 10**18", "assert max(f(1)) == 3", "def f(n):\n    return range(10**18)", KindTooCostly,
+			"the tests did not compare what f returned: a range of 1000000000000000000 values, past the limit of 200000 values."},
+		{"a set whose members hash alike", "assert f(1) == {1}", collidingSet, KindTooCostly,
+			"a set or dict with 577983000 pairs of members whose hashes are equal, past the limit of 200000 values"},
+		{"a list the test makes into such a set", "assert len(set(f(1))) == 3", "def f(n):\n    return list(" + collidingInts(30000) + ")", KindTooCostly,
+			"the tests did not finish comparing what f returned within 2s of CPU time, the checker's limit per test"},
+		{"a range within the budget", "assert max(f(1)) == 99999", "def f(n):\n    return range(100000)", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Problem{TaskID: 1, Function: "f", Tests: []string{c.test}}
+			start := time.Now()
+			r, raw, err := s.run(context.Background(), p, c.code)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			assertRunGone(t, raw)
+			if c.kind == "" {
+				if !r.Passed {
+					t.Errorf("failed (%s), want a pass; observation:\n%s", r.Error.Kind, r.Observation)
+				}
+				return
+			}
+			if r.Passed || r.Error.Kind != c.kind || r.Test != 1 || !strings.Contains(r.Observation, c.observed) {
+				t.Errorf("passed=%v kind=%q test %d, want %q in test 1 and an observation holding %q:\n%s", r.Passed, r.Error.Kind, r.Test, c.kind, c.observed, r.Observation)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("the run took %s: the budget should end it within seconds", took)
+			}
+		})
+	}
+
+	t.Run("a checker that dies", func(t *testing.T) {
+		dying := *s
+		// It reads the program's first message, says the bootstrap is
+		// ready and a test began, and is killed as the kernel would kill
+		// it.
+		dying.checkerScript = "import os, signal\nos.read(4, 1 << 16)\nos.write(3, b'ready\\ntest\\t1\\n')\nos.kill(os.getpid(), signal.SIGKILL)\n"
+		r, raw, err := dying.run(context.Background(), Problem{TaskID: 1, Function: "f", Tests: []string{"assert f() == 1"}}, "def f():\n    return 1")
+		if err != nil {
+			t.Fatalf("run: %v, want the step failed rather than the run", err)
+		}
+		assertRunGone(t, raw)
+		if r.Passed || r.Error.Kind != KindCheckerDied || !strings.Contains(r.Observation, "the tests' checker ended without a verdict (signal: killed)") {
+			t.Errorf("passed=%v kind=%q, want %q; observation:\n%s", r.Passed, r.Error.Kind, KindCheckerDied, r.Observation)
+		}
+	})
 }

@@ -25,10 +25,16 @@ import (
 )
 
 //go:embed bootstrap.py
-var bootstrapSource string
+var bootstrapOwn string
 
 //go:embed checker.py
-var checkerSource string
+var checkerOwn string
+
+// The two scripts as they run: each joined to the prelude they share.
+var (
+	bootstrapSource = CheckerPrelude + bootstrapOwn
+	checkerSource   = CheckerPrelude + checkerOwn
+)
 
 // Limits bound one sandboxed run.
 type Limits struct {
@@ -60,6 +66,7 @@ func DefaultLimits() Limits {
 type Config struct {
 	Python   string // path of python3; empty: the first usable one on PATH, in /usr/bin or /usr/local/bin
 	Limits   Limits // zero: DefaultLimits
+	Budget   Budget // the checker's; zero: DefaultBudget
 	Parallel int    // concurrent runs in RunMany and Items; 0: runtime.NumCPU()
 	// Unsafe runs programs without the OS sandbox, with the limits, the
 	// unprivileged user and the Python guard alone, which a program can
@@ -73,10 +80,14 @@ type Sandbox struct {
 	python   string
 	version  string
 	limits   Limits
+	budget   Budget
 	parallel int
 	cred     *syscall.Credential
-	bwrap    string   // bubblewrap's path; empty when unsafe
-	runtime  []string // bwrap arguments that mount the interpreter's installation read-only
+	bwrap    string // bubblewrap's path; empty when unsafe
+	// checkerScript stands in for checkerSource when set: a test's checker
+	// that dies as no real one should.
+	checkerScript string
+	runtime       []string // bwrap arguments that mount the interpreter's installation read-only
 }
 
 // nobody is the kernel's overflow uid and gid, the conventional unprivileged
@@ -88,9 +99,12 @@ const nobody = 65534
 // ignores RLIMIT_NPROC and file permissions, and bubblewrap then runs as
 // nobody too, so that the sandbox's user namespace maps no privileged uid.
 func NewSandbox(cfg Config) (*Sandbox, error) {
-	s := &Sandbox{limits: cfg.Limits, parallel: cfg.Parallel}
+	s := &Sandbox{limits: cfg.Limits, budget: cfg.Budget, parallel: cfg.Parallel}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits()
+	}
+	if s.budget == (Budget{}) {
+		s.budget = DefaultBudget()
 	}
 	if s.parallel <= 0 {
 		s.parallel = runtime.NumCPU()
@@ -230,6 +244,17 @@ func (s *Sandbox) PythonVersion() string { return s.version }
 // Limits are the limits every run gets.
 func (s *Sandbox) Limits() Limits { return s.limits }
 
+// checker is the checker's source as it runs.
+func (s *Sandbox) checker() string {
+	if s.checkerScript != "" {
+		return s.checkerScript
+	}
+	return checkerSource
+}
+
+// Budget is the checker's budget every run gets.
+func (s *Sandbox) Budget() Budget { return s.budget }
+
 // Result is the outcome of running one candidate against a problem's tests.
 type Result struct {
 	Passed      bool
@@ -252,6 +277,12 @@ const (
 	KindSandbox   = "sandbox_violation"
 	KindEarlyExit = "early_exit"
 	KindRuntime   = "runtime_error"
+	// KindTooCostly: a value past the checker's Budget, which it did not
+	// compare.
+	KindTooCostly = "value_too_costly"
+	// KindCheckerDied: the checker ended without a verdict (a bug of its
+	// own, or the kernel's doing); the step fails rather than the run.
+	KindCheckerDied = "checker_died"
 )
 
 // sandboxDenialOf starts the message of every refusal by the audit hook.
@@ -362,19 +393,21 @@ func program(p Problem, code string) (src string, codeEnd, testsStart int) {
 // rawRun is what one run left behind: the program's process, run by the
 // bootstrap in the OS sandbox, and the checker's, which ran the tests.
 type rawRun struct {
-	dir         string // the program's temporary directory, removed when the run ends
-	checkerDir  string // the checker's, with its own copy of solution.py, removed too
-	pgid        int    // the program's process group: bwrap's in the OS sandbox
-	checkerPgid int
-	output      []byte
-	overflow    bool   // output passed Limits.Output
-	verdict     string // the checker's lines on fd 3, without "ready"
-	ready       bool   // the program's bootstrap started
-	checked     bool   // the checker exited by itself, not killed
-	wallKill    bool
-	state       *os.ProcessState   // the program's
-	status      syscall.WaitStatus // the interpreter's, which bwrap passes on as an exit code
-	ran         time.Duration      // from the program's start to its end
+	dir          string // the program's temporary directory, removed when the run ends
+	checkerDir   string // the checker's, with its own copy of solution.py, removed too
+	pgid         int    // the program's process group: bwrap's in the OS sandbox
+	checkerPgid  int
+	output       []byte
+	overflow     bool   // output passed Limits.Output
+	verdict      string // the checker's lines on fd 3, without "ready"
+	ready        bool   // the program's bootstrap started
+	checked      bool   // the checker exited by itself, not killed
+	checkerDied  bool   // the checker ended without a verdict
+	checkerState *os.ProcessState
+	wallKill     bool
+	state        *os.ProcessState   // the program's
+	status       syscall.WaitStatus // the interpreter's, which bwrap passes on as an exit code
+	ran          time.Duration      // from the program's start to its end
 	// innerKill: in the OS sandbox the interpreter died of SIGKILL that
 	// feedrun did not send: the hard CPU limit, or the kernel (memory).
 	// bwrap does not wait for the sandbox's init, so the run's CPU time
@@ -551,15 +584,16 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	env := []string{"PYTHONHASHSEED=0"}
 	prog := s.command(context.Background(), dir, s.python, "-s", "-B", "-u", "-c", bootstrapSource,
 		cpu, mem, strconv.FormatInt(lim.FileSize, 10), strconv.Itoa(lim.Processes),
-		strconv.Itoa(lim.OpenFiles), strconv.Itoa(codeEnd), strconv.Itoa(testsStart))
+		strconv.Itoa(lim.OpenFiles), strconv.Itoa(codeEnd), strconv.Itoa(testsStart),
+		strconv.Itoa(s.budget.Size), strconv.Itoa(s.budget.Depth))
 	prog.Dir, prog.Env = dir, env
 	prog.Stdout, prog.Stderr = outW, outW
 	prog.ExtraFiles = []*os.File{answersW, requestsR}
 	// The checker runs outside the OS sandbox, which leaves the program a
 	// PID namespace in which the checker does not exist: it cannot be
 	// traced, signalled or read through /proc from there.
-	chk := exec.Command(s.python, "-s", "-B", "-u", "-c", checkerSource,
-		cpu, mem, strconv.Itoa(codeEnd), strconv.Itoa(testsStart), function)
+	chk := exec.Command(s.python, append([]string{"-s", "-B", "-u", "-c", s.checker(),
+		cpu, mem, strconv.Itoa(codeEnd), strconv.Itoa(testsStart), function}, s.budget.Args()...)...)
 	chk.Dir, chk.Env = checkerDir, env
 	chk.Stdout, chk.Stderr = outW, outW
 	chk.ExtraFiles = []*os.File{verdictW, answersR, requestsW}
@@ -640,6 +674,7 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 	raw.state = program.reap()
 	checkerState := checker.reap()
 	raw.checked = checkerState.Exited()
+	raw.checkerState = checkerState
 	raw.status, _ = raw.state.Sys().(syscall.WaitStatus)
 	if s.bwrap != "" && !raw.status.Signaled() {
 		raw.status = interpreterStatus(raw.status)
@@ -667,15 +702,15 @@ func (s *Sandbox) execute(ctx context.Context, src string, codeEnd, testsStart i
 		return raw, fmt.Errorf("sandbox: %s did not start the bootstrap (%s; checker %s): %s",
 			prog.Path, raw.state, checkerState, strings.TrimSpace(string(raw.output)))
 	}
-	if !raw.checked || !finalVerdicts[strings.SplitN(lines[len(lines)-1], "\t", 2)[0]] {
-		return raw, fmt.Errorf("sandbox: the checker ended without a verdict (%s): %s",
-			checkerState, strings.TrimSpace(string(raw.output)))
-	}
+	// A checker that ended without a verdict once the program ran is the
+	// step's failure (interpret), never the run's: a program that got the
+	// checker killed would otherwise stop every run that replays it.
+	raw.checkerDied = !raw.checked || !finalVerdicts[strings.SplitN(lines[len(lines)-1], "\t", 2)[0]]
 	return raw, nil
 }
 
 // finalVerdicts are the checker's last lines (checker.py).
-var finalVerdicts = map[string]bool{"pass": true, "exit": true, "error": true, "gone": true, "violation": true}
+var finalVerdicts = map[string]bool{"pass": true, "exit": true, "error": true, "gone": true, "violation": true, "costly": true}
 
 // checkerLines splits the checker's fd 3 into lines, leaving out "ready",
 // which it reports; there is always at least one line, maybe empty.
@@ -837,10 +872,20 @@ func (s *Sandbox) interpret(p Problem, raw rawRun) Result {
 		r.Error = transcript.StructuredError{}
 		r.Observation = transcript.ObservationPrefix + testsPassed(len(p.Tests)) + "."
 		return r
+	case fields[0] == "costly" && len(fields) == 2:
+		m := fmt.Sprintf("the tests did not compare what %s returned: %s.", p.Function, fields[1])
+		return fail(KindTooCostly, m, joinLines(output, m))
+	case raw.checkerDied && !raw.wallKill && raw.checkerState.Sys().(syscall.WaitStatus).Signaled() &&
+		raw.checkerState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGXCPU:
+		m := fmt.Sprintf("the tests did not finish comparing what %s returned within %s of CPU time, the checker's limit per test.", p.Function, time.Duration(s.budget.seconds())*time.Second)
+		return fail(KindTooCostly, m, joinLines(output, m))
 	case raw.wallKill, ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
 		ws.Signaled() && ws.Signal() == syscall.SIGKILL && (raw.innerKill && raw.ran >= s.limits.CPUTime ||
 			raw.state.UserTime()+raw.state.SystemTime() >= s.limits.CPUTime):
 		return fail(KindTimeout, s.timeoutMessage(), "Timeout: "+s.timeoutMessage())
+	case raw.checkerDied:
+		m := fmt.Sprintf("the tests' checker ended without a verdict (%s), so the program is counted as failing.", raw.checkerState)
+		return fail(KindCheckerDied, m, joinLines(output, m))
 	case fields[0] == "error" && len(fields) == 4:
 		name, builtin, message := fields[1], fields[2] == "1", repeatable(fields[3])
 		r.Error.Got = name

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -52,7 +53,7 @@ cannot be found here, the sample's metadata says why.`,
 			if opts.Out == "" {
 				return usage.Errorf("--out: expected the folder to write the logs in")
 			}
-			return nil
+			return results.CheckOutput("--out", opts.Out, true)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args

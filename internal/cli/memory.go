@@ -11,6 +11,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/memory"
+	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -43,6 +44,11 @@ func (o *MemoryOptions) checkBuild() error {
 		return err
 	}
 	if _, err := o.Env.Check(o.buildNeeds()...); err != nil {
+		return err
+	}
+	// The store is a file: a folder there, or a place this user cannot
+	// write, is refused before the model loads or an episode plays.
+	if err := results.CheckOutput("--db", o.DB, false); err != nil {
 		return err
 	}
 	return o.Model.CheckObservations()

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -150,7 +152,7 @@ func TestMemoryClearWaitsForTheBuild(t *testing.T) {
 		if code != ExitUsage {
 			t.Errorf("%s while a build writes the store: exit %d, want %d (stderr %q)", args[1], code, ExitUsage, stderr)
 		}
-		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "or use another file"}[args[1]]
+		want := map[string]string{"clear": db + " is being written by another feedrun", "build": "memory build: " + db + " is being written by another feedrun"}[args[1]]
 		// The build says what it is about to do before it finds the lock.
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if args[1] == "clear" && len(lines) != 1 || !strings.HasPrefix(lines[len(lines)-1], "feedrun: ") || !strings.Contains(lines[len(lines)-1], want) {
@@ -164,5 +166,67 @@ func TestMemoryClearWaitsForTheBuild(t *testing.T) {
 	c.ok("memory", "clear", "--db", db)
 	if got, _ := c.ok("memory", "show", "--db", db); !strings.Contains(got, "is empty") {
 		t.Errorf("after the build, clear left\n%s", got)
+	}
+}
+
+// clearingModel is toolCallModel that, the first time it is asked for
+// replies, runs `feedrun memory clear` on db in another process, as a user
+// would in the middle of a rollout, and keeps its exit code and stderr.
+type clearingModel struct {
+	toolCallModel
+	t      *testing.T
+	db     string
+	once   *sync.Once
+	code   *int
+	stderr *string
+}
+
+func (m clearingModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	m.once.Do(func() {
+		clear := feedrunChild(m.t, false, "memory", "clear", "--db", m.db)
+		var stderr bytes.Buffer
+		clear.Stderr = &stderr
+		err := clear.Run()
+		*m.code, *m.stderr = clear.ProcessState.ExitCode(), stderr.String()
+		if err != nil && clear.ProcessState == nil {
+			m.t.Error(err)
+		}
+	})
+	return m.toolCallModel.Generate(reqs)
+}
+
+// A rollout under the memory harness holds its store for the whole run:
+// `memory clear` in the middle of it is refused (exit 2, naming the
+// rollout), and the run's rows equal those of a run nobody disturbed. The
+// clear used to succeed, and later episodes read an emptied store.
+func TestMemoryClearIsRefusedWhileARolloutReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return toolCallModel{&lm.Fake{Copy: 2}} }
+	dir := t.TempDir()
+	db := filepath.Join(dir, "memory.db")
+	c.ok("memory", "build", "--tasks", "3", "--max-steps", "2", "--db", db)
+	rollout := []string{"rollout", "--harness", "memory", "--tasks", "2", "--max-steps", "2", "--batch", "1", "--memory", db}
+	c.ok(append(rollout, "--out", filepath.Join(dir, "untouched"))...)
+
+	code, stderr := -1, ""
+	c.newModel = func() lm.Model {
+		return clearingModel{toolCallModel{&lm.Fake{Copy: 2}}, t, db, new(sync.Once), &code, &stderr}
+	}
+	c.ok(append(rollout, "--out", filepath.Join(dir, "cleared"))...)
+	if code != ExitUsage || !strings.Contains(stderr, "memory clear: "+db+" is being read by another feedrun (pid ") {
+		t.Errorf("memory clear during the rollout: exit %d, stderr %q; want exit %d naming the reading rollout", code, stderr, ExitUsage)
+	}
+	for _, spec := range []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps} {
+		want := readCSV(t, filepath.Join(dir, "untouched"), spec)
+		got := readCSV(t, filepath.Join(dir, "cleared"), spec)
+		if len(want) < 2 || spec.Name == results.RolloutEpisodes.Name && want[len(want)-1]["lessons"] == "0" {
+			t.Fatalf("the untouched run's last episode showed no lessons: %v", want)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("with a clear tried mid-run, %s holds\n%v\nuntouched\n%v", spec.Name, got, want)
+		}
 	}
 }

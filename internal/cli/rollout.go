@@ -170,5 +170,11 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	opts.Env.Record(&config)
 	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
-	return plan.RunIn(ctx, man, opts.IO)
+	if err := plan.RunIn(ctx, man, opts.IO); err != nil {
+		return err
+	}
+	if store != nil {
+		return store.CheckLessons(memSHA)
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/lanes"
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -81,8 +82,10 @@ Commands that print data take --format: text (the default, but items'
 is jsonl), json or jsonl, and csv where the output is a table; data goes to
 stdout, status and progress to stderr.
 
-Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name or
-input file, or a folder or store another feedrun is writing; 130 interrupted.
+Exit codes: 0 success; 1 the work failed; 2 bad usage, configuration, name,
+input file or output path (given before anything is played), a damaged run
+folder to resume or merge (feedrun verify lists its defects), or a folder or
+store another feedrun is writing or reading; 130 interrupted.
 A command run in --lanes exits with the code of the lane that failed first.`
 
 // NewRootCmd builds the command tree.
@@ -123,6 +126,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newExportCmd(f),
 		newViewCmd(f),
 		newMergeCmd(f),
+		newVerifyCmd(f),
 		newRolloutCmd(f),
 		newSweepCmd(f),
 		newMemoryCmd(f),
@@ -133,6 +137,19 @@ func NewRootCmd(f *Factory) *cobra.Command {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// maxErrorRunes bounds the line an error prints: the messages quote values
+// of files and runs (Excerpt bounds those it knows of), and this is the
+// backstop for the rest.
+const maxErrorRunes = 4000
+
+// errorLine is err as feedrun prints it: one line, its control characters
+// escaped (it can quote a reply or a file's bytes), at most maxErrorRunes
+// characters.
+func errorLine(err error) string {
+	msg := printable.Escape(oneLine(err.Error()))
+	return printable.Cut(msg, maxErrorRunes, len(msg))
+}
 
 // Execute runs feedrun with args and returns the process exit code.
 func Execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
@@ -154,7 +171,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(io.ErrOut, "feedrun: %s\n", errorLine(err))
 	return exitCode(err)
 }
 

@@ -35,6 +35,7 @@ type runSpec struct {
 	Shard     string
 	Out       string
 	Lanes     int
+	out       outPath // --out, which knows whether it was given
 
 	// What check settles from the flags.
 	harnesses []harness.Name
@@ -55,14 +56,16 @@ func (r *runSpec) register(fs *pflag.FlagSet, harness, shard, out string) {
 	r.Env.RegisterEnv(fs, envs.Help())
 	fs.StringVar(&r.Harness, "harness", harness, "comma-separated harnesses, or all")
 	fs.StringVar(&r.Shard, "shard", "", shard)
-	fs.StringVar(&r.Out, "out", "", out)
+	r.out = outPath{path: &r.Out}
+	fs.Var(&r.out, "out", out)
 	fs.IntVar(&r.Lanes, "lanes", 1, lanesFlagHelp)
 	config.Bound(fs, "lanes", 1, lanes.Max)
 }
 
 // check checks the shared flags: --harness (a list of known), --lanes with
 // --shard, --shard, --env with its settings and what the run's settings
-// need of it (ns), and --observations. A lane parent checks them too, so a
+// need of it (ns), --out (a folder it can make or write) and
+// --observations. A lane parent checks them too, so a
 // missing capability fails once, before any lane.
 func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 	if r.harnesses, err = harness.Parse(r.Harness, known); err != nil {
@@ -75,6 +78,9 @@ func (r *runSpec) check(known []harness.Name, ns ...env.Need) (err error) {
 		return err
 	}
 	if _, err := r.Env.Check(ns...); err != nil {
+		return err
+	}
+	if err := r.out.check("--out", true); err != nil {
 		return err
 	}
 	return r.Model.CheckObservations()

@@ -10,6 +10,7 @@ import (
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
@@ -23,6 +24,8 @@ type ShowOptions struct {
 	Filter   report.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
+	// Raw prints recorded text with its control characters as they are.
+	Raw bool
 }
 
 func newShowCmd(f *Factory) *cobra.Command {
@@ -53,6 +56,9 @@ again (minutes for a committed run). On-policy items have none.
 --list prints one line per episode and item instead, to find the tasks,
 seeds and item ids to show. Filters that match nothing exit 1, naming
 the values the folders hold.
+
+Model text is printed with its control characters escaped (ESC as \x1b),
+so that a reply cannot act on the terminal; --raw prints it as it is.
 
 Colour only on a terminal; lines fit COLUMNS (or the terminal), cut
 between words; output longer than the screen goes through $PAGER
@@ -102,14 +108,19 @@ between words; output longer than the screen goes through $PAGER
 	config.Bound(fl, "step", 0, config.Unbounded)
 	opts.register(fl, "show CodeRepair items' context too: makes the items again, running their programs (minutes)")
 	fl.BoolVar(&opts.List, "list", false, "one line per episode and item instead of transcripts")
+	fl.BoolVar(&opts.Raw, "raw", false, "print recorded text as it is; by default control characters (escape sequences) in it are shown as visible text such as \\x1b")
 	return cmd
 }
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
-	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == ""}
+	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == "", Raw: opts.Raw}
 	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, opts.IO.Warn, opts.IO.Statusf)
 	if err != nil || out == nil {
 		return err
+	}
+	if opts.List && !opts.Raw {
+		// The list has no colour of its own: all of it is escaped.
+		out = []byte(printable.Escape(string(out)))
 	}
 	return opts.IO.WriteOrPage(out)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lm"
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -224,7 +226,7 @@ func TestShowOnPolicyItemsWithTheirContext(t *testing.T) {
 	// log keys an attempt by the first generator item of its context.
 	id := items[0][results.ProbeItems.Column("item_id")]
 	task := id[:strings.Index(id, "/on-policy/")]
-	var mine []string // the task's failed attempts
+	var mine []string // the task's failed attempts, which show prints escaped
 	for _, r := range rows {
 		if r[col("outcome")] == "failed" && strings.Contains(r[col("item_id")], "/"+task+"/") {
 			mine = append(mine, r[col("attempt")])
@@ -235,7 +237,7 @@ func TestShowOnPolicyItemsWithTheirContext(t *testing.T) {
 	}
 
 	out, stderr := c.ok("show", dir, "--task", id)
-	shown := strings.Contains(out, "failed action") && slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, a) })
+	shown := strings.Contains(out, "failed action") && slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, printable.Escape(a)) })
 	if !shown || strings.Contains(out, "context not shown") || stderr != "" {
 		t.Errorf("item %s: want its context and one of the model's attempts %q as the failed action, got:\n%s\nstderr: %s", id, mine, out, stderr)
 	}
@@ -249,7 +251,7 @@ func TestShowOnPolicyItemsWithTheirContext(t *testing.T) {
 	}
 	writeTable(t, attempts, header, edited)
 	out, stderr = c.ok("show", dir, "--task", id)
-	if again := strings.Contains(out, "failed action") && slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, a) }); !again || stderr != "" {
+	if again := strings.Contains(out, "failed action") && slices.ContainsFunc(mine, func(a string) bool { return strings.Contains(out, printable.Escape(a)) }); !again || stderr != "" {
 		t.Errorf("item %s of a run with the context record: want its context from the record, got:\n%s\nstderr: %s", id, out, stderr)
 	}
 	for _, name := range []string{results.ContextMessages.Name, results.ProbeContexts.Name} {
@@ -282,5 +284,45 @@ func writeTable(t *testing.T, path string, header []string, rows [][]string) {
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// escapeModel replies with text that holds terminal escape sequences: one
+// that clears the screen, one that retitles the window.
+type escapeModel struct{ lm.Model }
+
+const escapeReply = "\x1b[2Jread_file(path=\"a\")\x1b]0;pwned\x07"
+
+func (m escapeModel) Generate(reqs []lm.GenerateRequest) ([]lm.Generation, error) {
+	out := make([]lm.Generation, len(reqs))
+	for i := range reqs {
+		toks, err := m.Tokenize(escapeReply, false, false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = lm.Generation{Tokens: toks, LogProbs: make([]float64, len(toks)), Text: escapeReply, StopReason: lm.StopEndOfTurn}
+	}
+	return out, nil
+}
+
+// Model text is hostile input: show prints a reply's escape sequences as
+// visible text (ESC as \x1b), on a terminal too, and as they are only
+// with --raw. They used to reach the terminal and act on it.
+func TestShowEscapesControlCharacters(t *testing.T) {
+	c := newFakeCLI(t)
+	c.newModel = func() lm.Model { return escapeModel{&lm.Fake{Copy: 2}} }
+	dir := filepath.Join(t.TempDir(), "rollout")
+	c.ok("rollout", "--env", "toolshed", "--tasks", "1", "--max-steps", "1", "--out", dir)
+	out, _ := c.ok("show", dir, "--step", "0")
+	if !strings.Contains(out, `\x1b[2Jread_file(path="a")\x1b]0;pwned\x07`) || strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("show printed the reply as\n%q\nwant its escape sequences as visible text", out)
+	}
+	list, _ := c.ok("show", dir, "--list")
+	if strings.ContainsAny(list, "\x1b\x07") {
+		t.Errorf("show --list printed control characters: %q", list)
+	}
+	raw, _ := c.ok("show", dir, "--step", "0", "--raw")
+	if !strings.Contains(raw, escapeReply) {
+		t.Errorf("show --raw printed\n%q\nwant the reply as recorded", raw)
 	}
 }

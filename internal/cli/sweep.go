@@ -25,12 +25,16 @@ type SweepOptions struct {
 	FaultRate float64
 	Runs      int
 	Out       string
+	out       outPath  // --out, which knows whether it was given
 	Command   []string // the command line, the Factory's
 }
 
 // check is where sweep's flags are checked, before anything is opened or
 // written (see config.CheckBounds for the counts).
 func (o *SweepOptions) check() error {
+	if err := o.out.check("--out", true); err != nil {
+		return err
+	}
 	return rollout.CheckSweep(o.FaultRate, o.OnLoop)
 }
 
@@ -51,7 +55,8 @@ func newSweepCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringSliceVar(&opts.OnLoop, "on-loop", rollout.OnLoops, "loop policies")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0.3, "transient fault probability per call")
 	cmd.Flags().IntVar(&opts.Runs, "runs", 100, "episodes per cell")
-	cmd.Flags().StringVar(&opts.Out, "out", "", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
+	opts.out = outPath{path: &opts.Out}
+	cmd.Flags().Var(&opts.out, "out", "run folder for sweep_episodes.csv (default results/sweep-AGENT); rerunning resumes")
 	config.Bound(cmd.Flags(), "retries", 0, config.Unbounded)
 	config.Bound(cmd.Flags(), "runs", 1, config.Unbounded)
 	return cmd

@@ -22,12 +22,15 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/printable"
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // Store is an open memory database.
 type Store struct {
 	db   *sql.DB
 	path string
+	lock *results.Lock // a reader's lock (OpenForHarness), released by Close
 }
 
 const schema = `
@@ -132,13 +135,17 @@ func open(path string) (*Store, error) {
 	return &Store{db: db, path: path}, nil
 }
 
-// Close closes the database; it is safe to call twice.
+// Close closes the database and lets writers in; it is safe to call twice.
 func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
 	err := s.db.Close()
 	s.db = nil
+	if uerr := s.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	s.lock = nil
 	return err
 }
 
@@ -325,8 +332,12 @@ func (s *Store) Show(w io.Writer, format string) error {
 		}
 		return iostreams.PrintCSV(w, []string{"env", "template", "tool", "kind", "count", "text"}, rows)
 	}
+	// Text for a terminal: the lessons' control characters escaped (a
+	// tool name is what a model wrote), tabs and newlines too, so that a
+	// lesson stays one line of its six columns.
 	for _, l := range ls {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", l.Env, l.Template, l.Tool, l.Kind, l.Count, l.Text)
+		e := func(v string) string { return strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(printable.Escape(v)) }
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", e(l.Env), e(l.Template), e(l.Tool), e(l.Kind), l.Count, e(l.Text))
 	}
 	if len(ls) == 0 {
 		fmt.Fprintf(w, "(the memory at %s is empty)\n", s.path)

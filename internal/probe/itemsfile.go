@@ -17,6 +17,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -57,10 +58,10 @@ func ReadItemsFile(path, env string) ([]transcript.Item, string, error) {
 			return nil, "", fmt.Errorf("%s:%d: %v", path, line, err)
 		}
 		if it.Env != "" && it.Env != env {
-			return nil, "", fmt.Errorf("%s:%d: item %s is a %s item, but --env is %s", path, line, it.ID, it.Env, env)
+			return nil, "", fmt.Errorf("%s:%d: item %s is a %s item, but --env is %s", path, line, printable.Excerpt(it.ID), printable.Excerpt(it.Env), env)
 		}
 		if prev, ok := seen[it.ID]; ok {
-			return nil, "", fmt.Errorf("%s:%d: item id %q repeats line %d", path, line, it.ID, prev)
+			return nil, "", fmt.Errorf("%s:%d: item id \"%s\" repeats line %d", path, line, printable.Excerpt(it.ID), prev)
 		}
 		seen[it.ID] = line
 		items = append(items, it)
@@ -86,33 +87,36 @@ func decodeItemError(err error) string {
 		return fmt.Sprintf("field %s: expected %s, got a JSON %s", te.Field, want, te.Value)
 	}
 	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Sprintf("unknown field %s: expected only the fields `feedrun items` writes", field)
+		return fmt.Sprintf("unknown field %s: expected only the fields `feedrun items` writes", printable.Excerpt(field))
 	}
-	return "not an item: " + err.Error()
+	return "not an item: " + printable.Excerpt(err.Error())
 }
 
 func checkItem(it transcript.Item) error {
+	// An id is quoted in every error below, so only an excerpt of it: a
+	// file's id can be megabytes long.
+	id := printable.Excerpt(it.ID)
 	switch {
 	case it.ID == "":
 		return fmt.Errorf("field id: expected a non-empty string")
 	case len(it.Context) == 0:
-		return fmt.Errorf("item %s: field context: expected at least one message", it.ID)
+		return fmt.Errorf("item %s: field context: expected at least one message", id)
 	case it.FailedAction == "":
-		return fmt.Errorf("item %s: field failed_action: expected a non-empty string", it.ID)
+		return fmt.Errorf("item %s: field failed_action: expected a non-empty string", id)
 	case !strings.HasPrefix(it.Observation, transcript.ObservationPrefix):
-		return fmt.Errorf("item %s: field observation: expected text starting %q", it.ID, transcript.ObservationPrefix)
+		return fmt.Errorf("item %s: field observation: expected text starting %q", id, transcript.ObservationPrefix)
 	case it.CorrectAction == "":
-		return fmt.Errorf("item %s: field correct_action: expected a non-empty string", it.ID)
+		return fmt.Errorf("item %s: field correct_action: expected a non-empty string", id)
 	case len(it.Distractors) != 2:
-		return fmt.Errorf("item %s: field distractors: expected 2, got %s", it.ID, strconv.Itoa(len(it.Distractors)))
+		return fmt.Errorf("item %s: field distractors: expected 2, got %s", id, strconv.Itoa(len(it.Distractors)))
 	case it.Description == "":
-		return fmt.Errorf("item %s: field description: expected the runtime's failure description (abstract and scrub show it)", it.ID)
+		return fmt.Errorf("item %s: field description: expected the runtime's failure description (abstract and scrub show it)", id)
 	}
 	for i, m := range it.Context {
 		switch m.Role {
 		case transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant:
 		default:
-			return fmt.Errorf("item %s: context[%d].role: expected system, user or assistant, got %q", it.ID, i, m.Role)
+			return fmt.Errorf("item %s: context[%d].role: expected system, user or assistant, got %q", id, i, printable.Excerpt(m.Role))
 		}
 	}
 	return nil
@@ -127,7 +131,7 @@ func WriteItems(w io.Writer, items []transcript.Item, format string) error {
 		t := tablewriter.NewTable(w)
 		t.Header("id", "failure kind", "failed action", "observation")
 		for _, it := range items {
-			if err := t.Append(it.ID, it.FailureKind, clip(it.FailedAction, 60), clip(it.Observation, 70)); err != nil {
+			if err := t.Append(printable.Escape(it.ID), printable.Escape(it.FailureKind), printable.Escape(clip(it.FailedAction, 60)), printable.Escape(clip(it.Observation, 70))); err != nil {
 				return err
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -245,7 +246,9 @@ func groupRows(rows []Row) [][]Row {
 // writeText prints the compact view for a terminal: the key columns of
 // each table (Markdown and CSV have every column), split into blocks of
 // columns that fit the width, each block led by the row names, and the
-// prose wrapped to the width.
+// prose wrapped to the width. Names read from run folders (models,
+// environments, settings) are printed with their control characters
+// escaped, as anything a folder holds may be hostile.
 func (r Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	for _, line := range r.preamble() {
@@ -254,7 +257,7 @@ func (r Report) writeText(w io.Writer) error {
 	if sc := r.Scorecard; sc != nil {
 		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
 		headings, rows := sc.long(r.Width)
-		if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+		if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, printable.Escape); err != nil {
 			return err
 		}
 		for _, n := range sc.Notes {
@@ -263,7 +266,7 @@ func (r Report) writeText(w io.Writer) error {
 		if a, ok := sc.Answers(); ok {
 			fmt.Fprintf(&b, "\n%s\n\n", wrap(answersTitle, r.Width, ""))
 			headings, rows := a.long(r.Width)
-			if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, func(s string) string { return s }); err != nil {
+			if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, printable.Escape); err != nil {
 				return err
 			}
 			for _, n := range answersNote {
@@ -276,9 +279,9 @@ func (r Report) writeText(w io.Writer) error {
 		compact := t
 		compact.Columns = slices.DeleteFunc(slices.Clone(t.Columns), func(c Column) bool { return c.Detail })
 		for _, rows := range groupRows(t.Rows) {
-			fmt.Fprintf(&b, "\n%s, %s\n", rows[0].ModelLabel(), rows[0].Env)
+			fmt.Fprintf(&b, "\n%s, %s\n", printable.Escape(rows[0].ModelLabel()), printable.Escape(rows[0].Env))
 			for _, block := range compact.blocks(rows, r.Width) {
-				if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), block, rows, func(s string) string { return s }); err != nil {
+				if err := renderTable(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), block, rows, printable.Escape); err != nil {
 					return err
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -26,6 +27,19 @@ func ContextKey(run, itemID string) string { return run + "\x00" + itemID }
 type TextStyle struct {
 	Width  int  // widest line; 0 is no limit
 	Colour bool // ANSI colours, for a terminal
+	// Raw prints the recorded text as it is, control characters included
+	// (show --raw); otherwise they are escaped as visible text: model text
+	// is hostile input, and an escape sequence in a reply would act on the
+	// terminal instead of showing.
+	Raw bool
+}
+
+// text is recorded text as the view prints it (see Raw).
+func (s TextStyle) text(v string) string {
+	if s.Raw {
+		return v
+	}
+	return printable.Escape(v)
 }
 
 // ANSI colours of the terminal view.
@@ -97,7 +111,7 @@ func WriteList(w io.Writer, d Data, f Filter) (episodes, items int, err error) {
 }
 
 func (s TextStyle) rule(b *strings.Builder, title string) {
-	line := "── " + title + " "
+	line := "── " + s.text(title) + " "
 	if n := s.Width - utf8.RuneCountInString(line); n > 0 {
 		line += strings.Repeat("─", min(n, 20))
 	}
@@ -305,7 +319,7 @@ func (s TextStyle) field(b *strings.Builder, label, value, colour string) {
 	if s.Width > 0 {
 		width = max(20, s.Width-labelWidth-1)
 	}
-	lines := strings.Split(strings.TrimRight(value, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(s.text(value), "\n"), "\n")
 	first := true
 	for _, line := range lines {
 		for _, part := range lineWrap(line, width) {

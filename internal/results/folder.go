@@ -38,8 +38,9 @@ type Folder struct {
 // OpenFolder makes dir when it does not exist and takes its lock; a
 // folder another writer holds is refused with Busy before anything is
 // written. A new folder gets m as its manifest. A folder with a manifest
-// is resumed only when m describes the same run (see CheckResume):
-// otherwise it is refused, naming what changed, and left as it was.
+// is resumed only when m describes the same run (see CheckResume) and
+// Verify finds it whole: otherwise it is refused, naming what changed or
+// pointing to `feedrun verify`, and left as it was.
 func OpenFolder(dir string, m Manifest) (*Folder, error) {
 	f, err := HoldFolder(dir)
 	if err != nil {
@@ -51,6 +52,9 @@ func OpenFolder(dir string, m Manifest) (*Folder, error) {
 		err = WriteManifest(dir, m)
 	case err == nil:
 		if err = CheckResume(dir, old, m); err == nil {
+			err = intact(dir)
+		}
+		if err == nil {
 			f.resume, f.done = true, !old.Finished.IsZero()
 			if !f.done {
 				f.resumed = &Resumption{
@@ -76,8 +80,14 @@ func HoldFolder(dir string) (*Folder, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, refusedf("%s is a file, not a run folder", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Whatever stops the folder being made or written (a file on its
+	// path, a folder this user cannot write) is the user's to change, and
+	// is refused before a row is played.
+	if err := CheckOutput("run folder", dir, true); err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, Refused{err}
 	}
 	lock, err := LockPath(dir)
 	if err != nil {
@@ -135,3 +145,13 @@ func (f *Folder) update(change func(*Manifest)) error {
 
 // Close lets the next writer in; safe to call twice.
 func (f *Folder) Close() error { return f.lock.Unlock() }
+
+// intact is CheckIntact as a refusal: a damaged folder is the user's to
+// mend or play again (exit 2), never a rollout's or a merge's to build on.
+func intact(dir string) error {
+	err := CheckIntact(dir)
+	if errors.As(err, new(Damaged)) {
+		return Refused{err}
+	}
+	return err
+}

@@ -58,7 +58,7 @@ func TestResumeChecksItsInputs(t *testing.T) {
 	if !errors.As(err, new(Refused)) {
 		t.Fatalf("got %v, want Refused", err)
 	}
-	errContains(t, err, "the items file or dataset (sha256 cafe in the manifest, now beef)", "the model file", `env ("" in the manifest, now "coderepair")`)
+	errContains(t, err, "the items file or dataset (sha256 cacacacacaca in the manifest, now beef)", "the model file", `env ("" in the manifest, now "coderepair")`)
 	if readFile(t, filepath.Join(dir, ManifestName)) != created {
 		t.Error("a refused resume changed the manifest")
 	}
@@ -125,11 +125,14 @@ func TestFolderThatIsAFileIsRefused(t *testing.T) {
 }
 
 func TestLockHolderFromProcLocks(t *testing.T) {
-	locks := "1: POSIX  ADVISORY  WRITE 77 08:01:99 0 EOF\n2: FLOCK  ADVISORY  WRITE 4242 00:2f:1234 0 EOF\n3: FLOCK  ADVISORY  WRITE 5 00:2f:12345 0 EOF\n"
-	if got := holderIn(bufio.NewScanner(strings.NewReader(locks)), 1234); got != 4242 {
-		t.Errorf("holder %d, want 4242", got)
+	locks := "1: POSIX  ADVISORY  WRITE 77 08:01:99 0 EOF\n2: FLOCK  ADVISORY  WRITE 4242 00:2f:1234 0 EOF\n3: FLOCK  ADVISORY  WRITE 5 00:2f:12345 0 EOF\n4: FLOCK  ADVISORY  READ 6 00:2f:777 0 EOF\n"
+	if got, reading := holderIn(bufio.NewScanner(strings.NewReader(locks)), 1234); got != 4242 || reading {
+		t.Errorf("holder %d (reading %v), want 4242 writing", got, reading)
 	}
-	if got := holderIn(bufio.NewScanner(strings.NewReader(locks)), 99); got != 0 {
+	if got, reading := holderIn(bufio.NewScanner(strings.NewReader(locks)), 777); got != 6 || !reading {
+		t.Errorf("holder %d (reading %v), want 6 reading", got, reading)
+	}
+	if got, _ := holderIn(bufio.NewScanner(strings.NewReader(locks)), 99); got != 0 {
 		t.Errorf("holder %d of a POSIX lock, want 0 (flock only)", got)
 	}
 }
@@ -224,4 +227,36 @@ func TestRerunOfAFinishedRunLeavesItsManifest(t *testing.T) {
 func unfinished(m Manifest) Manifest {
 	m.Finished = time.Time{}
 	return m
+}
+
+// Readers of a store share its lock; a writer is refused while one reads,
+// and told so (read, not written), as a reader is while a writer holds it.
+func TestSharedLockKeepsWritersOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r1, err := LockShared(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := LockShared(path)
+	if err != nil {
+		t.Fatalf("a second reader: %v, want the lock shared", err)
+	}
+	_, err = LockPath(path)
+	var busy Busy
+	if !errors.As(err, &busy) || !busy.Reading || !strings.Contains(err.Error(), "is being read by another feedrun (pid ") {
+		t.Fatalf("a writer while two read: %v, want Busy naming a reader", err)
+	}
+	r1.Unlock()
+	r2.Unlock()
+	w, err := LockPath(path)
+	if err != nil {
+		t.Fatalf("a writer once the readers ended: %v", err)
+	}
+	defer w.Unlock()
+	if _, err := LockShared(path); !errors.As(err, &busy) || busy.Reading || !strings.Contains(err.Error(), "being written by") {
+		t.Fatalf("a reader while a writer writes: %v, want Busy naming a writer", err)
+	}
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Busy is a run folder (or memory store) another process is writing: it
-// holds the folder's lock.
+// Busy is a run folder (or memory store) another process is writing, or a
+// memory store a rollout is reading: it holds the lock.
 type Busy struct {
-	Path string
-	PID  int // 0 when the holder could not be found
+	Path    string
+	PID     int  // 0 when the holder could not be found
+	Reading bool // the holder holds a reader's (shared) lock
 }
 
 func (e Busy) Error() string {
@@ -24,7 +25,15 @@ func (e Busy) Error() string {
 	if fi, err := os.Stat(e.Path); err == nil && !fi.IsDir() {
 		other = "file" // a memory store
 	}
-	return fmt.Sprintf("%s is being written by %s; wait for it to end, or use another %s", e.Path, e.Holder(), other)
+	return fmt.Sprintf("%s is being %s by %s; wait for it to end, or use another %s", e.Path, e.Doing(), e.Holder(), other)
+}
+
+// Doing is what the holder does with the path: "read" or "written".
+func (e Busy) Doing() string {
+	if e.Reading {
+		return "read"
+	}
+	return "written"
 }
 
 // Holder names the process holding the lock, as far as it can be found.
@@ -51,9 +60,32 @@ func LockPath(path string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if !ok {
-		return nil, Busy{Path: path, PID: LockHolder(path)}
+		return nil, busy(path)
 	}
 	return &Lock{fl: fl}, nil
+}
+
+// LockShared takes a reader's lock on path, which exists, for as long as
+// the reader runs: any number of readers hold it together, and a writer
+// (LockPath) is refused while one does, as a reader is while a writer
+// holds the path. A rollout holds it on its memory store, so that the
+// guidance its episodes read cannot change between the first and the last.
+func LockShared(path string) (*Lock, error) {
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		return nil, busy(path)
+	}
+	return &Lock{fl: fl}, nil
+}
+
+// busy is the refusal of a lock on path that another process holds.
+func busy(path string) Busy {
+	pid, reading := lockHolder(path)
+	return Busy{Path: path, PID: pid, Reading: reading}
 }
 
 // Unlock lets the next writer in; safe to call twice and on nil.
@@ -70,17 +102,23 @@ func (l *Lock) Unlock() error {
 // which names locks by device and inode; 0 when none does or it cannot
 // say.
 func LockHolder(path string) int {
+	pid, _ := lockHolder(path)
+	return pid
+}
+
+// lockHolder is LockHolder, and whether that holder only reads.
+func lockHolder(path string) (pid int, reading bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	f, err := os.Open("/proc/locks")
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	defer f.Close()
 	return holderIn(bufio.NewScanner(f), st.Ino)
@@ -88,8 +126,8 @@ func LockHolder(path string) int {
 
 // holderIn reads /proc/locks lines such as
 // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF" for the pid of the
-// flock on the inode ino.
-func holderIn(sc *bufio.Scanner, ino uint64) int {
+// flock on the inode ino, and whether it is a reader's (READ).
+func holderIn(sc *bufio.Scanner, ino uint64) (pid int, reading bool) {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) < 6 || f[1] == "->" || f[1] != "FLOCK" {
@@ -103,10 +141,10 @@ func holderIn(sc *bufio.Scanner, ino uint64) int {
 			continue
 		}
 		if pid, err := strconv.Atoi(f[4]); err == nil {
-			return pid
+			return pid, f[3] == "READ"
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // IsBusy reports whether err is a writer refused because another holds

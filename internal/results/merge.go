@@ -51,6 +51,9 @@ func Merge(outDir string, shardDirs []string, tables []TableSpec) (_ Manifest, e
 		if m.Finished.IsZero() {
 			return Manifest{}, fmt.Errorf("merge: %s has not finished (no finished time in its %s)", dir, ManifestName)
 		}
+		if err := intact(dir); err != nil {
+			return Manifest{}, fmt.Errorf("merge: %w", err)
+		}
 		manifests[i] = m
 	}
 	if err := checkSameRun(shardDirs, manifests); err != nil {

@@ -467,3 +467,35 @@ func TestCodeRepairStepsActOnTheFunctionAndKeepWhatWasDropped(t *testing.T) {
 		t.Errorf("step row %q", rec)
 	}
 }
+
+// A program whose value costs the checker more than its budget fails its
+// step with a recorded kind, and the episode plays on to its last step:
+// the checker used to be killed by range(10**18), and the error stopped
+// the run, which a resume replayed.
+func TestCodeRepairCostlyValuesFailTheStepNotTheRun(t *testing.T) {
+	cr := openCodeRepair(t)
+	for i, task := range cr.Tasks()[:2] {
+		name := cr.Dataset.Problems[i].Function
+		replies := []string{
+			"def " + name + "(*args):\n    return range(10**18)",
+			// A set subclass is sent as what it iterates over: integers
+			// that all hash alike, which the checker would compare pair by
+			// pair to make the set. (The class is inside the function: the
+			// step runs the function alone.)
+			"def " + name + "(*args):\n    class S(set):\n        def __iter__(self):\n" +
+				"            return iter(range(2**61 - 1, 34000 * (2**61 - 1) + 1, 2**61 - 1))\n    return S()",
+		}
+		res, err := Run(context.Background(), cr, &script{actions: replies}, Config{Harness: harness.Verbatim, MaxSteps: 3}, task, 1)
+		if err != nil {
+			t.Fatalf("task %s: %v, want the episode played", task.ID, err)
+		}
+		if len(res.Steps) != 3 || res.Passed {
+			t.Fatalf("task %s: %d steps (passed %v), want all 3 played and failed", task.ID, len(res.Steps), res.Passed)
+		}
+		for j, st := range res.Steps {
+			if !st.Failed || st.Error == nil || st.Error.Kind != coderepair.KindTooCostly {
+				t.Errorf("task %s step %d: failed %v, error %+v; want %s", task.ID, j, st.Failed, st.Error, coderepair.KindTooCostly)
+			}
+		}
+	}
+}
