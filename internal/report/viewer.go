@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -276,10 +277,19 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 				Run: index, Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
 				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
 				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
+				G: finite(it.Gain), DCopy: finite(it.DCopy), DSem: finite(it.DSem), DQuote: finite(it.DQuote), DValence: finite(it.DValence),
 			})
 		}
 	}
 	return v
+}
+
+// finite is x for JSON, which has no NaN or infinity: nil for those.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 func pairs(msgs []transcript.Message) [][2]string {
