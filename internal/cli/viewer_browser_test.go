@@ -174,12 +174,23 @@ func TestViewerFixesInChromium(t *testing.T) {
 		}
 		// An item shows the terms its G splits into under each harness.
 		var terms []string
-		if err := chromedp.Run(tab, chromedp.Click("#item-list tbody tr", chromedp.ByQuery), chromedp.WaitVisible("#item-view .terms", chromedp.ByQuery)); err != nil {
-			t.Fatal(err)
+		wait, cancel := context.WithTimeout(tab, 10*time.Second)
+		defer cancel()
+		if err := chromedp.Run(wait, chromedp.Click("#item-list tbody tr", chromedp.ByQuery), chromedp.WaitVisible("#item-view .terms", chromedp.ByQuery)); err != nil {
+			t.Fatalf("the item's view shows no terms of G: %v", err)
 		}
 		eval(t, `[...document.querySelectorAll("#item-view .terms")].map((e) => e.textContent)`, &terms)
 		if len(terms) != 2 || !strings.Contains(terms[0], "Δcopy") || !strings.Contains(terms[0], "Δsem") {
 			t.Errorf("the item's terms: %q, want Δcopy and Δsem under each of its 2 harnesses", terms)
+		}
+		// And what each harness showed after the failure: verbatim the
+		// observation as the environment wrote it, abstract not.
+		var after map[string]string
+		eval(t, `Object.fromEntries([...document.querySelectorAll("#item-view .side-items > .transcript")].map((b) => [b.querySelector("h3").textContent, [...b.querySelectorAll("pre.after")].map((p) => p.textContent).join("\n")]))`, &after)
+		var obs string
+		eval(t, `[...document.querySelectorAll("#item-view pre.failed")].map((p) => p.textContent)[0] || ""`, &obs)
+		if obs == "" || !strings.Contains(after["verbatim"], obs) || after["abstract"] == "" || strings.Contains(after["abstract"], obs) {
+			t.Errorf("shown after the failure: %q; want verbatim's to hold the observation %q and abstract's to show something else", after, obs)
 		}
 	})
 

@@ -155,6 +155,10 @@ type htmlItem struct {
 	Banned     bool     `json:"banned"`
 	Inverted   bool     `json:"inverted"`
 	Context    int      `json:"ctx"` // index into Contexts, -1 when not made again
+	// After is what the harness showed after the failure (the messages of
+	// its context there that differ from those before it); nil where the
+	// item's context was not made again.
+	After *[][2]string `json:"after,omitempty"`
 }
 
 type htmlContext struct {

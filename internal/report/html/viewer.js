@@ -632,6 +632,16 @@
     return el("div", { class: "label terms" }, t + " nats");
   }
 
+  // after is what harness x showed after the failure, where the item's
+  // context was made: the failed turn as it showed it (verbatim: the raw
+  // observation; abstract: the description; scrub: the task with its
+  // rule-out), message by message.
+  function after(x) {
+    if (!x.after) return [];
+    if (x.after.length === 0) return [text("shown after the failure", "(nothing: the harness leaves the failure out)")];
+    return x.after.map(([role, content]) => text("shown after the failure (" + role + ")", content, "after"));
+  }
+
   function showItem(it) {
     openItem = itemKey(it);
     lastOpened = "items";
@@ -666,7 +676,7 @@
       box.append(el("p", {}, "Context not shown: the run has no context record (made before feedrun kept one) and the item was not made again here (CodeRepair's need --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
     }
     box.append(el("div", { class: "side-items" }, ...same.map((x) => el("div", { class: "transcript" },
-      el("h3", {}, x.harness), el("div", { class: "label" }, x.figures), terms(x),
+      el("h3", {}, x.harness), el("div", { class: "label" }, x.figures), terms(x), ...after(x),
       text("greedy before the failure", x.pre || "(not kept in this run)"),
       text("greedy after the failure", x.post || "(not kept in this run)", x.greedy_post ? "failed" : "")))));
     view.replaceChildren(nav("items"), box);
