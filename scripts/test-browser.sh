@@ -8,7 +8,11 @@
 # stand side by side. `feedrun view` over two runs of two models: the
 # model filter, part of a task id, text search, sorting, the address
 # restoring the view, the two runs side by side with differing steps
-# marked, and j/k.
+# marked, and j/k. What it once did silently: items sorted by G as
+# numbers, a link's unknown run, episode or item named, a long reply
+# compared line by line, runs listed whatever order filters are chosen
+# in, progress while a run is made, a run table that fits 1,280 px with
+# no scroll box, and run JSON sent gzip-compressed and revalidated.
 #
 # Debian's chromium is installed when absent (as root: apt-get update first
 # when the package lists do not know it); no browser build is downloaded.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -43,9 +45,13 @@ func MakeItems(ctx context.Context, sb *Sandbox, problems []Problem, seed int64,
 	gen := *sb
 	gen.limits.CPUTime = min(gen.limits.CPUTime, itemCPU)
 	perProblem := make([][]transcript.Item, len(problems))
+	// Working through every problem takes minutes: a caller that waits on
+	// it (the viewer's page) is told how many are done.
+	var done atomic.Int64
 	err := forEach(ctx, gen.parallel, len(problems), func(i int) error {
 		var err error
 		perProblem[i], err = problemItems(ctx, &gen, problems[i], seed)
+		iostreams.Count(ctx, int(done.Add(1)), len(problems))
 		return err
 	})
 	if err != nil {

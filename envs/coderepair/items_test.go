@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -45,9 +47,21 @@ func TestItemsAreDeterministic(t *testing.T) {
 func TestItemsFirstNIsAPrefix(t *testing.T) {
 	s := newSandbox(t, DefaultLimits())
 	problems := itemProblems(t)[:2]
-	all, err := MakeItems(context.Background(), s, problems, 3, 0)
+	// The viewer's page is told how many problems are worked through.
+	var counts [][2]int
+	var mu sync.Mutex
+	counted := iostreams.WithCounted(context.Background(), func(done, total int) {
+		mu.Lock()
+		counts = append(counts, [2]int{done, total})
+		mu.Unlock()
+	})
+	all, err := MakeItems(counted, s, problems, 3, 0)
 	if err != nil {
 		t.Fatalf("Items: %v", err)
+	}
+	slices.SortFunc(counts, func(a, b [2]int) int { return a[0] - b[0] })
+	if !slices.Equal(counts, [][2]int{{1, 2}, {2, 2}}) {
+		t.Errorf("MakeItems counted %v, want 1 then 2 of 2 problems", counts)
 	}
 	some, err := MakeItems(context.Background(), s, problems, 3, 3)
 	if err != nil {

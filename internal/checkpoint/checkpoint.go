@@ -57,10 +57,12 @@ func unusablef(format string, args ...any) error {
 	return Unusable{fmt.Errorf(format, args...)}
 }
 
-// Open finds entry's file in the default cache, checks it (its recorded
-// sha256, its GGUF header) and loads it with llama.cpp.
+// Open finds entry's file in the default cache (or, for a model file
+// given by path, in its own folder), checks it (its recorded sha256, its
+// GGUF header) and loads it with llama.cpp. The file is hashed either way:
+// the manifest records the sha256 of the bytes that ran.
 func Open(ctx context.Context, entry models.Model, o Options) (*Opened, error) {
-	cache, err := models.DefaultCache()
+	cache, err := models.CacheOf(entry)
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +70,12 @@ func Open(ctx context.Context, entry models.Model, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch v.State {
-	case models.VerifyMissing:
+	switch {
+	case v.State == models.VerifyMissing && entry.Dir != "":
+		return nil, unusablef("model file %s: no such file", v.Path)
+	case v.State == models.VerifyMissing:
 		return nil, unusablef("model %s is not in the cache (%s): run `feedrun models pull %s`", entry.Name, v.Path, entry.Name)
-	case models.VerifyMismatch:
+	case v.State == models.VerifyMismatch:
 		return nil, unusablef("model file %s: sha256 %s (%d bytes) does not match models.yaml's %s (%d bytes); delete it and pull again", v.Path, v.Got, v.Size, entry.SHA256, entry.Size)
 	}
 	if err := gguf.Check(v.Path); err != nil {

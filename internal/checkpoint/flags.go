@@ -37,7 +37,7 @@ type Flags struct {
 
 // Register adds --model, --models-file, --threads and --context to fs.
 func (m *Flags) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&m.Name, "model", "", "model name from models.yaml (default: its default model)")
+	fs.StringVar(&m.Name, "model", "", "model name from models.yaml (default: its default model), or the path of a GGUF file to run without a registry entry")
 	fs.StringVar(&m.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
 	fs.IntVar(&m.Threads, "threads", 0, "CPU threads (default: all cores)")
 	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens")
@@ -112,8 +112,17 @@ func OpenFlagged(ctx context.Context, mf Flags) (*Opened, error) {
 
 // Entry is the registry's entry for the model the flags select, without
 // loading it: a default run folder's name needs it before any lane has
-// opened the model.
+// opened the model. A --model that names a file (models.IsModelFile) is
+// that file's own entry (models.FromFile), whatever the registry holds; a
+// file that is missing or is not a GGUF is the user's to fix.
 func (m Flags) Entry() (models.Model, error) {
+	if models.IsModelFile(m.Name) {
+		entry, err := models.FromFile(m.Name)
+		if err != nil {
+			return models.Model{}, usage.Error{Err: err}
+		}
+		return entry, nil
+	}
 	reg, err := models.LoadRegistry(m.ModelsFile)
 	if err != nil {
 		return models.Model{}, err

@@ -2,8 +2,12 @@ package checkpoint
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/internal/gguf"
 	"github.com/feedrun/feedrun/internal/transcript"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -29,5 +33,28 @@ func TestRecordedObservations(t *testing.T) {
 		if got := (Flags{Observations: flag}).RecordedObservations(); got != want {
 			t.Errorf("RecordedObservations(%q) = %q, want %q", flag, got, want)
 		}
+	}
+}
+
+// A --model that names a file is that file's entry, whatever the
+// registry holds; a file that is not a GGUF is the user's to fix (exit 2),
+// named in the message.
+func TestFlagsEntryOfAModelFile(t *testing.T) {
+	dir := t.TempDir()
+	path, err := gguf.WriteTinyLlama(dir, gguf.TinyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := (Flags{Name: path, ModelsFile: filepath.Join(dir, "no-registry.yaml")}).Entry()
+	if err != nil || e.Dir != dir || e.Family != "llama" {
+		t.Errorf("Entry(%s) = %+v, %v; want the file's own entry", path, e, err)
+	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("not weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (Flags{Name: text}).Entry()
+	if !errors.As(err, new(usage.Error)) || !strings.Contains(err.Error(), text) || !strings.Contains(err.Error(), "not a GGUF file") {
+		t.Errorf("Entry(%s) = %v; want a usage error naming it as not a GGUF file", text, err)
 	}
 }

@@ -23,10 +23,13 @@ type Model struct {
 	Quantisation     string // "Q8_0", "Q4_K_M", ...
 	InstructionTuned bool
 	File             string // the file's name in the cache
-	Size             int64  // bytes; 0 when not recorded
-	SHA256           string // lowercase hex; empty when not recorded
-	Note             string
-	Sources          []Source // tried in order
+	// Dir is the folder of a model file given by path (FromFile), which
+	// stands in for the cache; "" for a registry entry.
+	Dir     string
+	Size    int64  // bytes; 0 when not recorded
+	SHA256  string // lowercase hex; empty when not recorded
+	Note    string
+	Sources []Source // tried in order
 }
 
 // Source is one place a model's file can be fetched from. Exactly one of its

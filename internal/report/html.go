@@ -132,21 +132,33 @@ type htmlStep struct {
 }
 
 type htmlItem struct {
-	Model      string `json:"model"`
-	Env        string `json:"env"`
-	Harness    string `json:"harness"`
-	ID         string `json:"id"`
-	Kind       string `json:"kind"`
-	Run        int    `json:"run"`
-	Pre        string `json:"pre"`
-	Post       string `json:"post"`
-	Figures    string `json:"figures"`
-	GreedyPre  bool   `json:"greedy_pre"`
-	GreedyPost bool   `json:"greedy_post"`
-	NearPost   bool   `json:"near_post"`
-	Banned     bool   `json:"banned"`
-	Inverted   bool   `json:"inverted"`
-	Context    int    `json:"ctx"` // index into Contexts, -1 when not made again
+	Model   string `json:"model"`
+	Env     string `json:"env"`
+	Harness string `json:"harness"`
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Run     int    `json:"run"`
+	Pre     string `json:"pre"`
+	Post    string `json:"post"`
+	Figures string `json:"figures"`
+	// G and the terms it splits into (DCopy, DSem, and DSem's DQuote and
+	// DValence), nats, for sorting and for the item's view; null where
+	// the item has none (a banned action; a run made before the split).
+	G          *float64 `json:"g"`
+	DCopy      *float64 `json:"d_copy"`
+	DSem       *float64 `json:"d_sem"`
+	DQuote     *float64 `json:"d_quote"`
+	DValence   *float64 `json:"d_valence"`
+	GreedyPre  bool     `json:"greedy_pre"`
+	GreedyPost bool     `json:"greedy_post"`
+	NearPost   bool     `json:"near_post"`
+	Banned     bool     `json:"banned"`
+	Inverted   bool     `json:"inverted"`
+	Context    int      `json:"ctx"` // index into Contexts, -1 when not made again
+	// After is what the harness showed after the failure (the messages of
+	// its context there that differ from those before it); nil where the
+	// item's context was not made again.
+	After *[][2]string `json:"after,omitempty"`
 }
 
 type htmlContext struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -266,20 +267,41 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			continue
 		}
 		ctx := -1
-		if c, ok := contexts[ContextKey(run, g[0].ItemID)]; ok {
+		c, made := contexts[ContextKey(run, g[0].ItemID)]
+		if made {
 			ctx = len(v.Contexts)
 			v.Contexts = append(v.Contexts, htmlContext{FailedAction: c.FailedAction, Observation: c.Observation, Messages: pairs(c.Context)})
 		}
 		for _, it := range g {
+			// What the harness showed after the failure, as the probe
+			// built it (and the export shows it): the messages of its
+			// context after the failure that are not those before it.
+			var after *[][2]string
+			if made {
+				if pc, err := harness.Probe(it.Harness, c); err == nil {
+					p := pairs(firstAdded(pc.Post, pc.Pre))
+					after = &p
+				}
+			}
 			v.Items = append(v.Items, htmlItem{
+				After: after,
 				Model: modelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
 				Run: index, Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
 				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
 				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
+				G: finite(it.Gain), DCopy: finite(it.DCopy), DSem: finite(it.DSem), DQuote: finite(it.DQuote), DValence: finite(it.DValence),
 			})
 		}
 	}
 	return v
+}
+
+// finite is x for JSON, which has no NaN or infinity: nil for those.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 func pairs(msgs []transcript.Message) [][2]string {

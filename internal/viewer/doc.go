@@ -3,7 +3,9 @@
 // folders at api/runs, and one run's episodes, items, contexts and task
 // statements at api/runs/N, made when first asked for and kept for the
 // next reader. A run is read only when the page asks for it, so that a
-// results folder of hundreds of runs opens as fast as one.
+// results folder of hundreds of runs opens as fast as one; while a run's
+// view is being made, api/runs/N/progress says how far it has gone. JSON
+// goes out gzip-compressed, with an entity tag a browser revalidates.
 //
 // The server answers only GET and HEAD, and, when it listens on a loopback
 // address, only requests that name a loopback host: a page elsewhere that

@@ -2,19 +2,24 @@ package viewer
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 )
 
@@ -23,7 +28,7 @@ type LoadRun func(ctx context.Context, n int) (report.RunView, error)
 
 // Server is the viewer's HTTP handler.
 type Server struct {
-	index []byte
+	index *body
 	page  []byte
 	csp   string
 	runs  int
@@ -43,16 +48,44 @@ type Server struct {
 const keptViews = 32
 
 // view is one run's JSON, made once: readers who ask while it is being
-// made wait for it rather than making it again.
+// made wait for it rather than making it again, and may ask how far the
+// making has gone (counted, of total: the problems a CodeRepair run's
+// items are made again from, under --contexts, which takes minutes).
 type view struct {
-	done chan struct{}
-	json []byte
-	err  error
+	done           chan struct{}
+	body           *body
+	err            error
+	counted, total atomic.Int64
+}
+
+// body is a JSON answer kept gzip-compressed (a run's JSON shrinks about
+// 25 times) with an entity tag, the first half of the JSON's sha256: a
+// browser that holds the run asks again with it and gets 304 and no bytes.
+type body struct {
+	gz   []byte
+	etag string
+}
+
+func newBody(data []byte) (*body, error) {
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	return &body{gz: gz.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
 }
 
 // New serves index, making a run's view with load when first asked.
 func New(index report.ViewerIndex, load LoadRun) (*Server, error) {
-	ix, err := json.Marshal(index)
+	data, err := json.Marshal(index)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := newBody(data)
 	if err != nil {
 		return nil, err
 	}
@@ -83,9 +116,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "no-store")
 	switch path := r.URL.Path; {
 	case path == "/":
+		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", s.csp)
 		w.Write(s.page)
@@ -93,32 +126,101 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// None: a browser asks for it, and a 404 would log an error.
 		w.WriteHeader(http.StatusNoContent)
 	case path == "/api/runs":
-		writeJSON(w, s.index)
+		writeJSON(w, r, s.index)
 	case strings.HasPrefix(path, "/api/runs/"):
-		n, err := strconv.Atoi(strings.TrimPrefix(path, "/api/runs/"))
+		arg, progress := strings.CutSuffix(strings.TrimPrefix(path, "/api/runs/"), "/progress")
+		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 || n >= s.runs {
-			http.Error(w, fmt.Sprintf("no run %q: runs are numbered 0 to %d", strings.TrimPrefix(path, "/api/runs/"), s.runs-1), http.StatusNotFound)
+			http.Error(w, fmt.Sprintf("no run %q: runs are numbered 0 to %d", arg, s.runs-1), http.StatusNotFound)
 			return
 		}
-		body, err := s.view(r.Context(), n)
+		if progress {
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(s.progress(n))
+			return
+		}
+		b, err := s.view(r.Context(), n)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, body)
+		writeJSON(w, r, b)
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-func writeJSON(w http.ResponseWriter, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
+// writeJSON answers with b: 304 to a reader who holds it already (its
+// entity tag), else gzip-compressed to a reader who takes gzip (every
+// browser) and plain to one who does not. A reader may keep it, asking
+// again before each use (no-cache), since a run's view changes only when
+// the server is started again over other rows.
+func writeJSON(w http.ResponseWriter, r *http.Request, b *body) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", b.etag)
+	h.Set("Vary", "Accept-Encoding")
+	if slices.Contains(strings.FieldsFunc(r.Header.Get("If-None-Match"), func(c rune) bool { return c == ',' || c == ' ' }), b.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	if acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Content-Length", strconv.Itoa(len(b.gz)))
+		w.Write(b.gz)
+		return
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b.gz))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	io.Copy(w, zr)
+}
+
+// acceptsGzip says whether a request's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// Progress is how far the making of a run's view has gone, for a page
+// that waits on it: State is "waiting" (not asked for yet), "making" or
+// "made"; Counted of Total are the units the slow part of the making
+// counts (0 of 0 where it counts none).
+type Progress struct {
+	State   string `json:"state"`
+	Counted int64  `json:"counted"`
+	Total   int64  `json:"total"`
+}
+
+// progress is how far run n's view has gone.
+func (s *Server) progress(n int) Progress {
+	s.mu.Lock()
+	v, ok := s.views[n]
+	s.mu.Unlock()
+	if !ok {
+		return Progress{State: "waiting"}
+	}
+	p := Progress{State: "making", Counted: v.counted.Load(), Total: v.total.Load()}
+	select {
+	case <-v.done:
+		p.State = "made"
+	default:
+	}
+	return p
 }
 
 // view is run n's JSON, made on the first request. A failed make is not
 // kept, so that a reader who fixes the folder can ask again.
-func (s *Server) view(ctx context.Context, n int) ([]byte, error) {
+func (s *Server) view(ctx context.Context, n int) (*body, error) {
 	s.mu.Lock()
 	v, ok := s.views[n]
 	if !ok {
@@ -132,9 +234,17 @@ func (s *Server) view(ctx context.Context, n int) ([]byte, error) {
 		s.mu.Unlock()
 		// Made under the server's life, not this request's: a reader
 		// who leaves does not spoil the view for the next.
-		rv, err := s.load(context.WithoutCancel(ctx), n)
+		counted := iostreams.WithCounted(context.WithoutCancel(ctx), func(done, total int) {
+			v.counted.Store(int64(done))
+			v.total.Store(int64(total))
+		})
+		rv, err := s.load(counted, n)
+		var data []byte
 		if err == nil {
-			v.json, err = json.Marshal(rv)
+			data, err = json.Marshal(rv)
+		}
+		if err == nil {
+			v.body, err = newBody(data)
 		}
 		v.err = err
 		close(v.done)
@@ -151,7 +261,7 @@ func (s *Server) view(ctx context.Context, n int) ([]byte, error) {
 	}
 	select {
 	case <-v.done:
-		return v.json, v.err
+		return v.body, v.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -1,6 +1,8 @@
 package viewer
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/testutil"
@@ -193,5 +196,102 @@ func TestIsLoopback(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// A run's JSON goes out gzip-compressed to a reader who takes gzip, plain
+// to one who does not, and a reader who holds it (its entity tag) gets 304
+// and no bytes; the page itself is never kept.
+func TestRunJSONIsCompressedAndRevalidated(t *testing.T) {
+	ts, loads, _ := serve(t)
+	ask := func(path string, header map[string]string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		testutil.OK(t, err)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		// A transport of its own: Go's default one asks for gzip and
+		// unpacks it out of sight.
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		testutil.OK(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		testutil.OK(t, err)
+		return resp, body
+	}
+	plainResp, plain := ask("/api/runs/0", nil)
+	if plainResp.Header.Get("Content-Encoding") != "" || !json.Valid(plain) {
+		t.Fatalf("without gzip: Content-Encoding %q, %d bytes of JSON? %v", plainResp.Header.Get("Content-Encoding"), len(plain), json.Valid(plain))
+	}
+	resp, gz := ask("/api/runs/0", map[string]string{"Accept-Encoding": "gzip, deflate, br"})
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("with gzip: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	testutil.OK(t, err)
+	unpacked, err := io.ReadAll(zr)
+	testutil.OK(t, err)
+	if !bytes.Equal(unpacked, plain) {
+		t.Error("the gzip body unpacks to other JSON than the plain one")
+	}
+	etag, cache := resp.Header.Get("ETag"), resp.Header.Get("Cache-Control")
+	if etag == "" || etag != plainResp.Header.Get("ETag") || strings.Contains(cache, "no-store") {
+		t.Errorf("ETag %q (plain %q), Cache-Control %q: want one tag for both and a response a browser may keep", etag, plainResp.Header.Get("ETag"), cache)
+	}
+	again, body := ask("/api/runs/0", map[string]string{"If-None-Match": etag, "Accept-Encoding": "gzip"})
+	if again.StatusCode != http.StatusNotModified || len(body) != 0 || loads.Load() != 1 {
+		t.Errorf("asked again with its tag: %d, %d bytes, %d reads; want 304, none, 1", again.StatusCode, len(body), loads.Load())
+	}
+	if other, _ := ask("/api/runs/1", map[string]string{"If-None-Match": etag}); other.StatusCode != http.StatusOK {
+		t.Errorf("run 1 with run 0's tag: %d, want 200", other.StatusCode)
+	}
+	if page, _ := ask("/", nil); page.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("the page: Cache-Control %q, want no-store", page.Header.Get("Cache-Control"))
+	}
+}
+
+// While a run's view is being made, api/runs/N/progress says how far the
+// making has gone, as the environment counted it; before and after, that
+// it waits or is made.
+func TestProgressOfAViewBeingMade(t *testing.T) {
+	d := twoRuns()
+	counted, release := make(chan struct{}), make(chan struct{})
+	srv, err := New(report.NewViewerIndex(d), func(ctx context.Context, n int) (report.RunView, error) {
+		iostreams.Count(ctx, 3, 10)
+		close(counted)
+		<-release
+		return report.NewRunView(d, d.Runs[n].Dir, n, nil, nil, ""), nil
+	})
+	testutil.OK(t, err)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	progress := func() Progress {
+		t.Helper()
+		code, body, _ := get(t, ts, "/api/runs/0/progress")
+		var p Progress
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &p) != nil {
+			t.Fatalf("progress: %d %q", code, body)
+		}
+		return p
+	}
+	if p := progress(); p.State != "waiting" {
+		t.Errorf("before it is asked for: %+v, want waiting", p)
+	}
+	done := make(chan int)
+	go func() { code, _, _ := get(t, ts, "/api/runs/0"); done <- code }()
+	<-counted
+	if p := progress(); p != (Progress{State: "making", Counted: 3, Total: 10}) {
+		t.Errorf("while it is made: %+v, want making, 3 of 10", p)
+	}
+	close(release)
+	if code := <-done; code != http.StatusOK {
+		t.Fatalf("GET /api/runs/0: %d", code)
+	}
+	if p := progress(); p.State != "made" {
+		t.Errorf("once made: %+v, want made", p)
+	}
+	if code, _, _ := get(t, ts, "/api/runs/9/progress"); code != http.StatusNotFound {
+		t.Errorf("progress of no run: %d, want 404", code)
 	}
 }

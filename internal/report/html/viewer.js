@@ -37,13 +37,37 @@
 
   function status(msg) { $("status").textContent = msg; }
 
+  // How the runs being fetched are getting on: a batch counts the runs
+  // asked for since none was pending, and counted[i] says how far the
+  // server has gone making run i (a CodeRepair run under --contexts takes
+  // minutes), as api/runs/N/progress tells it.
+  const batch = { asked: 0, read: 0 };
+  const counted = [];
+  function pending() { return INDEX.runs.map((_, i) => i).filter((i) => loading[i] && !loaded[i]); }
+  function showLoading() {
+    const left = pending();
+    if (left.length === 0) return;
+    const making = left.filter((i) => counted[i]).map((i) => INDEX.runs[i].name + ": " + counted[i]);
+    status("Loading runs: " + batch.read + " of " + batch.asked + " read" + (making.length ? " (" + making.join("; ") + ")" : "") + "…");
+  }
+
   function load(i) {
     if (loaded[i]) return Promise.resolve(loaded[i]);
     if (!loading[i]) {
+      if (pending().length === 0) { batch.asked = 0; batch.read = 0; }
+      batch.asked++;
+      let poll = null;
+      if (!embedded) {
+        poll = setInterval(() => fetch("api/runs/" + i + "/progress").then((r) => (r.ok ? r.json() : null)).then((p) => {
+          if (p && p.total > 0 && !loaded[i]) { counted[i] = p.counted + " of " + p.total + " problems made into items"; showLoading(); }
+        }).catch(() => {}), 500);
+      }
+      const done = () => { if (poll) clearInterval(poll); };
       loading[i] = (embedded ? Promise.resolve(embedded.runs[i]) : fetch("api/runs/" + i).then((r) => {
         if (!r.ok) throw new Error("run " + INDEX.runs[i].name + ": " + r.status + " " + r.statusText);
         return r.json();
-      })).then((v) => { loaded[i] = v; return v; });
+      })).then((v) => { done(); loaded[i] = v; batch.read++; showLoading(); return v; },
+        (err) => { done(); loading[i] = null; throw err; });
     }
     return loading[i];
   }
@@ -57,6 +81,9 @@
   let openItem = null; // key of the item shown
   let compare = []; // keys of the episodes shown beside the open one
   let lastOpened = "episodes";
+  // Runs a link named that are not here: kept in the address, and said on
+  // the page, until the reader ticks or unticks a run.
+  let unknownRuns = [];
 
   function filters() {
     const v = (id) => $("f-" + id).value.trim();
@@ -67,6 +94,20 @@
     };
   }
 
+  // fits says whether run r is of the model and env the filters choose.
+  const fits = (r, f) => (!f.model || r.models.includes(f.model)) && (!f.env || r.env === f.env);
+
+  // viewed are the runs whose episodes and items are listed: those
+  // ticked, or, where a model or env is chosen and no ticked run is of it,
+  // every run of it. It is worked out from the ticks and the filters as
+  // they stand and never kept, so that the same choices list the same
+  // runs whatever order they were made in.
+  function viewed() {
+    const f = filters();
+    if ((!f.model && !f.env) || [...ticked].some((i) => fits(INDEX.runs[i], f))) return ticked;
+    return new Set(INDEX.runs.map((_, i) => i).filter((i) => fits(INDEX.runs[i], f)));
+  }
+
   const epKey = (e) => [INDEX.runs[e.run].name, e.harness, e.task, e.seed].join("|");
   const itemKey = (i) => [INDEX.runs[i.run].name, i.harness, i.id].join("|");
   const runByName = (name) => INDEX.runs.findIndex((r) => r.name === name);
@@ -75,8 +116,8 @@
     const h = new URLSearchParams();
     // The report opens with every run ticked, the server with none: the
     // hash names the runs ticked where that differs.
-    const names = [...ticked].sort((a, b) => a - b).map((i) => INDEX.runs[i].name);
-    if (embedded ? names.length < INDEX.runs.length : names.length > 0) h.set("runs", names.join(","));
+    const names = [...ticked].sort((a, b) => a - b).map((i) => INDEX.runs[i].name).concat(unknownRuns);
+    if (embedded ? ticked.size < INDEX.runs.length || unknownRuns.length > 0 : names.length > 0) h.set("runs", names.join(","));
     for (const id of filterIDs) {
       const input = $("f-" + id);
       if (input.type === "checkbox") { if (input.checked) h.set(id, "1"); } else if (input.value !== "") h.set(id, input.value);
@@ -110,9 +151,10 @@
     openItem = h.get("item");
     compare = h.get("cmp") ? h.get("cmp").split(",") : [];
     const runs = h.get("runs");
+    unknownRuns = [];
     if (runs !== null) {
       ticked.clear();
-      for (const name of runs.split(",")) { const i = runByName(name); if (i >= 0) ticked.add(i); }
+      for (const name of runs.split(",")) { const i = runByName(name); if (i >= 0) ticked.add(i); else if (name) unknownRuns.push(name); }
     } else if (embedded) {
       INDEX.runs.forEach((_, i) => ticked.add(i));
     }
@@ -202,20 +244,20 @@
 
   const columns = {
     runs: [
-      { key: "view", label: "view", value: (r) => (ticked.has(r.i) ? 0 : 1),
-        cell: (r) => el("input", { type: "checkbox", class: "tick", "data-run": r.i, "aria-label": "view " + r.name, ...(ticked.has(r.i) ? { checked: "" } : {}) }) },
+      { key: "view", label: "view", value: (r) => (r.viewed ? 0 : 1),
+        cell: (r) => el("input", { type: "checkbox", class: "tick", "data-run": r.i, "aria-label": "view " + r.name, ...(r.viewed ? { checked: "" } : {}) }) },
       { key: "run", label: "run", value: (r) => r.name },
       { key: "model", label: "model", value: (r) => r.models.join(", ") },
       { key: "env", label: "env", value: (r) => r.env },
       { key: "setting", label: "setting", value: (r) => r.setting },
       { key: "harnesses", label: "harnesses", value: (r) => r.harnesses.length },
       { key: "episodes", label: "episodes", value: (r) => r.episodes || r.sweep, cell: (r) => (r.episodes || r.sweep ? String(r.episodes || r.sweep) : "") },
-      { key: "passed", label: "passed", value: (r) => (r.episodes ? r.passed / r.episodes : -1), cell: (r) => pct(r.passed, r.episodes) },
-      { key: "repeated", label: "exact repeat", value: (r) => (r.episodes ? r.repeated / r.episodes : -1), cell: (r) => pct(r.repeated, r.episodes) },
-      { key: "looped", label: "looped", value: (r) => (r.episodes ? r.looped / r.episodes : -1), cell: (r) => pct(r.looped, r.episodes) },
+      { key: "passed", label: "passed", value: (r) => (r.episodes ? r.passed / r.episodes : null), cell: (r) => pct(r.passed, r.episodes) },
+      { key: "repeated", label: "exact repeat", value: (r) => (r.episodes ? r.repeated / r.episodes : null), cell: (r) => pct(r.repeated, r.episodes) },
+      { key: "looped", label: "looped", value: (r) => (r.episodes ? r.looped / r.episodes : null), cell: (r) => pct(r.looped, r.episodes) },
       { key: "items", label: "probe items", value: (r) => r.items, cell: (r) => (r.items ? String(r.items) : "") },
-      { key: "greedy_post", label: "greedy repeat", value: (r) => (r.items ? r.greedy_post / r.items : -1), cell: (r) => pct(r.greedy_post, r.items) },
-      { key: "inverted", label: "G < 0", value: (r) => (r.items ? r.inverted / r.items : -1), cell: (r) => pct(r.inverted, r.items) },
+      { key: "greedy_post", label: "greedy repeat", value: (r) => (r.items ? r.greedy_post / r.items : null), cell: (r) => pct(r.greedy_post, r.items) },
+      { key: "inverted", label: "G < 0", value: (r) => (r.items ? r.inverted / r.items : null), cell: (r) => pct(r.inverted, r.items) },
       { key: "provenance", label: "provenance", value: (r) => r.provenance,
         cell: (r) => el("details", {}, el("summary", {}, "show"), el("div", { class: "prov" }, r.dir + ": " + r.provenance)) },
     ],
@@ -237,7 +279,8 @@
       { key: "harness", label: "harness", value: (i) => i.harness },
       { key: "id", label: "item", value: (i) => i.id },
       { key: "kind", label: "failure", value: (i) => i.kind },
-      { key: "figures", label: "figures", value: (i) => i.figures },
+      // Sorted by G as a number; a banned action has none.
+      { key: "figures", label: "figures", value: (i) => i.g, cell: (i) => i.figures },
     ],
   };
   for (const cols of Object.values(columns)) for (const c of cols) c.cell = c.cell || c.value;
@@ -250,9 +293,12 @@
     const col = columns[list].find((c) => c.key === s.key);
     if (!col) return null;
     const dir = s.desc ? -1 : 1;
+    // Numbers compare as numbers; a row with no value (null: no episodes,
+    // a banned action's G) goes last whichever way the list is sorted.
     return (a, b) => {
       const x = col.value(a), y = col.value(b);
-      return dir * (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true }));
+      if (x === null || x === undefined || y === null || y === undefined) return (x === null || x === undefined) - (y === null || y === undefined);
+      return dir * (typeof x === "number" && typeof y === "number" ? (x > y) - (x < y) : String(x).localeCompare(String(y), undefined, { numeric: true }));
     };
   }
 
@@ -274,23 +320,23 @@
   // ---- the run summary ----
 
   function drawRuns() {
-    const f = filters();
-    let runs = INDEX.runs.map((r, i) => Object.assign({ i }, r));
-    runs = runs.filter((r) => (!f.model || r.models.includes(f.model)) && (!f.env || r.env === f.env));
+    const f = filters(), v = viewed();
+    let runs = INDEX.runs.map((r, i) => Object.assign({ i, viewed: v.has(i) }, r));
+    runs = runs.filter((r) => fits(r, f));
     const by = compareBy("runs");
     if (by) runs.sort(by);
     head("runs", $("run-list"));
-    $("run-list").tBodies[0].replaceChildren(...runs.map((r) => el("tr", { "data-run": r.i, class: ticked.has(r.i) ? "selected" : "" },
+    $("run-list").tBodies[0].replaceChildren(...runs.map((r) => el("tr", { "data-run": r.i, class: r.viewed ? "selected" : "" },
       ...columns.runs.map((c) => el("td", {}, c.cell(r))))));
-    $("run-count").textContent = ticked.size + " of " + INDEX.runs.length + " ticked" + (runs.length < INDEX.runs.length ? ", " + runs.length + " shown" : "");
+    $("run-count").textContent = v.size + " of " + INDEX.runs.length + " viewed" + (runs.length < INDEX.runs.length ? ", " + runs.length + " shown" : "");
   }
 
   // ---- episode and item lists ----
 
   const lists = {
-    episodes: { matches: [], shown: PAGE, all: () => [...ticked].flatMap((i) => (loaded[i] ? loaded[i].episodes : [])), selected: episodeSelected,
+    episodes: { matches: [], shown: PAGE, all: () => [...viewed()].flatMap((i) => (loaded[i] ? loaded[i].episodes : [])), selected: episodeSelected,
       key: epKey, open: (e) => showEpisode(e) },
-    items: { matches: [], shown: PAGE, all: () => [...ticked].flatMap((i) => (loaded[i] ? loaded[i].items : [])), selected: itemSelected,
+    items: { matches: [], shown: PAGE, all: () => [...viewed()].flatMap((i) => (loaded[i] ? loaded[i].items : [])), selected: itemSelected,
       key: itemKey, open: (i) => showItem(i) },
   };
 
@@ -308,9 +354,10 @@
     }
     $("f-cell").hidden = !cell;
     $("f-cell-text").textContent = cell ? cell.label : "";
-    $("episodes").hidden = ticked.size > 0 && lists.episodes.total === 0 && lists.items.total > 0;
-    $("items").hidden = ticked.size > 0 && lists.items.total === 0;
-    if (ticked.size === 0) status("No run ticked: tick runs in the table above, or choose a model.");
+    const v = viewed();
+    $("episodes").hidden = v.size > 0 && lists.episodes.total === 0 && lists.items.total > 0;
+    $("items").hidden = v.size > 0 && lists.items.total === 0;
+    if (v.size === 0) status("No run ticked: tick runs in the table above, or choose a model.");
     else status("");
   }
 
@@ -395,14 +442,22 @@
   // null: nothing to compare with). Words are runs of letters and digits,
   // each other character standing alone, so that a changed argument is
   // marked and not the whole call. The marking is a longest common
-  // subsequence of words, given up for the whole text past a size where
-  // it would stall the page.
+  // subsequence of words, whose table grows as the product of the two
+  // lengths: past wordPairs it would stall the page, and the texts are
+  // compared line by line instead (lineDiff), with a note saying so.
+  const wordPairs = 400000;
   function diffPre(text, ref, cls) {
     const pre = el("pre", cls ? { class: cls } : {});
     if (ref === null || ref === undefined || ref === text) { pre.append(text); return pre; }
     const words = (t) => t.split(/(\s+|[^\w\s])/).filter((w) => w !== "");
     const a = words(ref), b = words(text);
-    if (a.length * b.length > 400000) { pre.append(el("mark", {}, text)); return pre; }
+    if (a.length * b.length > wordPairs) {
+      const lines = (t) => t.split(/(?<=\n)/);
+      const byLine = lineDiff(pre, lines(ref), lines(text));
+      return el("div", {}, el("span", { class: "why diff-note" }, byLine
+        ? "too long to compare word by word: the lines that differ are marked"
+        : "too long to compare word by word, and too unlike to compare line by line: all of it is marked"), pre);
+    }
     const n = a.length, m = b.length, L = new Uint32Array((n + 1) * (m + 1));
     for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
       L[i * (m + 1) + j] = a[i] === b[j] ? L[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(L[(i + 1) * (m + 1) + j], L[i * (m + 1) + j + 1]);
@@ -420,6 +475,45 @@
     }
     flush();
     return pre;
+  }
+
+  // lineDiff marks in pre the lines of b that are not in a shortest edit
+  // script from a (Myers's O((n+m)D) algorithm, quick where few lines
+  // differ, as in two long replies that share most of their text). Past
+  // maxEdits edits it marks all of b and returns false.
+  const maxEdits = 1000;
+  function lineDiff(pre, a, b) {
+    const n = a.length, m = b.length, max = Math.min(n + m, maxEdits), off = max + 1;
+    const v = new Int32Array(2 * max + 3), trace = [];
+    let found = false;
+    for (let d = 0; d <= max && !found; d++) {
+      trace.push(v.slice());
+      for (let k = -d; k <= d; k += 2) {
+        let x = k === -d || (k !== d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
+        let y = x - k;
+        while (x < n && y < m && a[x] === b[y]) { x++; y++; }
+        v[off + k] = x;
+        if (x >= n && y >= m) { found = true; break; }
+      }
+    }
+    if (!found) { pre.append(el("mark", {}, b.join(""))); return false; }
+    const same = new Uint8Array(m);
+    let x = n, y = m;
+    for (let d = trace.length - 1; d >= 0; d--) {
+      const w = trace[d], k = x - y;
+      const pk = k === -d || (k !== d && w[off + k - 1] < w[off + k + 1]) ? k + 1 : k - 1;
+      const px = w[off + pk], py = px - pk;
+      while (x > px && y > py) { x--; y--; same[y] = 1; }
+      x = px; y = py;
+    }
+    let run = "", marked = false;
+    const flush = () => { if (run) pre.append(marked ? el("mark", {}, run) : run); run = ""; };
+    for (let j = 0; j < m; j++) {
+      if (!same[j] !== marked) { flush(); marked = !same[j]; }
+      run += b[j];
+    }
+    flush();
+    return true;
   }
 
   function highlight(name) {
@@ -527,6 +621,27 @@
     return el("div", { class: "scroll" }, el("h3", {}, "Task " + first.task + ", seed " + first.seed + ": " + eps.length + " episodes; words that differ from the first column's step are marked"), table);
   }
 
+  // terms is G's decomposition (docs/methodology.md): −G = Δcopy + Δsem,
+  // and Δsem = Δquote + Δvalence where the run measured the quoteless
+  // context; nothing for a banned action, which has no G.
+  function terms(x) {
+    if (x.g === null || x.g === undefined) return null;
+    const f = (v) => (v === null || v === undefined ? "n/a" : v.toFixed(3));
+    let t = "Δcopy " + f(x.d_copy) + " · Δsem " + f(x.d_sem);
+    if (x.d_quote !== null && x.d_quote !== undefined) t += " (Δquote " + f(x.d_quote) + ", Δvalence " + f(x.d_valence) + ")";
+    return el("div", { class: "label terms" }, t + " nats");
+  }
+
+  // after is what harness x showed after the failure, where the item's
+  // context was made: the failed turn as it showed it (verbatim: the raw
+  // observation; abstract: the description; scrub: the task with its
+  // rule-out), message by message.
+  function after(x) {
+    if (!x.after) return [];
+    if (x.after.length === 0) return [text("shown after the failure", "(nothing: the harness leaves the failure out)")];
+    return x.after.map(([role, content]) => text("shown after the failure (" + role + ")", content, "after"));
+  }
+
   function showItem(it) {
     openItem = itemKey(it);
     lastOpened = "items";
@@ -535,14 +650,16 @@
     writeHash();
   }
 
+  function findItem(key) {
+    const [run, h, id] = key.split("|");
+    const i = runByName(run);
+    if (i < 0 || !loaded[i]) return null;
+    return loaded[i].items.find((x) => x.harness === h && x.id === id) || null;
+  }
+
   function drawItem() {
     const view = $("item-view");
-    let it = null;
-    if (openItem) {
-      const [run, h, id] = openItem.split("|");
-      const i = runByName(run);
-      if (i >= 0 && loaded[i]) it = loaded[i].items.find((x) => x.harness === h && x.id === id) || null;
-    }
+    const it = openItem && findItem(openItem);
     if (!it) { view.replaceChildren(); return; }
     const v = loaded[it.run];
     const same = v.items.filter((x) => x.model === it.model && x.env === it.env && x.id === it.id);
@@ -559,7 +676,7 @@
       box.append(el("p", {}, "Context not shown: the run has no context record (made before feedrun kept one) and the item was not made again here (CodeRepair's need --contexts; an on-policy run needs its onpolicy_attempts.csv)."));
     }
     box.append(el("div", { class: "side-items" }, ...same.map((x) => el("div", { class: "transcript" },
-      el("h3", {}, x.harness), el("div", { class: "label" }, x.figures),
+      el("h3", {}, x.harness), el("div", { class: "label" }, x.figures), terms(x), ...after(x),
       text("greedy before the failure", x.pre || "(not kept in this run)"),
       text("greedy after the failure", x.post || "(not kept in this run)", x.greedy_post ? "failed" : "")))));
     view.replaceChildren(nav("items"), box);
@@ -568,7 +685,14 @@
 
   // ---- wiring ----
 
+  // tick ticks or unticks run i as the reader does in the table. Where the
+  // runs viewed are a model's or env's (no run ticked is of it), they
+  // become the ticked ones first, so that the box the reader clicked is
+  // the only one that changes.
   function tick(i, on) {
+    const v = viewed();
+    if (v !== ticked) { ticked.clear(); for (const j of v) ticked.add(j); }
+    unknownRuns = [];
     if (on) ticked.add(i); else ticked.delete(i);
     return on ? load(i) : Promise.resolve();
   }
@@ -576,16 +700,39 @@
   // refresh loads the ticked runs (and those the open episode and the
   // comparison name), then draws.
   function refresh() {
-    const need = new Set(ticked);
+    const need = new Set(viewed());
     for (const k of [openEp, openItem, ...compare]) if (k) { const i = runByName(k.split("|")[0]); if (i >= 0) need.add(i); }
-    const pending = [...need].filter((i) => !loaded[i]);
-    if (pending.length) status("Loading " + pending.length + " run(s)…");
-    return Promise.all([...need].map(load)).then(() => {
+    const all = Promise.all([...need].map(load));
+    // The table of runs needs none of their rows: it is drawn at once.
+    drawRuns();
+    showLoading();
+    return all.then(() => {
       update();
       drawEpisode();
       drawItem();
       writeHash();
+      notice();
     }).catch((err) => status(String(err)));
+  }
+
+  // notice says on the page what the address names that is not here: a
+  // run, an episode, a comparison or an item, each by the name the link
+  // gives it, until the address changes.
+  function notice() {
+    const msgs = [];
+    if (unknownRuns.length) msgs.push("The link names " + (unknownRuns.length > 1 ? "runs" : "a run") + " not served here: " + unknownRuns.map((n) => "“" + n + "”").join(", ") + ".");
+    const missing = (what, key, find) => {
+      if (!key || find(key)) return;
+      const [run, h, x, seed] = key.split("|");
+      const i = runByName(run);
+      if (i < 0) msgs.push("The link's " + what + " “" + key + "” is of a run not served here, “" + run + "”.");
+      else if (loaded[i]) msgs.push("Run " + run + " has no " + (what === "item" ? "item " + x + " under " + h : "episode of task " + x + ", seed " + seed + " under " + h) + " (the link's " + what + " “" + key + "”).");
+    };
+    missing("episode", openEp, findEpisode);
+    for (const k of compare) missing("comparison", k, findEpisode);
+    missing("item", openItem, findItem);
+    $("notice").textContent = msgs.join(" ");
+    $("notice").hidden = msgs.length === 0;
   }
 
   function fillSelect(id, values) {
@@ -629,15 +776,9 @@
       $(single + "-more").addEventListener("click", () => { l.shown += PAGE; draw(name); });
     }
     for (const id of filterIDs) {
-      $("f-" + id).addEventListener("input", () => {
-        // A model (or env) with no run of it ticked ticks its runs.
-        const f = filters();
-        if ((id === "model" || id === "env") && (f.model || f.env)) {
-          const fits = (r) => (!f.model || r.models.includes(f.model)) && (!f.env || r.env === f.env);
-          if (![...ticked].some((i) => fits(INDEX.runs[i]))) INDEX.runs.forEach((r, i) => { if (fits(r)) ticked.add(i); });
-        }
-        refresh();
-      });
+      // A model (or env) with no run of it ticked views its runs
+      // (viewed), which refresh loads.
+      $("f-" + id).addEventListener("input", refresh);
     }
     $("f-cell-clear").addEventListener("click", () => { cell = null; refresh(); });
     $("f-reset").addEventListener("click", () => {
