@@ -14,12 +14,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/feedrun/feedrun/internal/report"
 )
 
 // LoadRun makes the view of the index's run number n.
-type LoadRun func(ctx context.Context, n int) (report.RunView, error)
+type LoadRun func(ctx context.Context, n int) (RunView, error)
 
 // Server is the viewer's HTTP handler.
 type Server struct {
@@ -51,16 +49,16 @@ type view struct {
 }
 
 // New serves index, making a run's view with load when first asked.
-func New(index report.ViewerIndex, load LoadRun) (*Server, error) {
+func New(index ViewerIndex, load LoadRun) (*Server, error) {
 	ix, err := json.Marshal(index)
 	if err != nil {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := report.WriteViewerPage(&page); err != nil {
+	if err := WriteViewerPage(&page); err != nil {
 		return nil, err
 	}
-	js, err := report.ViewerScript()
+	js, err := Script()
 	if err != nil {
 		return nil, err
 	}

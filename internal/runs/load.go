@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"cmp"
@@ -91,8 +91,8 @@ func load(dirs []string, steps bool) (Data, error) {
 	if err := checkEpisodes(d.Episodes, l.episodeLocs, l.tunedFrom, d.Items, l.itemLocs); err != nil {
 		return Data{}, err
 	}
-	slices.SortStableFunc(d.Items, compareItems)
-	slices.SortStableFunc(d.Episodes, compareEpisodes)
+	slices.SortStableFunc(d.Items, CompareItems)
+	slices.SortStableFunc(d.Episodes, CompareEpisodes)
 	slices.SortStableFunc(d.Sweep, compareSweep)
 	slices.SortFunc(d.Runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
 	return d, nil
@@ -148,7 +148,7 @@ func (l *loader) read(dir string) error {
 		}
 		if manifest.Config.OnPolicy {
 			for i := range items {
-				items[i].Env += onPolicySuffix
+				items[i].Env += OnPolicySuffix
 			}
 		}
 		for i := range items {
@@ -344,21 +344,24 @@ func (r *rowReader) probability(name string) float64 {
 	return x
 }
 
-// toolObservationsSuffix marks the env of a run whose observations came in
+// OnPolicySuffix marks the env of an on-policy probe run's rows.
+const OnPolicySuffix = " (on-policy)"
+
+// ToolObservationsSuffix marks the env of a run whose observations came in
 // the chat format's tool-result turn rather than as user turns, the
 // study's setting: another condition, whose rows stand apart.
-const toolObservationsSuffix = " (tool observations)"
+const ToolObservationsSuffix = " (tool observations)"
 
 // observationsSuffix is the env label's suffix for the run's config
 // "observations": none for user turns (and for runs made before the
-// setting existed, which all used them), toolObservationsSuffix for tool
+// setting existed, which all used them), ToolObservationsSuffix for tool
 // turns.
 func observationsSuffix(dir string, c results.Config) (string, error) {
 	switch c.Observations {
 	case "", "user":
 		return "", nil
 	case "tool":
-		return toolObservationsSuffix, nil
+		return ToolObservationsSuffix, nil
 	}
 	return "", fmt.Errorf("%s: config field observations: expected user or tool, got %v", filepath.Join(dir, results.ManifestName), c.Observations)
 }
