@@ -154,9 +154,7 @@ func TestJSONOutputsParse(t *testing.T) {
 		}))
 		defer srv.Close()
 		h := sha256.Sum256(content)
-		saved := models.Datasets
-		models.Datasets = []models.Dataset{{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])}}
-		t.Cleanup(func() { models.Datasets = saved })
+		withDatasets(t, models.Dataset{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])})
 		c := newFakeCLI(t)
 		t.Setenv(models.CacheEnv, t.TempDir())
 		for _, cached := range []bool{false, true} {
