@@ -172,14 +172,14 @@ func recordedItems(out runs.Contexts, d runs.Data, run runs.RunInfo) error {
 		if !seen {
 			item = transcript.Item{ID: it.ItemID, Env: env, FailureKind: it.FailureKind, FailedAction: neutral[len(pre)].Content}
 		}
-		// instruction's system prompt is its own.
-		if it.Harness != harness.Instruction && item.Context == nil {
+		// An instructing harness's system prompt is its own.
+		if !it.Harness.Instructs() && item.Context == nil {
 			item.Context = pre
 		}
 		fail, _ := get(it, it.Harness, "fail")
 		switch {
 		case len(fail) == 0:
-		case it.Harness == harness.Verbatim || it.Harness == harness.Instruction || it.Harness == harness.Ban || it.Harness == harness.ErrorOnly:
+		case it.Harness.ShowsObservation():
 			item.Observation = fail[len(fail)-1].Content
 		case it.Harness.Abstracts():
 			item.Description = strings.TrimPrefix(fail[len(fail)-1].Content, transcript.ObservationPrefix)
