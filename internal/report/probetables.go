@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -114,39 +113,11 @@ func Tables(ctx context.Context, items []runs.Item, ref Reference, b Bootstrap) 
 			},
 		},
 	}
-	type job struct {
-		g runs.Group[runs.Item]
-		h harness.Name
-	}
-	var jobs []job
-	for _, g := range runs.Groups(items) {
-		for _, h := range g.Harnesses() {
-			jobs = append(jobs, job{g, h})
-		}
-	}
-	figures := make([][3]map[string]Figure, len(jobs))
-	err := inParallel(ctx, len(jobs), func(i int) error {
-		j := jobs[i]
-		f := &figurer{b: b}
-		hs := j.g.ByHarness[j.h]
-		figures[i] = [3]map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, j.h, hs, j.g.ByHarness[harness.Verbatim])}
-		if f.err != nil {
-			return fmt.Errorf("%s, %s, %s: %w", j.g.Model, j.g.Env, j.h, f.err)
-		}
-		return nil
+	err := fillHarnessRows(ctx, tables, items, ref, b, func(f *figurer, h harness.Name, hs, verbatim []runs.Item) []map[string]Figure {
+		return []map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, h, hs, verbatim)}
 	})
 	if err != nil {
 		return nil, err
-	}
-	for i, j := range jobs {
-		for t, figs := range figures[i] {
-			tables[t].Rows = append(tables[t].Rows, Row{Model: j.g.Model, Base: j.g.Base, Env: j.g.Env, Harness: j.h, Figures: figs})
-		}
-	}
-	for i := range tables {
-		markByConstruction(&tables[i])
-		adjustHolm(&tables[i])
-		addStudy(&tables[i], ref)
 	}
 	if slices.ContainsFunc(items, func(it runs.Item) bool { return strings.HasSuffix(it.Env, runs.OnPolicySuffix) }) {
 		tables[2].Notes = append(tables[2].Notes, onPolicyNote) // Table 3

@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/feedrun/feedrun/internal/harness"
@@ -63,36 +62,14 @@ func Rollouts(ctx context.Context, episodes []runs.Episode, ref Reference, finis
 			"Study: the study's rollouts ran 0.5B instruction-tuned agents on its tool-calling environment, so its figures stand beside ToolShed rows of a 0.5B instruction-tuned model only (models.yaml's parameters and instruction_tuned), and beside no other size.",
 		},
 	}
-	type job struct {
-		g runs.Group[runs.Episode]
-		h harness.Name
-	}
-	var jobs []job
-	for _, g := range runs.Groups(episodes) {
-		for _, h := range g.Harnesses() {
-			jobs = append(jobs, job{g, h})
-		}
-	}
-	figures := make([]map[string]Figure, len(jobs))
-	err := inParallel(ctx, len(jobs), func(i int) error {
-		j := jobs[i]
-		f := &figurer{b: b}
-		figures[i] = rolloutFigures(f, j.h, j.g.ByHarness[j.h], j.g.ByHarness[harness.Verbatim], finishCall)
-		if f.err != nil {
-			return fmt.Errorf("%s, %s, %s: %w", j.g.Model, j.g.Env, j.h, f.err)
-		}
-		return nil
+	tables := []Table{t}
+	err := fillHarnessRows(ctx, tables, episodes, ref, b, func(f *figurer, h harness.Name, hs, verbatim []runs.Episode) []map[string]Figure {
+		return []map[string]Figure{rolloutFigures(f, h, hs, verbatim, finishCall)}
 	})
 	if err != nil {
 		return Table{}, err
 	}
-	for i, j := range jobs {
-		t.Rows = append(t.Rows, Row{Model: j.g.Model, Base: j.g.Base, Env: j.g.Env, Harness: j.h, Figures: figures[i]})
-	}
-	markByConstruction(&t)
-	adjustHolm(&t)
-	addStudy(&t, ref)
-	return t, nil
+	return tables[0], nil
 }
 
 // episodeRates are the per-episode outcomes compared with verbatim, by
