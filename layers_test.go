@@ -11,7 +11,10 @@ import (
 // the code that produces or analyses them; the report, which analyses
 // results, never depends on what produces them (the runners, the
 // environments, the llama.cpp binding, the commands), nor does the
-// exporter, which writes results in other tools' formats; what a run's
+// exporter, which writes results in other tools' formats; run folders are
+// read by one package (runs) below the report, the viewer, the exporter
+// and the sizing of runs (plan), none of which needs the report to read a
+// folder; what a run's
 // model was shown is made again (package shown) from the environments'
 // interface, never a named environment; runners never see the binding or
 // the commands; only the commands import the binding, directly or through
@@ -33,12 +36,14 @@ var forbidden = map[string][]string{
 	"internal/kvcache":    {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/env", "envs/"},
 	"internal/harness":    {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"internal/report":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
-	"internal/viewer":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
-	"internal/export":     {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
+	"internal/runs":       {"internal/probe", "internal/rollout", "internal/report", "internal/viewer", "internal/export", "internal/shown", "internal/plan", "internal/cli", "internal/llama", "internal/lm", "internal/env", "internal/memory", "internal/models", "envs/"},
+	"internal/viewer":     {"internal/report", "internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
+	"internal/export":     {"internal/report", "internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
+	"internal/plan":       {"internal/probe", "internal/rollout", "internal/cli", "internal/llama", "internal/lm", "internal/memory", "internal/models", "envs/"},
 	"internal/probe":      {"internal/rollout", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/rollout":    {"internal/probe", "internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/checkpoint": {"internal/harness", "internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/env", "envs/"},
-	"internal/shown":      {"internal/cli", "internal/llama", "envs/"},
+	"internal/shown":      {"internal/report", "internal/cli", "internal/llama", "envs/"},
 	"internal/lanes":      {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "internal/env", "envs/"},
 	"internal/env":        {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm", "envs/"},
 	"envs":                {"internal/probe", "internal/rollout", "internal/report", "internal/cli", "internal/llama", "internal/lm"},

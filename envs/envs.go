@@ -7,6 +7,7 @@ import (
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/models"
 )
 
 // All are the environments --env names, in the order help lists them; the
@@ -39,4 +40,14 @@ func Names() string {
 func FinishCall(name string) bool {
 	e, ok := Lookup(name)
 	return ok && e.FinishCall()
+}
+
+// Datasets are the datasets the registry's environments read, in its
+// order: what `feedrun data pull` fetches.
+func Datasets() []models.Dataset {
+	var out []models.Dataset
+	for _, e := range All {
+		out = append(out, e.Datasets...)
+	}
+	return out
 }

@@ -2,6 +2,9 @@ package envs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -18,7 +21,21 @@ type Spec struct {
 	Name     string // --env
 	use      env.Use
 	settings map[string]env.Settings // by environment name
+	// options are -o's values, ENV.KEY=VALUE, in the order given, and
+	// known the settings they name, by ENV.KEY; applied once, by apply.
+	options []string
+	known   map[string]env.Option
+	applied bool
 }
+
+// OptionFlag is the flag that sets an environment's own setting:
+// -o ENV.KEY=VALUE, as restic's backends take theirs.
+const OptionFlag = "option"
+
+// AliasAnnotation marks a bare flag kept for a release as the alias of an
+// environment's setting; its value is the setting's -o form, which the
+// command layer prints when the alias is used.
+const AliasAnnotation = "feedrun/alias-of"
 
 // Help is --env's help: the environments it names.
 func Help() string { return "environment: " + Names() }
@@ -47,12 +64,65 @@ func (s *Spec) RegisterEnv(fs *pflag.FlagSet, help string, ns ...env.Need) {
 // ns need to fs, for a command of use u: a command that reads runs of any
 // environment has no --env.
 func (s *Spec) RegisterSettings(fs *pflag.FlagSet, u env.Use, ns ...env.Need) {
-	s.use, s.settings = u, map[string]env.Settings{}
+	s.use, s.settings, s.known = u, map[string]env.Settings{}, map[string]env.Option{}
+	var help []string
 	for _, name := range Meeting(ns...) {
 		e, _ := Lookup(name)
-		s.settings[name] = e.Settings()
-		s.settings[name].Register(fs, u)
+		set := e.Settings()
+		s.settings[name] = set
+		for _, o := range set.Options(u) {
+			key := name + "." + o.Key
+			s.known[key] = o
+			form := key
+			if o.Arg != "" {
+				form += "=" + o.Arg
+			}
+			help = append(help, form+": "+o.Help)
+			if o.Alias == "" {
+				continue
+			}
+			fl := fs.VarPF(o.Value, o.Alias, "", "alias of -o "+form+", kept for one release")
+			if isBool(o.Value) {
+				fl.NoOptDefVal = "true"
+			}
+			_ = fs.SetAnnotation(o.Alias, AliasAnnotation, []string{"-o " + form})
+		}
 	}
+	if len(help) > 0 {
+		fs.StringArrayVarP(&s.options, OptionFlag, "o", nil, "an environment's own setting, ENV.KEY=VALUE (a switch: ENV.KEY); repeat for several:\n"+strings.Join(help, "\n"))
+	}
+}
+
+// isBool says whether v is a switch, given without a value.
+func isBool(v pflag.Value) bool {
+	b, ok := v.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// apply sets the settings -o names, once: each must be a setting of an
+// environment the command takes, ENV.KEY=VALUE, or ENV.KEY for a switch.
+func (s *Spec) apply() error {
+	if s.applied {
+		return nil
+	}
+	s.applied = true
+	for _, given := range s.options {
+		key, value, hasValue := strings.Cut(given, "=")
+		o, ok := s.known[key]
+		if !ok {
+			return usage.Errorf("-o %s: expected one of %s", given, strings.Join(slices.Sorted(maps.Keys(s.known)), ", "))
+		}
+		if !hasValue {
+			if !isBool(o.Value) {
+				return usage.Errorf("-o %s: expected %s=VALUE", given, key)
+			}
+			value = "true"
+		}
+		if err := o.Value.Set(value); err != nil {
+			return usage.Errorf("-o %s: %v", given, err)
+		}
+	}
+	return nil
 }
 
 // Named is the spec with name, one environment of the registry, chosen
@@ -68,6 +138,9 @@ func (s Spec) Named(name string) *Spec {
 // the needs are answered by the environment's kind. A command checks
 // with its other flags, and again as Open opens what they name.
 func (s *Spec) Check(ns ...env.Need) (env.Settings, error) {
+	if err := s.apply(); err != nil {
+		return nil, err
+	}
 	e, ok := Lookup(s.Name)
 	if !ok {
 		return nil, usage.Errorf("unknown environment %q: expected %s", s.Name, Names())
@@ -102,11 +175,12 @@ func (s *Spec) Open(ns ...env.Need) (env.Env, error) {
 }
 
 // Record writes what the manifest keeps of the chosen environment's
-// settings into c.
-func (s *Spec) Record(c *results.Config) {
+// settings into c, under the environment's name.
+func (s *Spec) Record(c *results.Config) error {
 	if set, ok := s.settings[s.Name]; ok {
-		set.Record(c)
+		return set.Record(c)
 	}
+	return nil
 }
 
 // Recorded is the entry and settings of name, the environment of a
@@ -115,6 +189,9 @@ func (s *Spec) Record(c *results.Config) {
 // without flags). The caller checks them (env.ToRead) once it knows it
 // needs the environment opened.
 func (s *Spec) Recorded(name string) (env.Entry, env.Settings, error) {
+	if err := s.apply(); err != nil {
+		return env.Entry{}, nil, err
+	}
 	e, ok := Lookup(name)
 	if !ok {
 		return env.Entry{}, nil, fmt.Errorf("no environment %q here: expected %s", name, Names())

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/testutil"
 )
 
@@ -87,12 +87,12 @@ func TestQuietBuildShowsEverythingOnFailure(t *testing.T) {
 // against are what the script computes from the records of the copy
 // `make test`'s CodeRepair tests read.
 func TestMBPPDigest(t *testing.T) {
-	path := testutil.MBPP(t)
+	path := testutil.Data(t, coderepair.MBPP)
 	out, err := exec.Command("./mbpp-digest.sh", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mbpp-digest.sh %s: %v\n%s", path, err, out)
 	}
-	want := fmt.Sprintf("427 records\nsize %d\nsha256 %s\n", models.MBPP.Size, models.MBPP.SHA256)
+	want := fmt.Sprintf("427 records\nsize %d\nsha256 %s\n", coderepair.MBPP.Size, coderepair.MBPP.SHA256)
 	if string(out) != want {
 		t.Fatalf("mbpp-digest.sh printed\n%s\nwant\n%s", out, want)
 	}

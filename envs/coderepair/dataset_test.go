@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/feedrun/feedrun/internal/models"
 )
 
 const goodRecord = `{"task_id": 11, "prompt": "Write a python function to remove first and last occurrence of a given character from the string.",
@@ -123,8 +121,8 @@ func TestLoadSanitizedMBPP(t *testing.T) {
 	// copy of the same records that the committed CodeRepair runs read
 	// (their manifests' dataset_sha256).
 	const prettyPrintedSHA256 = "8ac32b2799150228e2d745aed09c870b7e4444246d4727d1004576207ef40769"
-	if d.SHA256 != models.MBPP.SHA256 && d.SHA256 != prettyPrintedSHA256 {
-		t.Errorf("sha256 = %s, want the published file's %s or the pretty-printed copy's %s", d.SHA256, models.MBPP.SHA256, prettyPrintedSHA256)
+	if d.SHA256 != MBPP.SHA256 && d.SHA256 != prettyPrintedSHA256 {
+		t.Errorf("sha256 = %s, want the published file's %s or the pretty-printed copy's %s", d.SHA256, MBPP.SHA256, prettyPrintedSHA256)
 	}
 	for _, p := range d.Problems {
 		if p.Function == "" || len(p.Tests) == 0 {

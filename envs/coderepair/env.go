@@ -13,7 +13,7 @@ import (
 
 // Name is CodeRepair's name: what --env spells and what items and result
 // files record.
-const Name = env.CodeRepairName
+const Name = "coderepair"
 
 // Environment is CodeRepair behind the runners' contract (internal/env):
 // an action is the program a reply holds, run against the problem's tests;

@@ -49,7 +49,7 @@ var (
 // missing: a skipped check reads as a passed one in CI summaries.
 func loadMBPP(t *testing.T) *Dataset {
 	t.Helper()
-	path := testutil.MBPP(t)
+	path := testutil.Data(t, MBPP)
 	mbppOnce.Do(func() { mbppData, mbppErr = Load(path) })
 	if mbppErr != nil {
 		t.Fatalf("sanitized MBPP at %s: %v", path, mbppErr)

@@ -56,7 +56,7 @@ func TestSandboxHoldsWithoutItsGuard(t *testing.T) {
 		attackChild(t)
 		return
 	}
-	mbpp, err := filepath.Abs(testutil.MBPP(t))
+	mbpp, err := filepath.Abs(testutil.Data(t, MBPP))
 	if err != nil {
 		t.Fatal(err)
 	}

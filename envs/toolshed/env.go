@@ -14,7 +14,7 @@ import (
 
 // Name is ToolShed's name: what --env spells and what items and result
 // files record.
-const Name = env.ToolShedName
+const Name = "toolshed"
 
 // Environment is ToolShed behind the runners' contract (internal/env): the
 // core and every capability but closed actions, since free text after a

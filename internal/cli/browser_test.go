@@ -28,6 +28,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // hostileReply is a reply no page may run or hide: a script, an HTML
@@ -170,11 +171,11 @@ func TestHTMLReportInChromium(t *testing.T) {
 	page := filepath.Join(root, "report.html")
 	c.ok("report", rollout, probe, "--format", "html", "--out", page, "--bootstrap", "50")
 
-	d, err := report.Load([]string{rollout, probe})
+	d, err := runs.Load([]string{rollout, probe})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := func(f report.Filter) int {
+	want := func(f runs.Filter) int {
 		n := 0
 		for _, e := range d.Episodes {
 			if f.Episode(e) {
@@ -201,11 +202,11 @@ func TestHTMLReportInChromium(t *testing.T) {
 	})
 	t.Run("a filter narrows the episode list", func(t *testing.T) {
 		setFilter(t, tab, "f-harness", "ban")
-		if got, w := count(t, tab, "episode"), want(report.Filter{Harnesses: []harness.Name{harness.Ban}}); got != w || w == len(d.Episodes) {
+		if got, w := count(t, tab, "episode"), want(runs.Filter{Harnesses: []harness.Name{harness.Ban}}); got != w || w == len(d.Episodes) {
 			t.Errorf("harness ban: %d episodes listed, want %d of %d", got, w, len(d.Episodes))
 		}
 		setFilter(t, tab, "f-seed", "2")
-		if got, w := count(t, tab, "episode"), want(report.Filter{Harnesses: []harness.Name{harness.Ban}, Seeds: []uint64{2}}); got != w {
+		if got, w := count(t, tab, "episode"), want(runs.Filter{Harnesses: []harness.Name{harness.Ban}, Seeds: []uint64{2}}); got != w {
 			t.Errorf("harness ban, seed 2: %d episodes listed, want %d", got, w)
 		}
 		if got := count(t, tab, "item"); got != 0 {
@@ -243,7 +244,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 	})
 	t.Run("a step shows what scrub showed before it", func(t *testing.T) {
-		i := slices.IndexFunc(d.Episodes, func(e report.Episode) bool {
+		i := slices.IndexFunc(d.Episodes, func(e runs.Episode) bool {
 			_, observed := e.Shown(1)
 			return e.Harness == harness.Scrub && !observed
 		})
@@ -320,7 +321,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 //
 //	eval "$(make -s print-env)"; go test -tags browser -run '^$' -bench InChromium -benchtime 3x ./internal/cli/
 func BenchmarkLargestRunInChromium(b *testing.B) {
-	dirs, err := report.RunFolders(filepath.Join("..", "..", "results"))
+	dirs, err := runs.RunFolders(filepath.Join("..", "..", "results"))
 	if err != nil || len(dirs) == 0 {
 		b.Fatalf("no committed run folders: %v", err)
 	}
@@ -381,17 +382,17 @@ func BenchmarkLargestRunInChromium(b *testing.B) {
 // aligned and differing words marked, and j moves to the next episode.
 func TestViewerInChromium(t *testing.T) {
 	c := newFakeCLI(t)
-	root, runs := viewFixture(t, c)
-	h, task, seed := plantReply(t, runs[0])
+	root, folders := viewFixture(t, c)
+	h, task, seed := plantReply(t, folders[0])
 	url := startView(t, &ViewOptions{Results: root})
-	load := func(dir string) report.Data {
-		d, err := report.Load([]string{dir})
+	load := func(dir string) runs.Data {
+		d, err := runs.Load([]string{dir})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	first, second := load(runs[0]), load(runs[1])
+	first, second := load(folders[0]), load(folders[1])
 
 	tab, logged := browser(t)
 	if err := chromedp.Run(tab, chromedp.Navigate(url), chromedp.WaitVisible("#run-list tbody tr", chromedp.ByQuery)); err != nil {

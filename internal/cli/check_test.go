@@ -19,7 +19,7 @@ func TestEveryVerbRefusesABadFlagBeforeAnything(t *testing.T) {
 		{[]string{"probe", "--lanes", "2", "--shard", "0/2"}, "--lanes 2 with --shard 0/2"},
 		{[]string{"probe", "--shard", "3/2"}, "shard"},
 		{[]string{"probe", "--env", "nowhere"}, `unknown environment "nowhere"`},
-		{[]string{"probe", "--env", "coderepair"}, "--env coderepair needs --"}, // its data file (envs/coderepair's tests)
+		{[]string{"probe", "--env", "coderepair"}, "--env coderepair needs -o coderepair.mbpp=FILE"}, // its data file (envs/coderepair's tests)
 		{[]string{"probe", "--observations", "assistant"}, "--observations"},
 		{[]string{"probe", "--items", "-1"}, "--items: expected a whole number >= 0"},
 		{[]string{"rollout", "--harness", "nope"}, "--harness"},

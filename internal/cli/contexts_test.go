@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -24,7 +24,7 @@ func TestRecordedItemsAreTheItemsMadeAgain(t *testing.T) {
 	c := newFakeCLI(t)
 	dir := filepath.Join(t.TempDir(), "probe")
 	c.ok("probe", "--env", "toolshed", "--items", "4", "--harness", "instruction,abstract,scrub,error-only", "--out", dir)
-	d, err := report.Load([]string{dir})
+	d, err := runs.Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestRecordedItemsAreTheItemsMadeAgain(t *testing.T) {
 		t.Fatalf("%d items from the record, %d made, want 4 each", len(recorded), len(made))
 	}
 	for _, want := range made {
-		got, ok := recorded[report.ContextKey(dir, want.ID)]
+		got, ok := recorded[runs.ContextKey(dir, want.ID)]
 		switch {
 		case !ok:
 			t.Errorf("item %s is not in the record", want.ID)

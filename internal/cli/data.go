@@ -7,15 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/feedrun/feedrun/envs/bfcl"
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
-
-// BFCL's files join MBPP in the list data pull knows, until each
-// environment's entry declares the datasets it reads.
-func init() { models.Datasets = append(models.Datasets, bfcl.Datasets...) }
 
 // DataOptions are the settings of `feedrun data pull`.
 type DataOptions struct {
@@ -30,10 +26,11 @@ type DataOptions struct {
 	sets []models.Dataset // check's reading of the names and --url
 }
 
-// dataHelp is data's help, listing the datasets of the registry.
+// dataHelp is data's help, listing the datasets the environments of the
+// registry declare.
 func dataHelp() string {
 	var list strings.Builder
-	for _, d := range models.Datasets {
+	for _, d := range envs.Datasets() {
 		fmt.Fprintf(&list, "  %s  %s,\n        from %s\n", d.Name, d.Note, d.URL)
 	}
 	return `data fetches the public datasets the environments read into feedrun's cache
@@ -74,7 +71,7 @@ func newDataCmd(f *Factory) *cobra.Command {
 // check is where data pull's names and --url are checked, before anything
 // is fetched or written: every name a dataset, and --url with exactly one.
 func (o *DataOptions) check() (err error) {
-	o.sets, err = models.SelectDatasetsAt(o.Names, o.URL)
+	o.sets, err = models.SelectDatasetsAt(envs.Datasets(), o.Names, o.URL)
 	return err
 }
 

@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 )
@@ -21,7 +23,7 @@ func TestDataHelp(t *testing.T) {
 	if code := Execute(context.Background(), streams, []string{"data", "--help"}); code != ExitOK {
 		t.Fatalf("feedrun data --help exited %d", code)
 	}
-	d := models.Datasets[0]
+	d := envs.Datasets()[0]
 	for _, want := range []string{d.Name + "  " + d.Note, d.URL, "pull", "the environment that reads it defaults to it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q:\n%s", want, out)
@@ -33,7 +35,7 @@ func TestDataHelp(t *testing.T) {
 // other bytes than the published file is refused (sha256) as a usage error,
 // exit 2, and nothing of the download lands in the cache.
 func TestDataPullChecksWhatItFetches(t *testing.T) {
-	for _, d := range models.Datasets {
+	for _, d := range envs.Datasets() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Setenv(models.CacheEnv, t.TempDir())
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -80,9 +82,7 @@ func TestDataPullFetches(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := sha256.Sum256(content)
-	saved := models.Datasets
-	models.Datasets = []models.Dataset{{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])}}
-	t.Cleanup(func() { models.Datasets = saved })
+	withDatasets(t, models.Dataset{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])})
 	t.Setenv(models.CacheEnv, t.TempDir())
 
 	streams, out, errOut := iostreams.Test(false)
@@ -106,4 +106,18 @@ func mustCache(t *testing.T) models.Cache {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// withDatasets makes ds, for the test, the only datasets the registry's
+// environments declare.
+func withDatasets(t *testing.T, ds ...models.Dataset) {
+	t.Helper()
+	saved := envs.All
+	all := slices.Clone(saved)
+	for i := range all {
+		all[i].Datasets = nil
+	}
+	all[0].Datasets = ds
+	envs.All = all
+	t.Cleanup(func() { envs.All = saved })
 }

@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/envs/coderepair"
@@ -101,48 +100,63 @@ func (toy) Name() string { return "toy" }
 // be: any field the toy writes is what the run records.
 type toySettings struct{ budget int }
 
-func (s *toySettings) Register(fs *pflag.FlagSet, u env.Use) {
-	if u == env.ToRun {
-		fs.IntVar(&s.budget, "toy-budget", 0, "toy: its budget")
+func (s *toySettings) Options(u env.Use) []env.Option {
+	if u != env.ToRun {
+		return nil
 	}
+	return []env.Option{{Key: "budget", Value: (*wholeNumber)(&s.budget), Arg: "N", Help: "its budget"}}
 }
+
+// wholeNumber is a whole-number setting.
+type wholeNumber int
+
+func (c *wholeNumber) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	*c = wholeNumber(n)
+	return err
+}
+func (c *wholeNumber) String() string { return strconv.Itoa(int(*c)) }
+func (*wholeNumber) Type() string     { return "int" }
 
 func (s *toySettings) Check(env.Use) error {
 	if s.budget < 1 {
-		return fmt.Errorf("--env toy needs --toy-budget N >= 1, got %d", s.budget)
+		return fmt.Errorf("--env toy needs -o toy.budget=N >= 1, got %d", s.budget)
 	}
 	return nil
 }
 
 func (s *toySettings) Open() (env.Env, error)      { return toy{}, nil }
 func (s *toySettings) OpenTasks() (env.Env, error) { return toy{}, nil }
-func (s *toySettings) Record(c *results.Config)    { c.Retries = s.budget }
+func (s *toySettings) Record(c *results.Config) error {
+	return c.RecordEnv("toy", map[string]int{"budget": s.budget})
+}
 
 // TestAToyEnvironmentTakesOneRegistryLine: an environment added to the
 // registry alone, with a setting of its own, is named by --env, has its
-// setting as a flag of the commands that run it, is refused without it
-// before anything is opened, and runs with it, the manifest recording
-// what the entry records.
+// setting as -o toy.budget on the commands that run it, is refused
+// without it before anything is opened, and runs with it, the manifest
+// recording what the entry records under the toy's name.
 func TestAToyEnvironmentTakesOneRegistryLine(t *testing.T) {
 	withEnvironment(t, env.Entry{Name: "toy", Kind: toy{}, Settings: func() env.Settings { return &toySettings{} }})
 	c := newFakeCLI(t)
-	if stdout, _ := c.ok("rollout", "--help"); !strings.Contains(stdout, "--toy-budget") || !strings.Contains(stdout, "or toy") {
+	if stdout, _ := c.ok("rollout", "--help"); !strings.Contains(stdout, "toy.budget=N: its budget") || !strings.Contains(stdout, "or toy") {
 		t.Errorf("rollout --help names neither the toy nor its setting:\n%s", stdout)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := c.run("rollout", "--env", "toy", "--tasks", "1", "--out", out)
-	if want := "feedrun: --env toy needs --toy-budget N >= 1, got 0"; code != ExitUsage || strings.TrimSpace(stderr) != want {
+	if want := "feedrun: --env toy needs -o toy.budget=N >= 1, got 0"; code != ExitUsage || strings.TrimSpace(stderr) != want {
 		t.Errorf("without its setting: exit %d, stderr %q; want %d and %q", code, stderr, ExitUsage, want)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) || c.opened != 0 {
 		t.Errorf("a refused toy run left %s (stat: %v) or opened %d models", out, err, c.opened)
 	}
-	c.ok("rollout", "--env", "toy", "--toy-budget", "3", "--tasks", "1", "--max-steps", "2", "--out", out)
+	c.ok("rollout", "--env", "toy", "-o", "toy.budget=3", "--tasks", "1", "--max-steps", "2", "--out", out)
 	m, err := results.ReadManifest(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Config.Env != "toy" || m.Config.Retries != 3 {
-		t.Errorf("manifest env %q, retries %d; want toy and the toy's recorded 3", m.Config.Env, m.Config.Retries)
+	var recorded struct{ Budget int }
+	if ok, err := m.Config.EnvSettings("toy", &recorded); m.Config.Env != "toy" || !ok || err != nil || recorded.Budget != 3 {
+		t.Errorf("manifest env %q, toy settings %+v (%v, %v); want toy and the toy's recorded budget 3", m.Config.Env, recorded, ok, err)
 	}
 }

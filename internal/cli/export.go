@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/shown"
@@ -47,9 +48,6 @@ cannot be found here, the sample's metadata says why.`,
   inspect view --log-dir logs`,
 		Args: cobra.MinimumNArgs(1),
 		PreRunE: func(*cobra.Command, []string) error {
-			if opts.Format != FormatInspect {
-				return usage.Errorf("--format %q: expected %s", opts.Format, FormatInspect)
-			}
 			if opts.Out == "" {
 				return usage.Errorf("--out: expected the folder to write the logs in")
 			}
@@ -61,7 +59,7 @@ cannot be found here, the sample's metadata says why.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", FormatInspect, "the logs' format: inspect")
+	config.FormatFlag(fl, &opts.Format, FormatInspect, FormatInspect)
 	fl.StringVar(&opts.Out, "out", "", "folder to write the logs in (made if missing; logs of the same folders are replaced)")
 	opts.register(fl, "give CodeRepair probe items their context too: makes the items again, running their programs (minutes)")
 	return cmd

@@ -287,7 +287,7 @@ func TestRolloutGrammarDecodingOnTheFake(t *testing.T) {
 
 func TestScoreRunsAgainstTheFake(t *testing.T) {
 	c := newFakeCLI(t)
-	stdout, _ := c.ok("score", "--raw-prompt", "Hello", "--continuation", " world", "--json")
+	stdout, _ := c.ok("score", "--raw-prompt", "Hello", "--continuation", " world", "--format", "json")
 	var res ScoreResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("%v: %s", err, stdout)

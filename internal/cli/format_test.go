@@ -47,7 +47,7 @@ func formatCommands(root *cobra.Command) map[string]*cobra.Command {
 func TestEveryFormatRefusesAValueItDoesNotWrite(t *testing.T) {
 	io, _, _ := iostreams.Test(false)
 	found := formatCommands(NewRootCmd(&Factory{IO: io}))
-	for _, want := range []string{"score", "version", "items", "report", "plan", "models list", "models pull", "models verify", "data pull", "memory show"} {
+	for _, want := range []string{"score", "version", "items", "report", "plan", "models list", "models pull", "models verify", "data pull", "memory show", "export"} {
 		if found[want] == nil {
 			t.Errorf("feedrun %s has no --format of the house vocabulary", want)
 		}
@@ -154,9 +154,7 @@ func TestJSONOutputsParse(t *testing.T) {
 		}))
 		defer srv.Close()
 		h := sha256.Sum256(content)
-		saved := models.Datasets
-		models.Datasets = []models.Dataset{{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])}}
-		t.Cleanup(func() { models.Datasets = saved })
+		withDatasets(t, models.Dataset{Name: "tiny", File: "tiny.json", URL: srv.URL, Size: int64(len(content)), SHA256: hex.EncodeToString(h[:])})
 		c := newFakeCLI(t)
 		t.Setenv(models.CacheEnv, t.TempDir())
 		for _, cached := range []bool{false, true} {
@@ -180,13 +178,12 @@ func TestJSONOutputsParse(t *testing.T) {
 	})
 }
 
-// The spellings from before the one vocabulary still work: score's and
-// version's --json switch (hidden, deprecated) and items' --format table.
+// The spelling from before the one vocabulary that still works: items'
+// --format table. score's and version's --json switch, deprecated for a
+// release, is gone: it is an unknown flag.
 func TestOldFormatSpellingsStillWork(t *testing.T) {
 	c := newFakeCLI(t)
 	for _, pair := range [][2][]string{
-		{{"version", "--json"}, {"version", "--format", "json"}},
-		{{"score", "--raw-prompt", "Hi", "--continuation", " there", "--json"}, {"score", "--raw-prompt", "Hi", "--continuation", " there", "--format", "json"}},
 		{{"items", "--n", "2", "--format", "table"}, {"items", "--n", "2", "--format", "text"}},
 	} {
 		old, _ := c.ok(pair[0]...)
@@ -195,16 +192,10 @@ func TestOldFormatSpellingsStillWork(t *testing.T) {
 			t.Errorf("feedrun %s printed\n%s\nfeedrun %s\n%s", strings.Join(pair[0], " "), old, strings.Join(pair[1], " "), current)
 		}
 	}
-	// The deprecation is said on stderr, never in the JSON.
-	if stdout, stderr := c.ok("version", "--json"); !json.Valid([]byte(stdout)) || !strings.Contains(stderr, "--json is deprecated: use --format json") {
-		t.Errorf("version --json: stdout %q, stderr %q; want JSON, and the deprecation on stderr", stdout, stderr)
-	}
-	code, stdout, stderr := c.run("version", "--json", "--format", "text")
-	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "--json with --format text") {
-		t.Errorf("version --json --format text: exit %d, stdout %q, stderr %q; want exit 2 naming both", code, stdout, stderr)
-	}
-	if help, _ := c.ok("version", "--help"); strings.Contains(help, "--json") {
-		t.Errorf("version --help lists the deprecated --json:\n%s", help)
+	for _, cmd := range [][]string{{"version", "--json"}, {"score", "--raw-prompt", "Hi", "--continuation", " there", "--json"}} {
+		if code, stdout, stderr := c.run(cmd...); code != ExitUsage || stdout != "" || !strings.Contains(stderr, "unknown flag: --json") {
+			t.Errorf("feedrun %s: exit %d, stdout %q, stderr %q; want exit 2, an unknown flag", strings.Join(cmd, " "), code, stdout, stderr)
+		}
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/plan"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
@@ -56,14 +58,14 @@ theirs. docs/methodology.md ("Power") defines every column.`,
 }
 
 func planRun(opts *PlanOptions) error {
-	if _, err := report.Folders("plan", opts.Dirs, ""); err != nil {
+	if _, err := runs.Folders("plan", opts.Dirs, ""); err != nil {
 		return err
 	}
-	d, err := report.Load(opts.Dirs)
+	d, err := runs.Load(opts.Dirs)
 	if err != nil {
 		return usage.Error{Err: err}
 	}
-	p, err := report.MakePlan(d, opts.Diff, opts.Power)
+	p, err := plan.MakePlan(d, opts.Diff, opts.Power)
 	if err != nil {
 		return usage.Error{Err: err}
 	}

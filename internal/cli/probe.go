@@ -84,7 +84,9 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 		ChatTemplate: checkpoint.ChatTemplateName(m.Info().ChatTemplate), InstructionTuned: results.Tuned(m.Entry.InstructionTuned),
 		Observations: opts.Model.RecordedObservations(),
 	}
-	opts.Env.Record(&config)
+	if err := opts.Env.Record(&config); err != nil {
+		return err
+	}
 	run := &probe.Run{
 		Prober: probe.New(m, probe.Options{Harnesses: harnesses, NearRepeat: probe.NearRepeat(env), PerToken: opts.PerToken}),
 		Model:  m.Entry.Name, ModelSHA256: m.SHA256, InstructionTuned: m.Entry.InstructionTuned,

@@ -86,7 +86,7 @@ func TestReferenceItemsRefusesBadSettings(t *testing.T) {
 	}{
 		{[]string{"reference-items"}, "--out is required"},
 		{[]string{"reference-items", "--env", "nowhere", "--out", out}, `unknown environment "nowhere"`},
-		{[]string{"reference-items", "--env", "coderepair", "--out", out}, "--env coderepair needs --"},
+		{[]string{"reference-items", "--env", "coderepair", "--out", out}, "--env coderepair needs -o coderepair.mbpp=FILE"},
 		{[]string{"reference-items", "--score-file", filepath.Join(t.TempDir(), "none.json"), "--out", out}, "--score-file"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
 )
@@ -67,7 +68,7 @@ the episodes or items behind it.`,
 }
 
 func reportRun(ctx context.Context, opts *ReportOptions) error {
-	dirs, err := report.Folders("report", opts.Dirs, opts.Results)
+	dirs, err := runs.Folders("report", opts.Dirs, opts.Results)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func reportRun(ctx context.Context, opts *ReportOptions) error {
 	ro := report.Options{Dirs: opts.Dirs, Format: opts.Format, Plots: opts.Plots, Reps: opts.Bootstrap, Seed: opts.Seed, Width: opts.IO.TerminalWidth(), Sizes: reg.Sizes(), FinishCall: envs.FinishCall, Warn: opts.IO.Warn}
 	ro.UseReference(opts.Reference)
 	if opts.Format == report.FormatHTML {
-		d, err := report.Load(opts.Dirs)
+		d, err := runs.Load(opts.Dirs)
 		if err != nil {
 			return err
 		}

@@ -167,7 +167,9 @@ func rolloutRun(ctx context.Context, opts *RolloutOptions) error {
 	config := plan.Recorded(memPath)
 	config.Context, config.InstructionTuned, config.Observations = opts.Model.Context, results.Tuned(m.Entry.InstructionTuned), opts.Model.RecordedObservations()
 	opts.Settings.Record(&config, demos)
-	opts.Env.Record(&config)
+	if err := opts.Env.Record(&config); err != nil {
+		return err
+	}
 	man := checkpoint.Manifest(opts.Command, config, m, opts.Model, map[string]uint64{"faults": 1, "episodes": uint64(opts.Seeds)}, datasetSHA, shard)
 	man.MemorySHA256 = memSHA
 	if err := plan.RunIn(ctx, man, opts.IO); err != nil {

@@ -13,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/checkpoint"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
@@ -88,6 +90,19 @@ folder to resume or merge (feedrun verify lists its defects), or a folder or
 store another feedrun is writing or reading; 130 interrupted.
 A command run in --lanes exits with the code of the lane that failed first.`
 
+// noteAliases says, for each alias of an environment's setting given on
+// the command line (--mbpp), what it is an alias of, so that scripts move
+// to the -o form before the alias goes. It runs before the environment
+// and the config file fill flags in: FEEDRUN_MBPP or a config file's mbpp
+// key is a setting, not a flag typed out, and is not noted.
+func noteAliases(io *iostreams.IOStreams, fs *pflag.FlagSet) {
+	fs.Visit(func(fl *pflag.Flag) {
+		if of := fl.Annotations[envs.AliasAnnotation]; len(of) > 0 {
+			io.Statusf("feedrun: --%s is an alias of %s, kept for one release", fl.Name, of[0])
+		}
+	})
+}
+
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	var configPath string
@@ -105,6 +120,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			quiet, _ := cmd.Flags().GetBool("quiet")
 			f.IO.Quiet = quiet
+			noteAliases(f.IO, cmd.Flags())
 			return config.Settle(cmd, configPath)
 		},
 	}

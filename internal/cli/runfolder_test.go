@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -248,5 +250,69 @@ func TestResumeRefusesAChangedMemoryStore(t *testing.T) {
 	}
 	if n := len(readCSV(t, out, results.RolloutEpisodes)); n != 4 {
 		t.Errorf("%d episodes, want 2 tasks × 2 harnesses", n)
+	}
+}
+
+// A CodeRepair rollout given its settings the namespaced way, killed
+// mid-run and rerun with the bare flags of before (their aliases), leaves
+// the rows one uninterrupted run leaves, byte for byte, and its manifest
+// keeps the sandbox setting under coderepair's own key: the aliases set
+// the same settings, and the resume compares them as recorded.
+func TestCodeRepairResumesUnderItsAliases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	given := givenSettings(t, coderepair.Entry)
+	mbpp := strings.TrimPrefix(given[1], "coderepair.mbpp=")
+	c := newFakeCLI(t)
+	rollout := []string{"rollout", "--env", "coderepair", "--tasks", "3", "--seeds", "2", "--harness", "verbatim,drop", "--max-steps", "2"}
+	namespaced := append(slices.Clone(rollout), "-o", "coderepair.mbpp="+mbpp, "-o", "coderepair.unsafe-sandbox")
+	aliases := append(slices.Clone(rollout), "--mbpp", mbpp, "--unsafe-sandbox")
+	dir := t.TempDir()
+	one, out := filepath.Join(dir, "one"), filepath.Join(dir, "killed")
+	c.ok(append(slices.Clone(namespaced), "--out", one)...)
+
+	child := feedrunChild(t, true, append(slices.Clone(namespaced), "--out", out)...)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	steps := filepath.Join(out, results.RolloutSteps.Name)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if data, err := os.ReadFile(steps); err == nil && bytes.Count(data, []byte("\n")) > 1 {
+			break
+		}
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	if child.ProcessState.Exited() {
+		t.Fatalf("the run ended (%s) before it was killed", child.ProcessState)
+	}
+	rerun := feedrunChild(t, false, append(slices.Clone(aliases), "--out", out)...)
+	var stderr bytes.Buffer
+	rerun.Stderr = &stderr
+	if err := rerun.Run(); err != nil {
+		t.Fatalf("rerun with the aliases: %v\n%s", err, stderr.String())
+	}
+	for _, alias := range []string{"--mbpp is an alias of -o coderepair.mbpp=FILE", "--unsafe-sandbox is an alias of -o coderepair.unsafe-sandbox"} {
+		if !strings.Contains(stderr.String(), alias) {
+			t.Errorf("the rerun did not say %q:\n%s", alias, stderr.String())
+		}
+	}
+	for _, spec := range []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps} {
+		if got, want := readBytes(t, filepath.Join(out, spec.Name)), readBytes(t, filepath.Join(one, spec.Name)); got != want {
+			t.Errorf("%s: killed and resumed, it holds\n%s\none run writes\n%s", spec.Name, got, want)
+		}
+	}
+	m, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded struct {
+		Unsafe bool `json:"unsafe_sandbox"`
+	}
+	if ok, err := m.Config.EnvSettings("coderepair", &recorded); !ok || err != nil || !recorded.Unsafe || len(m.Resumed) != 1 {
+		t.Errorf("manifest: coderepair settings %+v (%v, %v), %d resumptions; want unsafe_sandbox under coderepair and one resumption", recorded, ok, err, len(m.Resumed))
 	}
 }

@@ -7,45 +7,40 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/config"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// givenSettings are the flags of e's own settings as a run would settle
-// them, read before newFakeCLI clears the environment and the cache:
-// FEEDRUN_<FLAG> (the Makefile gives CodeRepair's data file where a copy
-// sits beside the repository), then the entry's own defaults (CodeRepair:
-// the copy `feedrun data pull mbpp` cached). The test fails where the
-// entry cannot be settled, as a skip would read as a pass.
+// givenSettings are e's own settings as a run would settle them, as -o
+// ENV.KEY=VALUE, read before newFakeCLI clears the environment and the
+// cache: FEEDRUN_<ALIAS> (the Makefile gives CodeRepair's data file as
+// FEEDRUN_MBPP where a copy sits beside the repository), then the entry's
+// own defaults (CodeRepair: the copy `feedrun data pull mbpp` cached).
+// The test fails where the entry cannot be settled, as a skip would read
+// as a pass.
 func givenSettings(t *testing.T, e env.Entry) []string {
 	t.Helper()
-	fs := pflag.NewFlagSet(e.Name, pflag.ContinueOnError)
 	s := e.Settings()
-	s.Register(fs, env.ToRun)
-	var setErr error
-	fs.VisitAll(func(fl *pflag.Flag) {
-		if v := os.Getenv(config.EnvName(fl.Name)); v != "" && setErr == nil {
-			setErr = fs.Set(fl.Name, v)
+	for _, o := range s.Options(env.ToRun) {
+		if v := os.Getenv(config.EnvName(o.Alias)); o.Alias != "" && v != "" {
+			if err := o.Value.Set(v); err != nil {
+				t.Fatal(err)
+			}
 		}
-	})
-	if setErr != nil {
-		t.Fatal(setErr)
 	}
 	if err := s.Check(env.ToRun); err != nil {
 		t.Fatalf("%s's data is needed (make -s print-env sets it): %v", e.Name, err)
 	}
 	var given []string
-	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Value.String() != fl.DefValue {
-			given = append(given, "--"+fl.Name, fl.Value.String())
+	for _, o := range s.Options(env.ToRun) {
+		if v := o.Value.String(); v != "" && v != "false" {
+			given = append(given, "-o", e.Name+"."+o.Key+"="+v)
 		}
-	})
+	}
 	if len(given) == 0 {
-		t.Fatalf("%s: settled settings give no flag, so the run below would not find its data", e.Name)
+		t.Fatalf("%s: settled settings give no option, so the run below would not find its data", e.Name)
 	}
 	return given
 }
@@ -95,12 +90,10 @@ func TestCodeRepairRefusesWithoutTheOSSandbox(t *testing.T) {
 	}
 
 	unsafe := filepath.Join(t.TempDir(), "unsafe")
-	c.ok(args(unsafe, "--unsafe-sandbox")...)
-	m, err := results.ReadManifest(unsafe)
-	if err != nil {
+	c.ok(args(unsafe, "-o", "coderepair.unsafe-sandbox")...)
+	if data, err := os.ReadFile(filepath.Join(unsafe, results.ManifestName)); err != nil {
 		t.Fatal(err)
-	}
-	if !m.Config.UnsafeSandbox {
-		t.Errorf("manifest config %v lacks unsafe_sandbox: true", m.Config)
+	} else if !strings.Contains(string(data), `"coderepair": {`) || !strings.Contains(string(data), `"unsafe_sandbox": true`) {
+		t.Errorf("manifest %s lacks coderepair's unsafe_sandbox: true", data)
 	}
 }

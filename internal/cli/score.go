@@ -51,7 +51,6 @@ func newScoreCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&opts.RawPrompt, "raw-prompt", "", "prompt text, used as is")
 	cmd.Flags().StringVar(&opts.Continuation, "continuation", "", "text to score after the prompt")
 	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
-	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 

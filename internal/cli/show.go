@@ -11,9 +11,10 @@ import (
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/printable"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // ShowOptions are the settings of `feedrun show`.
@@ -21,7 +22,7 @@ type ShowOptions struct {
 	IO       *iostreams.IOStreams
 	Dirs     []string
 	readSpec // the environments' settings and --contexts
-	Filter   report.Filter
+	Filter   runs.Filter
 	// List prints one line per episode and item instead of transcripts.
 	List bool
 	// Raw prints recorded text with its control characters as they are.
@@ -79,8 +80,8 @@ between words; output longer than the screen goes through $PAGER
 			if opts.Filter.Passed && opts.Filter.Failed {
 				return usage.Errorf("--passed and --failed: expected at most one")
 			}
-			if r := opts.Filter.Repeats; r != "" && r != report.RepeatsExact && r != report.RepeatsNear {
-				return usage.Errorf("--repeats %q: expected %s or %s", r, report.RepeatsExact, report.RepeatsNear)
+			if r := opts.Filter.Repeats; r != "" && r != runs.RepeatsExact && r != runs.RepeatsNear {
+				return usage.Errorf("--repeats %q: expected %s or %s", r, runs.RepeatsExact, runs.RepeatsNear)
 			}
 			opts.Filter.Tasks = tasks
 			for _, s := range seeds {
@@ -102,7 +103,7 @@ between words; output longer than the screen goes through $PAGER
 	fl.BoolVar(&opts.Filter.Passed, "passed", false, "only episodes that passed")
 	fl.BoolVar(&opts.Filter.Failed, "failed", false, "only episodes that did not pass")
 	fl.StringVar(&opts.Filter.Repeats, "repeats", "", "only episodes (items) with a repeat: exact or near")
-	fl.Lookup("repeats").NoOptDefVal = report.RepeatsExact
+	fl.Lookup("repeats").NoOptDefVal = runs.RepeatsExact
 	fl.BoolVar(&opts.Filter.Loops, "loops", false, "only episodes that looped")
 	fl.IntVar(&opts.Filter.Step, "step", 0, "only this step of each episode (from 0), and episodes that reach it")
 	config.Bound(fl, "step", 0, config.Unbounded)
@@ -113,7 +114,7 @@ between words; output longer than the screen goes through $PAGER
 }
 
 func showRun(ctx context.Context, opts *ShowOptions) error {
-	style := report.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == "", Raw: opts.Raw}
+	style := viewer.TextStyle{Width: opts.IO.TerminalWidth(), Colour: opts.IO.IsStdoutTTY() && os.Getenv("NO_COLOR") == "", Raw: opts.Raw}
 	out, err := shown.Transcripts(ctx, opts.Dirs, opts.Envs.Recorded, opts.Contexts, opts.Filter, opts.List, style, opts.IO.Warn, opts.IO.Statusf)
 	if err != nil || out == nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // fakeRollout makes a small rollout run with the fake model.
@@ -67,7 +68,7 @@ func TestShowListAndModel(t *testing.T) {
 	dir := fakeRollout(t, c)
 	list, _ := c.ok("show", dir, "--list")
 	lines := strings.Split(strings.TrimSpace(list), "\n")
-	d, err := report.Load([]string{dir})
+	d, err := runs.Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

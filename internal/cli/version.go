@@ -31,7 +31,6 @@ func newVersionCmd(f *Factory) *cobra.Command {
 		},
 	}
 	config.FormatFlag(cmd.Flags(), &opts.Format, iostreams.FormatText, iostreams.FormatText, iostreams.FormatJSON)
-	config.JSONSwitch(cmd.Flags())
 	return cmd
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/shown"
 	"github.com/feedrun/feedrun/internal/usage"
 	"github.com/feedrun/feedrun/internal/viewer"
@@ -78,7 +78,7 @@ when their run is first opened (minutes).`,
 }
 
 func viewRun(ctx context.Context, opts *ViewOptions) error {
-	dirs, err := report.Folders("view", opts.Dirs, opts.Results)
+	dirs, err := runs.Folders("view", opts.Dirs, opts.Results)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // viewFixture writes a results folder of two rollout runs of the same
@@ -85,21 +87,21 @@ func getJSON(t *testing.T, url string, v any) {
 
 func TestViewServesTheResultsFolder(t *testing.T) {
 	c := newFakeCLI(t)
-	root, runs := viewFixture(t, c)
+	root, dirs := viewFixture(t, c)
 	url := startView(t, &ViewOptions{Results: root})
-	var ix report.ViewerIndex
+	var ix viewer.ViewerIndex
 	getJSON(t, url+"api/runs", &ix)
 	if len(ix.Runs) != 2 || ix.Runs[0].Name != "rollout-fake-1m" || ix.Runs[1].Models[0] != "fake-2m" {
 		t.Fatalf("index %+v, want the two runs under results", ix.Runs)
 	}
-	d, err := report.Load(runs[1:])
+	d, err := runs.Load(dirs[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ix.Runs[1].Episodes != len(d.Episodes) {
 		t.Errorf("index counts %d episodes of fake-2m, its folder has %d", ix.Runs[1].Episodes, len(d.Episodes))
 	}
-	var v report.RunView
+	var v viewer.RunView
 	getJSON(t, url+"api/runs/1", &v)
 	if len(v.Episodes) != len(d.Episodes) || v.Episodes[0].Model != "fake-2m" || len(v.Episodes[0].Transcript) == 0 {
 		t.Fatalf("run 1's view has %d episodes (first %+v), want fake-2m's %d with their steps", len(v.Episodes), v.Episodes[0], len(d.Episodes))
@@ -154,8 +156,8 @@ func TestReportHTMLStatesTasks(t *testing.T) {
 		t.Fatal("the report carries no data")
 	}
 	var carried struct {
-		Index report.ViewerIndex `json:"index"`
-		Runs  []report.RunView   `json:"runs"`
+		Index viewer.ViewerIndex `json:"index"`
+		Runs  []viewer.RunView   `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(body), &carried); err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/viewer"
 )
 
@@ -95,23 +95,23 @@ func plantLongReply(t *testing.T, dir, h, task, seed string, other bool) {
 // JSON sent uncompressed.
 func TestViewerFixesInChromium(t *testing.T) {
 	c := newFakeCLI(t)
-	root, runs := viewFixture(t, c)
+	root, folders := viewFixture(t, c)
 	probeDir := filepath.Join(root, "probe-fake-1m")
 	c.ok("probe", "--env", "toolshed", "--items", "4", "--harness", "verbatim,abstract", "--out", probeDir)
 	if n := plantGains(t, probeDir); n < len(probeGains) {
 		t.Fatalf("fixture: %d unbanned items, want at least %d", n, len(probeGains))
 	}
-	first, err := report.Load([]string{runs[0]})
+	first, err := runs.Load([]string{folders[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := first.Episodes[0]
 	h, task, seed := string(e.Harness), e.Task, strconv.FormatUint(e.Seed, 10)
-	plantLongReply(t, runs[0], h, task, seed, false)
-	plantLongReply(t, runs[1], h, task, seed, true)
+	plantLongReply(t, folders[0], h, task, seed, false)
+	plantLongReply(t, folders[1], h, task, seed, true)
 	episodes := 0
-	for _, dir := range runs {
-		d, err := report.Load([]string{dir})
+	for _, dir := range folders {
+		d, err := runs.Load([]string{dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,19 +277,19 @@ func TestViewerFixesInChromium(t *testing.T) {
 // the problems made into items, of all, as the environment counts them.
 func TestViewerShowsProgressInChromium(t *testing.T) {
 	c := newFakeCLI(t)
-	_, runs := viewFixture(t, c)
-	d, err := report.Load(runs[:1])
+	_, folders := viewFixture(t, c)
+	d, err := runs.Load(folders[:1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	srv, err := viewer.New(report.NewViewerIndex(d), func(ctx context.Context, n int) (report.RunView, error) {
+	srv, err := viewer.New(viewer.NewViewerIndex(d), func(ctx context.Context, n int) (viewer.RunView, error) {
 		iostreams.Count(ctx, 37, 427)
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return report.NewRunView(d, d.Runs[n].Dir, n, nil, nil, ""), nil
+		return viewer.NewRunView(d, d.Runs[n].Dir, n, nil, nil, ""), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func TestViewerShowsProgressInChromium(t *testing.T) {
 		}
 	})
 	tab, logged := browser(t)
-	name := filepath.Base(runs[0])
+	name := filepath.Base(folders[0])
 	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
 	defer cancel()
 	// The table of runs is drawn while the run is made, not after.
@@ -334,11 +334,11 @@ func TestViewerShowsProgressInChromium(t *testing.T) {
 // fits a 1,280 px window, with the long names committed runs have.
 func TestViewerRunTableFitsInChromium(t *testing.T) {
 	c := newFakeCLI(t)
-	root, runs := viewFixture(t, c)
+	root, folders := viewFixture(t, c)
 	const copies = 30
 	for i := range copies {
 		dst := filepath.Join(root, fmt.Sprintf("rollout-qwen2.5-coder-1.5b-coderepair-grammar-ladder-shots%02d", i))
-		if out, err := exec.Command("cp", "-r", runs[0], dst).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-r", folders[0], dst).CombinedOutput(); err != nil {
 			t.Fatalf("cp: %v: %s", err, out)
 		}
 	}
@@ -366,8 +366,8 @@ func TestViewerRunTableFitsInChromium(t *testing.T) {
 	})()`, &fit)); err != nil {
 		t.Fatal(err)
 	}
-	if fit.Rows != copies+len(runs) || fit.Boxed {
-		t.Errorf("the run table lists %d rows (want %d), in a scroll box of its own: %v", fit.Rows, copies+len(runs), fit.Boxed)
+	if fit.Rows != copies+len(folders) || fit.Boxed {
+		t.Errorf("the run table lists %d rows (want %d), in a scroll box of its own: %v", fit.Rows, copies+len(folders), fit.Boxed)
 	}
 	if fit.Right > float64(fit.Window) || fit.PageWidth > fit.Window {
 		t.Errorf("at %d px the run table ends at %.0f px and the page is %d px wide: cut off", fit.Window, fit.Right, fit.PageWidth)

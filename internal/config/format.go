@@ -1,14 +1,12 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/usage"
 )
 
@@ -18,9 +16,6 @@ const (
 	formatsAnnotation       = "feedrun_formats"
 	formatAliasesAnnotation = "feedrun_format_aliases"
 )
-
-// jsonFormat is the --format that --json stands for.
-const jsonFormat = iostreams.FormatJSON
 
 // FormatFlag registers --format on fs, its default def and the values it
 // accepts allowed (def among them), which CheckFormat enforces once the
@@ -41,19 +36,8 @@ func FormatAlias(fs *pflag.FlagSet, old, current string) {
 	fl.Annotations[formatAliasesAnnotation] = append(fl.Annotations[formatAliasesAnnotation], old+"="+current)
 }
 
-// JSONSwitch keeps --json, the switch score and version had before
-// --format, as a hidden, deprecated spelling of --format json. It is not
-// pflag's MarkDeprecated: cobra prints that notice on stdout, in the JSON.
-func JSONSwitch(fs *pflag.FlagSet) {
-	fs.Bool("json", false, "print JSON (deprecated: --format json)")
-	if err := fs.MarkHidden("json"); err != nil {
-		panic(err)
-	}
-}
-
 // Formats are the values the --format of cmd accepts, as FormatFlag
-// declared them; nil for a command without one, or with a --format of
-// another kind (export's).
+// declared them; nil for a command without one.
 func Formats(cmd *cobra.Command) []string {
 	fl := cmd.Flags().Lookup("format")
 	if fl == nil {
@@ -64,7 +48,7 @@ func Formats(cmd *cobra.Command) []string {
 
 // CheckFormat refuses a --format value the command does not write, as a
 // usage error naming the flag, the value and the values it accepts, after
-// turning an older spelling (an alias, --json) into the current one.
+// turning an older spelling (an alias) into the current one.
 func CheckFormat(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	fl := fs.Lookup("format")
@@ -73,16 +57,7 @@ func CheckFormat(cmd *cobra.Command) error {
 	}
 	allowed, ok := fl.Annotations[formatsAnnotation]
 	if !ok {
-		return nil // a --format of another kind (export's)
-	}
-	if js, err := fs.GetBool("json"); err == nil && js {
-		if v := fl.Value.String(); fl.Changed && v != jsonFormat {
-			return usage.Errorf("--json with --format %s: expected one of them (--json is --format json)", v)
-		}
-		if err := fs.Set("format", jsonFormat); err != nil {
-			return err
-		}
-		fmt.Fprintln(cmd.ErrOrStderr(), "feedrun: warning: --json is deprecated: use --format json")
+		return nil // a flag named format that is not an output format
 	}
 	v := fl.Value.String()
 	for _, a := range fl.Annotations[formatAliasesAnnotation] {

@@ -66,8 +66,19 @@ func Resolve(cmd *cobra.Command, configPath string) error {
 		default:
 			return
 		}
-		if err := cmd.Flags().Set(fl.Name, flagText(val)); err != nil {
-			firstErr = usage.Errorf("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
+		values := []string{flagText(val)}
+		if list, ok := val.([]any); ok && fl.Value.Type() == "stringArray" {
+			// Each element is one value of a repeated flag (-o), which may
+			// itself hold commas.
+			values = values[:0]
+			for _, e := range list {
+				values = append(values, fmt.Sprint(e))
+			}
+		}
+		for _, text := range values {
+			if err := cmd.Flags().Set(fl.Name, text); err != nil && firstErr == nil {
+				firstErr = usage.Errorf("setting %q from the environment or %s: %v", fl.Name, orDefault(path, "config"), err)
+			}
 		}
 	})
 	return firstErr

@@ -14,7 +14,7 @@ func settingsCmd(got *map[string]string) *cobra.Command {
 	root := &cobra.Command{Use: "feedrun"}
 	leaf := &cobra.Command{Use: "probe", RunE: func(cmd *cobra.Command, _ []string) error {
 		m := map[string]string{}
-		for _, n := range []string{"items", "seed", "harness"} {
+		for _, n := range []string{"items", "seed", "harness", "option"} {
 			m[n] = cmd.Flags().Lookup(n).Value.String()
 		}
 		*got = m
@@ -23,6 +23,7 @@ func settingsCmd(got *map[string]string) *cobra.Command {
 	leaf.Flags().Int("items", 10, "")
 	leaf.Flags().Uint64("seed", 1, "")
 	leaf.Flags().StringSlice("harness", []string{"verbatim"}, "")
+	leaf.Flags().StringArrayP("option", "o", nil, "")
 	root.AddCommand(leaf)
 	return root
 }
@@ -30,7 +31,7 @@ func settingsCmd(got *map[string]string) *cobra.Command {
 func TestSettingsPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte("items: 20\nseed: 5\nprobe:\n  harness: [abstract, drop]\n"), 0o644)
+	os.WriteFile(cfg, []byte("items: 20\nseed: 5\nprobe:\n  harness: [abstract, drop]\noption: [\"a.b=1,2\", a.c]\n"), 0o644)
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -38,7 +39,10 @@ func TestSettingsPrecedence(t *testing.T) {
 		want map[string]string
 	}{
 		{"defaults", nil, []string{"probe"}, map[string]string{"items": "10", "seed": "1", "harness": "[verbatim]"}},
-		{"config file", nil, []string{"probe", "--config", cfg}, map[string]string{"items": "20", "seed": "5", "harness": "[abstract,drop]"}},
+		// A list for a repeated flag (-o) gives one value per element, an
+		// element's commas and all.
+		{"config file", nil, []string{"probe", "--config", cfg}, map[string]string{"items": "20", "seed": "5", "harness": "[abstract,drop]", "option": `["a.b=1,2",a.c]`}},
+		{"flag beats file", nil, []string{"probe", "--config", cfg, "-o", "a.d"}, map[string]string{"option": "[a.d]"}},
 		{"environment beats file", map[string]string{"FEEDRUN_ITEMS": "30"}, []string{"probe", "--config", cfg}, map[string]string{"items": "30", "seed": "5", "harness": "[abstract,drop]"}},
 		{"flag beats environment", map[string]string{"FEEDRUN_ITEMS": "30"}, []string{"probe", "--config", cfg, "--items", "40"}, map[string]string{"items": "40", "seed": "5", "harness": "[abstract,drop]"}},
 	}

@@ -1,8 +1,12 @@
 package env
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/spf13/pflag"
 
+	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
@@ -22,6 +26,9 @@ type Entry struct {
 	// Settings makes the environment's own settings, a fresh value for
 	// each command that registers them.
 	Settings func() Settings
+	// Datasets are the public data files the environment reads, which
+	// `feedrun data pull` fetches into the cache.
+	Datasets []models.Dataset
 	// SlowItems is an environment whose items are made by running programs
 	// (minutes for a run's items), so that reading a run makes them again
 	// only when asked to (--contexts).
@@ -51,11 +58,11 @@ const (
 	ToRead
 )
 
-// Settings are one environment's own settings, which its entry registers
-// as flags of the commands that use it.
+// Settings are one environment's own settings, which the commands that use
+// it take as -o ENV.KEY=VALUE (package envs registers them).
 type Settings interface {
-	// Register adds the settings' flags to fs for a command of use u.
-	Register(fs *pflag.FlagSet, u Use)
+	// Options are the settings a command of use u takes.
+	Options(u Use) []Option
 	// Check refuses, with one line that names the flag and what it
 	// expects, settings with which the environment cannot be opened for
 	// use u. It opens and reads nothing.
@@ -65,9 +72,57 @@ type Settings interface {
 	// OpenTasks opens the environment to state its tasks alone, running
 	// nothing (a viewer showing a task's opening messages).
 	OpenTasks() (Env, error)
-	// Record writes what the run's manifest keeps of the settings.
-	Record(c *results.Config)
+	// Record writes what the run's manifest keeps of the settings, under
+	// the environment's own name (results.Config.RecordEnv).
+	Record(c *results.Config) error
 }
+
+// Option is one of an environment's own settings: -o NAME.KEY=VALUE on
+// the commands that take it, NAME the environment's.
+type Option struct {
+	// Key is the setting's name under the environment's: "mbpp" in
+	// coderepair.mbpp.
+	Key string
+	// Value is where the setting goes: String or Bool. A Bool is given
+	// as -o NAME.KEY alone (true) or with =true or =false.
+	Value pflag.Value
+	// Arg names what a value is, for help ("FILE"); "" for a Bool.
+	Arg  string
+	Help string
+	// Alias is the bare flag that set it before settings were named
+	// under their environment ("mbpp" for --mbpp), kept for a release so
+	// that scripts and config files keep working; "" for none.
+	Alias string
+}
+
+// String is an Option's Value for a text setting.
+func String(p *string) pflag.Value { return (*stringValue)(p) }
+
+// Bool is an Option's Value for a setting that is on or off.
+func Bool(p *bool) pflag.Value { return (*boolValue)(p) }
+
+type stringValue string
+
+func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
+func (s *stringValue) String() string     { return string(*s) }
+func (*stringValue) Type() string         { return "string" }
+
+type boolValue bool
+
+func (b *boolValue) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("expected true or false, got %q", v)
+	}
+	*b = boolValue(x)
+	return nil
+}
+func (b *boolValue) String() string { return strconv.FormatBool(bool(*b)) }
+func (*boolValue) Type() string     { return "bool" }
+
+// IsBoolFlag lets the alias flag of a Bool be given without a value, as
+// pflag's own bools are.
+func (*boolValue) IsBoolFlag() bool { return true }
 
 // Fixed is the entry of an environment with no settings of its own: it
 // opens as e.
@@ -78,8 +133,8 @@ func Fixed(e Env) Entry {
 // fixed is the settings of an environment that has none.
 type fixed struct{ e Env }
 
-func (fixed) Register(*pflag.FlagSet, Use) {}
+func (fixed) Options(Use) []Option         { return nil }
 func (fixed) Check(Use) error              { return nil }
 func (f fixed) Open() (Env, error)         { return f.e, nil }
 func (f fixed) OpenTasks() (Env, error)    { return f.e, nil }
-func (fixed) Record(*results.Config)       {}
+func (fixed) Record(*results.Config) error { return nil }

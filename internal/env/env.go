@@ -36,15 +36,6 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// The environments' names, as --env, items and result files spell them.
-// They are spelled here, below both the environments and the report
-// (which reads result files and may not import an environment), so that
-// each name has one spelling; toolshed.Name and coderepair.Name are these.
-const (
-	ToolShedName   = "toolshed"
-	CodeRepairName = "coderepair"
-)
-
 // Task is one task an episode attempts.
 type Task struct {
 	ID       string

@@ -12,7 +12,7 @@
 // Inspect's own implementation and has changed between its versions.
 // `make test-inspect` reads the exported logs with Inspect's own reader.
 //
-// The package reads run folders only through report.Load (which reads
+// The package reads run folders only through runs.Load (which reads
 // them with internal/results), so its rows are the viewers' rows; what a
 // folder does not hold (a rollout task's statement, a probe item's
 // context) the command finds and passes in as Sources, and where it

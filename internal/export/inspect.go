@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -117,10 +117,10 @@ type Score struct {
 // Sources are what the command found for the folders beyond their rows.
 type Sources struct {
 	// Tasks are rollout tasks' opening messages (system prompt and task)
-	// as the environment writes them, by report.ContextKey(run, task).
+	// as the environment writes them, by runs.ContextKey(run, task).
 	Tasks map[string][]transcript.Message
 	// Items are probe items as their environment made them again.
-	Items report.Contexts
+	Items runs.Contexts
 	// Missing says, per run folder, why its tasks or items are not there.
 	Missing map[string]string
 }
@@ -145,17 +145,17 @@ const (
 // Inspect makes one log per model × env × harness of the folders' rollout
 // episodes and one per model × env × harness of their probe items, in the
 // order Load sorted them (model, env, harness in report order).
-func Inspect(d report.Data, src Sources) []Log {
-	runs := map[string]report.RunInfo{}
+func Inspect(d runs.Data, src Sources) []Log {
+	byDir := map[string]runs.RunInfo{}
 	for _, r := range d.Runs {
-		runs[r.Dir] = r
+		byDir[r.Dir] = r
 	}
 	var logs []Log
-	for _, g := range groupBy(d.Episodes, func(e report.Episode) string { return e.Model + "\x00" + e.Env + "\x00" + string(e.Harness) }) {
-		logs = append(logs, rolloutLog(g, runs, src))
+	for _, g := range groupBy(d.Episodes, func(e runs.Episode) string { return e.Model + "\x00" + e.Env + "\x00" + string(e.Harness) }) {
+		logs = append(logs, rolloutLog(g, byDir, src))
 	}
-	for _, g := range groupBy(d.Items, func(it report.Item) string { return it.Model + "\x00" + it.Env + "\x00" + string(it.Harness) }) {
-		logs = append(logs, probeLog(g, runs, src))
+	for _, g := range groupBy(d.Items, func(it runs.Item) string { return it.Model + "\x00" + it.Env + "\x00" + string(it.Harness) }) {
+		logs = append(logs, probeLog(g, byDir, src))
 	}
 	return logs
 }
@@ -173,7 +173,7 @@ func groupBy[T any](rows []T, key func(T) string) [][]T {
 	return out
 }
 
-func rolloutLog(eps []report.Episode, runs map[string]report.RunInfo, src Sources) Log {
+func rolloutLog(eps []runs.Episode, byDir map[string]runs.RunInfo, src Sources) Log {
 	e0 := eps[0]
 	// Seeds are Inspect's epochs: the same task played again.
 	var seeds []uint64
@@ -183,16 +183,16 @@ func rolloutLog(eps []report.Episode, runs map[string]report.RunInfo, src Source
 		}
 	}
 	slices.Sort(seeds)
-	l := newLog("rollout", e0.Model, e0.Env, e0.Harness, folders(eps, func(e report.Episode) string { return e.Run }), runs)
+	l := newLog("rollout", e0.Model, e0.Env, e0.Harness, folders(eps, func(e runs.Episode) string { return e.Run }), byDir)
 	l.Eval.Metadata["messages"] = "runs with the context record: the first step's context as the model was given it, then each step's reply and what the harness showed after it (the observation as observed, or abstract's description, scrub's task with its rule-outs, nothing where drop removed the turn: those are marked shown_before_reply, and the observation they replace goes to the reply's metadata); runs made before it: the opening context the harness gave (without --shots demonstrations or memory lessons), then each step's reply and the environment's observation as rollout_steps.csv records them"
 	for _, e := range eps {
-		l.Samples = append(l.Samples, episodeSample(e, slices.Index(seeds, e.Seed)+1, runs[e.Run], src))
+		l.Samples = append(l.Samples, episodeSample(e, slices.Index(seeds, e.Seed)+1, byDir[e.Run], src))
 	}
 	finish(&l)
 	return l
 }
 
-func episodeSample(e report.Episode, epoch int, run report.RunInfo, src Sources) Sample {
+func episodeSample(e runs.Episode, epoch int, run runs.RunInfo, src Sources) Sample {
 	s := Sample{
 		ID: e.Task, Epoch: epoch,
 		Metadata: map[string]any{
@@ -203,7 +203,7 @@ func episodeSample(e report.Episode, epoch int, run report.RunInfo, src Sources)
 	if e.ContextRecorded && len(e.Transcript) > 0 {
 		s.Messages = messages(e.Statement(), "input")
 		s.Input = s.Messages
-	} else if base, ok := src.Tasks[report.ContextKey(e.Run, e.Task)]; ok {
+	} else if base, ok := src.Tasks[runs.ContextKey(e.Run, e.Task)]; ok {
 		s.Messages = messages(e.Harness.Context(base, nil, ""), "input")
 		s.Input = s.Messages
 	} else {
@@ -215,9 +215,9 @@ func episodeSample(e report.Episode, epoch int, run report.RunInfo, src Sources)
 		s.Metadata["demonstrations_not_shown"] = demos
 	}
 	if !e.Stepped {
-		s.Metadata["transcript"] = "the run folder has no " + report.StepsFile
+		s.Metadata["transcript"] = "the run folder has no " + runs.StepsFile
 	} else if !e.ContextRecorded {
-		s.Metadata["context"] = report.NotRecorded
+		s.Metadata["context"] = runs.NotRecorded
 	}
 	for i, st := range e.Transcript {
 		// Between two replies, what the harness showed the model where
@@ -282,9 +282,9 @@ func flag(on bool, explanation string) Score {
 	return Score{Value: 0, Explanation: "not: " + explanation}
 }
 
-func probeLog(items []report.Item, runs map[string]report.RunInfo, src Sources) Log {
+func probeLog(items []runs.Item, byDir map[string]runs.RunInfo, src Sources) Log {
 	it0 := items[0]
-	l := newLog("probe", it0.Model, it0.Env, it0.Harness, folders(items, func(it report.Item) string { return it.Run }), runs)
+	l := newLog("probe", it0.Model, it0.Env, it0.Harness, folders(items, func(it runs.Item) string { return it.Run }), byDir)
 	l.Eval.Metadata["messages"] = "input is the context before the failure (C); messages are what the harness shows after it, then the greedy reply there"
 	for _, it := range items {
 		l.Samples = append(l.Samples, itemSample(it, src))
@@ -293,7 +293,7 @@ func probeLog(items []report.Item, runs map[string]report.RunInfo, src Sources) 
 	return l
 }
 
-func itemSample(it report.Item, src Sources) Sample {
+func itemSample(it runs.Item, src Sources) Sample {
 	s := Sample{
 		ID: it.ItemID, Epoch: 1,
 		Metadata: map[string]any{
@@ -304,7 +304,7 @@ func itemSample(it report.Item, src Sources) Sample {
 		},
 		Output: Output{Model: it.Model, Completion: it.GreedyReplyPost},
 	}
-	ctx, ok := src.Items[report.ContextKey(it.Run, it.ItemID)]
+	ctx, ok := src.Items[runs.ContextKey(it.Run, it.ItemID)]
 	var pc harness.ProbeContexts
 	var err error
 	if ok {
@@ -368,7 +368,7 @@ func folders[T any](rows []T, run func(T) string) []string {
 
 // newLog is a log's header: its task is kind, env and harness, its model
 // feedrun's model name, its times those of the runs behind it.
-func newLog(kind, model, env string, h harness.Name, dirs []string, runs map[string]report.RunInfo) Log {
+func newLog(kind, model, env string, h harness.Name, dirs []string, byDir map[string]runs.RunInfo) Log {
 	task := kind + "-" + slug(env) + "-" + slug(string(h))
 	// The id names the log's rows: the same folders give the same id (and
 	// file name), other folders another.
@@ -377,7 +377,7 @@ func newLog(kind, model, env string, h harness.Name, dirs []string, runs map[str
 	var started, finished time.Time
 	var builds []string
 	for _, d := range dirs {
-		m := runs[d].Manifest
+		m := byDir[d].Manifest
 		if started.IsZero() || m.Started.Before(started) {
 			started = m.Started
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -24,9 +24,9 @@ const (
 	probeFixture   = "testdata/probe-toolshed"
 )
 
-func load(t *testing.T, dirs ...string) report.Data {
+func load(t *testing.T, dirs ...string) runs.Data {
 	t.Helper()
-	d, err := report.Load(dirs)
+	d, err := runs.Load(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +70,14 @@ func TestRolloutLogsFollowTheRunFolder(t *testing.T) {
 	system := transcript.Message{Role: transcript.RoleSystem, Content: "You act in an office."}
 	task := transcript.Message{Role: transcript.RoleUser, Content: "Cancel the meeting."}
 	src := Sources{Tasks: map[string][]transcript.Message{
-		report.ContextKey(rolloutFixture, "cancel_meeting-01"): {system, task},
+		runs.ContextKey(rolloutFixture, "cancel_meeting-01"): {system, task},
 	}}
 	logs := Inspect(d, src)
 	if got := len(logs); got != 2 {
 		t.Fatalf("%d logs, want one per harness (abstract, drop)", got)
 	}
-	steps := csvRows(t, filepath.Join(rolloutFixture, report.StepsFile))
-	for _, row := range csvRows(t, filepath.Join(rolloutFixture, report.EpisodesFile)) {
+	steps := csvRows(t, filepath.Join(rolloutFixture, runs.StepsFile))
+	for _, row := range csvRows(t, filepath.Join(rolloutFixture, runs.EpisodesFile)) {
 		l := logOf(t, logs, "rollout-toolshed-grammar-"+row["harness"])
 		if l.Eval.Model != "feedrun/"+row["model"] {
 			t.Errorf("model %q, want feedrun/%s", l.Eval.Model, row["model"])
@@ -187,7 +187,7 @@ func TestProbeLogsScoreEveryItem(t *testing.T) {
 		ID: id, Context: []transcript.Message{{Role: transcript.RoleSystem, Content: "tools"}, {Role: transcript.RoleUser, Content: "append a line"}},
 		FailedAction: `append_line(path="x")`, Observation: "Observation: FileNotFoundError", Description: "the file does not exist",
 	}
-	logs := Inspect(d, Sources{Items: report.Contexts{report.ContextKey(probeFixture, id): item}})
+	logs := Inspect(d, Sources{Items: runs.Contexts{runs.ContextKey(probeFixture, id): item}})
 	if len(logs) != 3 {
 		t.Fatalf("%d logs, want one per harness", len(logs))
 	}
@@ -196,7 +196,7 @@ func TestProbeLogsScoreEveryItem(t *testing.T) {
 			t.Errorf("%s: the viewer's headline score is %s, want %s", l.Eval.Task, first, ScoreGainPerToken)
 		}
 	}
-	for _, row := range csvRows(t, filepath.Join(probeFixture, report.ItemsFile)) {
+	for _, row := range csvRows(t, filepath.Join(probeFixture, runs.ItemsFile)) {
 		l := logOf(t, logs, "probe-toolshed-"+row["harness"])
 		i := slices.IndexFunc(l.Samples, func(s Sample) bool { return s.ID == row["item_id"] })
 		if i < 0 {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/harness"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -22,7 +22,7 @@ func withRecord(t *testing.T, system, task transcript.Message, describe func(obs
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{results.ManifestName, report.EpisodesFile, report.StepsFile} {
+	for _, name := range []string{results.ManifestName, runs.EpisodesFile, runs.StepsFile} {
 		data, err := os.ReadFile(filepath.Join(rolloutFixture, name))
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func withRecord(t *testing.T, system, task transcript.Message, describe func(obs
 	defer tbl.Close()
 	turns := map[string][]harness.Turn{}
 	prev := map[string][]results.ContextMessage{}
-	for _, st := range csvRows(t, filepath.Join(dir, report.StepsFile)) {
+	for _, st := range csvRows(t, filepath.Join(dir, runs.StepsFile)) {
 		ep := results.Key(st["harness"], st["task"], st["seed"])
 		msgs := harness.Name(st["harness"]).Context([]transcript.Message{system, task}, turns[ep], "")
 		cur := make([]results.ContextMessage, len(msgs))
@@ -106,7 +106,7 @@ func TestRecordedRolloutsShowWhatTheHarnessShowed(t *testing.T) {
 	}
 	for _, l := range Inspect(load(t, rolloutFixture), Sources{}) {
 		for _, s := range l.Samples {
-			if s.Metadata["context"] != report.NotRecorded {
+			if s.Metadata["context"] != runs.NotRecorded {
 				t.Errorf("%s %s of a run made before the record: context %v", l.Eval.Task, s.ID, s.Metadata["context"])
 			}
 		}

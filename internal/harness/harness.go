@@ -227,6 +227,14 @@ func (n Name) BansTokens() bool { return n.Of().Ban == TokenBan }
 // actions, however tokenised or wrapped.
 func (n Name) BansText() bool { return n.Of().Ban == TextBan }
 
+// ShowsObservation reports whether the context after a failure ends with
+// the failed action's observation as the environment gave it (the turn
+// kept, or its error alone).
+func (n Name) ShowsObservation() bool {
+	f := n.Of().Failed
+	return f == ShowTurn || f == ShowObservation
+}
+
 // Abstracts reports whether failed turns are replaced by descriptions.
 func (n Name) Abstracts() bool { return n.Of().Failed == ShowDescription }
 

@@ -98,7 +98,7 @@ func runJinja(t *testing.T, req any, out any) {
 // action as an assistant turn (the text a scored action ends).
 func qwenContexts(t *testing.T) map[string][]transcript.Message {
 	t.Helper()
-	cr, err := coderepair.Open(testutil.MBPP(t))
+	cr, err := coderepair.Open(testutil.Data(t, coderepair.MBPP))
 	if err != nil {
 		t.Fatal(err)
 	}

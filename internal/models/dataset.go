@@ -14,7 +14,8 @@ import (
 
 // Dataset is a public data file an environment reads, fetched over HTTP
 // into the cache beside the models, with the same resume, progress and
-// checks as a model download.
+// checks as a model download. Each environment declares the datasets it
+// reads in its registry entry; this package knows none by name.
 type Dataset struct {
 	Name   string // what `feedrun data pull` calls it
 	File   string // its name in the cache's data folder
@@ -24,31 +25,10 @@ type Dataset struct {
 	Note   string
 }
 
-// MBPP is sanitized MBPP (Austin et al. 2021, CC BY 4.0), CodeRepair's
-// problems, as the google-research repository publishes it: one line of
-// compact JSON. Its size and sha256 were computed from a copy of the
-// records: re-encoded as Python's json.dump writes them (", " and ": "
-// separators, non-ASCII escaped), they give a file of exactly the published
-// length (255,053 bytes) whose text matches the published file wherever it
-// was compared (scripts/mbpp-digest.sh redoes the computation). The records
-// are what CodeRepair reads; a pretty-printed copy of them loads too, but
-// only the published bytes are accepted here.
-var MBPP = Dataset{
-	Name:   "mbpp",
-	File:   "sanitized-mbpp.json",
-	URL:    "https://raw.githubusercontent.com/google-research/google-research/master/mbpp/sanitized-mbpp.json",
-	Size:   255053,
-	SHA256: "ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9",
-	Note:   "sanitized MBPP, 427 problems (Austin et al. 2021, CC BY 4.0)",
-}
-
-// Datasets lists what `feedrun data pull` can fetch.
-var Datasets = []Dataset{MBPP}
-
-// LookupDataset returns the dataset called name.
-func LookupDataset(name string) (Dataset, error) {
+// LookupDataset returns the dataset of all called name.
+func LookupDataset(all []Dataset, name string) (Dataset, error) {
 	var names []string
-	for _, d := range Datasets {
+	for _, d := range all {
 		if d.Name == name {
 			return d, nil
 		}
@@ -57,15 +37,15 @@ func LookupDataset(name string) (Dataset, error) {
 	return Dataset{}, fmt.Errorf("unknown dataset %q; known datasets: %s", name, strings.Join(names, ", "))
 }
 
-// SelectDatasets is the datasets names name, in their order; with no
-// name, every dataset.
-func SelectDatasets(names []string) ([]Dataset, error) {
+// SelectDatasets is the datasets of all that names name, in their order;
+// with no name, every dataset.
+func SelectDatasets(all []Dataset, names []string) ([]Dataset, error) {
 	if len(names) == 0 {
-		return Datasets, nil
+		return all, nil
 	}
 	var out []Dataset
 	for _, n := range names {
-		d, err := LookupDataset(n)
+		d, err := LookupDataset(all, n)
 		if err != nil {
 			return nil, err
 		}
@@ -80,15 +60,15 @@ func SelectDatasets(names []string) ([]Dataset, error) {
 // datasets are copies: url changes this pull's, not the registry's.
 // Names that are not datasets, or a url for several, are the user's to
 // fix.
-func SelectDatasetsAt(names []string, url string) ([]Dataset, error) {
+func SelectDatasetsAt(all []Dataset, names []string, url string) ([]Dataset, error) {
 	n := len(names)
 	if n == 0 {
-		n = len(Datasets) // none named: every one
+		n = len(all) // none named: every one
 	}
 	if url != "" && n != 1 {
 		return nil, usage.Errorf("--url: name the one dataset it serves (got %d)", n)
 	}
-	sets, err := SelectDatasets(names)
+	sets, err := SelectDatasets(all, names)
 	if err != nil {
 		return nil, usage.Error{Err: err}
 	}

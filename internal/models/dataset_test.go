@@ -130,27 +130,34 @@ func TestPullDatasetProgress(t *testing.T) {
 	}
 }
 
+// testDatasets stand in for the environments' datasets: this package
+// knows none by name.
+var testDatasets = []Dataset{
+	{Name: "tiny", File: "tiny.json", URL: "https://example.invalid/tiny.json", Size: 2},
+	{Name: "small", File: "small.json", URL: "https://example.invalid/small.json", Size: 3},
+}
+
 func TestLookupDataset(t *testing.T) {
-	d, err := LookupDataset("mbpp")
+	d, err := LookupDataset(testDatasets, "small")
 	ok(t, err)
-	if d.File != "sanitized-mbpp.json" || !strings.HasPrefix(d.URL, "https://raw.githubusercontent.com/google-research/google-research/") {
-		t.Fatalf("mbpp = %+v", d)
+	if d != testDatasets[1] {
+		t.Fatalf("small = %+v", d)
 	}
-	_, err = LookupDataset("mmlu")
-	errContains(t, err, `unknown dataset "mmlu"; known datasets: mbpp`)
+	_, err = LookupDataset(testDatasets, "mmlu")
+	errContains(t, err, `unknown dataset "mmlu"; known datasets: tiny, small`)
 }
 
 // SelectDatasets takes every dataset when none is named and refuses a
 // name it does not know.
 func TestSelectDatasets(t *testing.T) {
-	all, err := SelectDatasets(nil)
-	if err != nil || len(all) != len(Datasets) {
+	all, err := SelectDatasets(testDatasets, nil)
+	if err != nil || len(all) != len(testDatasets) {
 		t.Errorf("SelectDatasets() = %v, %v; want every dataset", all, err)
 	}
-	if got, err := SelectDatasets([]string{MBPP.Name}); err != nil || len(got) != 1 || got[0].Name != MBPP.Name {
-		t.Errorf("SelectDatasets(%s) = %v, %v", MBPP.Name, got, err)
+	if got, err := SelectDatasets(testDatasets, []string{"small"}); err != nil || len(got) != 1 || got[0].Name != "small" {
+		t.Errorf("SelectDatasets(small) = %v, %v", got, err)
 	}
-	if _, err := SelectDatasets([]string{MBPP.Name, "imagenet"}); err == nil || !strings.Contains(err.Error(), `unknown dataset "imagenet"`) {
+	if _, err := SelectDatasets(testDatasets, []string{"small", "imagenet"}); err == nil || !strings.Contains(err.Error(), `unknown dataset "imagenet"`) {
 		t.Errorf("unknown name: err = %v", err)
 	}
 }
@@ -158,16 +165,16 @@ func TestSelectDatasets(t *testing.T) {
 // --url serves one dataset, named or the only one, and changes the
 // selection's copy, never the registry's address.
 func TestSelectDatasetsAt(t *testing.T) {
-	name := Datasets[0].Name
-	published := Datasets[0].URL
-	sets, err := SelectDatasetsAt([]string{name}, "http://mirror.invalid/x")
-	if err != nil || len(sets) != 1 || sets[0].URL != "http://mirror.invalid/x" || Datasets[0].URL != published {
-		t.Errorf("SelectDatasetsAt(%s, mirror) = %v, %v; registry URL %s", name, sets, err, Datasets[0].URL)
+	name := testDatasets[0].Name
+	published := testDatasets[0].URL
+	sets, err := SelectDatasetsAt(testDatasets, []string{name}, "http://mirror.invalid/x")
+	if err != nil || len(sets) != 1 || sets[0].URL != "http://mirror.invalid/x" || testDatasets[0].URL != published {
+		t.Errorf("SelectDatasetsAt(%s, mirror) = %v, %v; registry URL %s", name, sets, err, testDatasets[0].URL)
 	}
-	if _, err := SelectDatasetsAt([]string{name, name}, "http://mirror.invalid/x"); !errors.As(err, new(usage.Error)) {
+	if _, err := SelectDatasetsAt(testDatasets, []string{name, name}, "http://mirror.invalid/x"); !errors.As(err, new(usage.Error)) {
 		t.Errorf("--url with two datasets: %v, want a usage error", err)
 	}
-	if _, err := SelectDatasetsAt([]string{"no-such-data"}, ""); !errors.As(err, new(usage.Error)) {
+	if _, err := SelectDatasetsAt(testDatasets, []string{"no-such-data"}, ""); !errors.As(err, new(usage.Error)) {
 		t.Errorf("an unknown dataset: %v, want a usage error", err)
 	}
 }

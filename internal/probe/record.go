@@ -6,30 +6,12 @@ import (
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// contextRecord writes each row's contexts to the run folder's record
-// (results.ProbeContexts): the messages once in the message store, each
-// context as the hashes of its messages. nil: the run keeps none (see
+// recordContexts records row's contexts in the run folder's context
+// record (results.ProbeContexts), those a crashed run has not: each
+// context's messages, once in the message store, before the row that
+// names them by their hashes. A nil record is a run that keeps none (see
 // results.OpenContextRecord).
-type contextRecord struct{ *results.ContextRecord }
-
-func openContextRecord(dir string, items *results.Table, cut results.CutFunc) (*contextRecord, error) {
-	rec, err := results.OpenContextRecord(dir, results.ProbeContexts, items, cut)
-	if rec == nil || err != nil {
-		return nil, err
-	}
-	return &contextRecord{rec}, nil
-}
-
-// Close closes the record; a run that keeps none has nothing to close.
-func (c *contextRecord) Close() {
-	if c != nil {
-		c.ContextRecord.Close()
-	}
-}
-
-// add records row's contexts, those a crashed run has not: each context's
-// messages before the row that names them.
-func (c *contextRecord) add(r *Run, row Row) error {
+func recordContexts(c *results.ContextRecord, r *Run, row Row) error {
 	if c == nil {
 		return nil
 	}

@@ -101,7 +101,7 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 		defer tokens.Close()
 		tokens.TellCut(r.Cut)
 	}
-	record, err := openContextRecord(r.OutDir, items, r.Cut)
+	record, err := results.OpenContextRecord(r.OutDir, results.ProbeContexts, items, r.Cut)
 	if err != nil {
 		return sum, err
 	}
@@ -139,7 +139,7 @@ func (r *Run) Execute(ctx context.Context) (Summary, error) {
 			if items.Done(key(rec)) {
 				continue
 			}
-			if err := record.add(r, row); err != nil {
+			if err := recordContexts(record, r, row); err != nil {
 				return err
 			}
 			if err := items.Append(rec); err != nil {

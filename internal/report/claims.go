@@ -167,7 +167,7 @@ func (c Claim) check() error {
 	}
 	for _, h := range c.Harness {
 		if !slices.Contains(harness.RolloutHarnesses, h) {
-			return fmt.Errorf("harness %q: expected one of %s", h, harnessList(harness.RolloutHarnesses))
+			return fmt.Errorf("harness %q: expected one of %s", h, harness.JoinNames(harness.RolloutHarnesses))
 		}
 	}
 	lo, okLo := parameterCount(c.Sizes[0])
@@ -594,7 +594,7 @@ func (c Claim) judgeNoRise(model string, find rowFinder) Cell {
 		}
 	}
 	if !found {
-		return Cell{Verdict: NotTested, Why: fmt.Sprintf("no %s rows under %s", c.Env, harnessList(c.Harness))}
+		return Cell{Verdict: NotTested, Why: fmt.Sprintf("no %s rows under %s", c.Env, harness.JoinNames(c.Harness))}
 	}
 	largest.Why = "largest: " + string(largest.Harness)
 	largest.Verdict = Reproduces

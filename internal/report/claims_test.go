@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // testFixture has two harnesses against verbatim on tasks t0…t(n−1),
@@ -165,7 +166,7 @@ func recoveryRun(t *testing.T, env string, episodes map[[2]string]struct{ steps,
 		}
 	}
 	dir := rolloutDir(t, tuned(true), rows...)
-	writeTable(t, dir, StepsFile, results.RolloutSteps.Header, steps)
+	writeTable(t, dir, runs.StepsFile, results.RolloutSteps.Header, steps)
 	return dir
 }
 
@@ -238,8 +239,8 @@ func TestRolloutsRecovery(t *testing.T) {
 
 	// Steps that disagree with the episode's step count are an error.
 	bad := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1)) // 4 steps
-	writeTable(t, bad, StepsFile, results.RolloutSteps.Header, [][]string{stepRec("toolshed", "verbatim", "t1", 0, "x()", true)})
-	_, err := Load([]string{bad})
+	writeTable(t, bad, runs.StepsFile, results.RolloutSteps.Header, [][]string{stepRec("toolshed", "verbatim", "t1", 0, "x()", true)})
+	_, err := runs.Load([]string{bad})
 	errContains(t, err, "has 1 steps in")
 }
 

@@ -31,13 +31,12 @@
 // order moves an interval. Errors about input name the file, the data row
 // (counted from 1 after the header), the column and what was expected.
 //
-// The files: load.go reads run folders (Load); items.go, episodes.go and
-// sweep.go parse each table's rows; table.go is the table model, group.go
-// groups rows into a table's rows and bootstrap.go gives figures their
-// intervals; probetables.go makes Tables 1–3, rollouts.go Table 4 and
-// sweep.go Table 5, sizes.go Table 6; reference.go reads the study's figures,
-// claims.go judges its claims and scorecard.go lays them out; report.go runs
-// a report (Run), and render.go, html.go and plots.go print and draw it;
-// show.go, filter.go and transcripts.go serve feedrun show; plan.go sizes
-// a rollout run from a pilot (feedrun plan).
+// The report reads run folders through package runs, and its HTML page
+// is the viewer's (package viewer), with the tables filled in. The files:
+// table.go is the table model, group.go computes a table's rows in
+// parallel and bootstrap.go gives figures their intervals; probetables.go
+// makes Tables 1–3, rollouts.go Table 4, sweep.go Table 5 and sizes.go
+// Table 6; reference.go reads the study's figures, claims.go judges its
+// claims, scorecard.go and answers.go lay them out; report.go runs a
+// report (Run), and render.go, html.go and plots.go print and draw it.
 package report

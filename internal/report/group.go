@@ -2,59 +2,59 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // This file holds the grouping of rows (probe items or rollout episodes)
 // into the model × env × harness rows of a table, computed in parallel.
 
-// scoped is a row of a run's tables, probe item or rollout episode: what
-// it was measured on.
-type scoped interface {
-	scope() (model, env string, h harness.Name, tuned bool)
-}
-
-func (it Item) scope() (string, string, harness.Name, bool) {
-	return it.Model, it.Env, it.Harness, it.InstructionTuned
-}
-
-func (e Episode) scope() (string, string, harness.Name, bool) {
-	return e.Model, e.Env, e.Harness, e.InstructionTuned
-}
-
-// group is the rows of one model × env, by harness.
-type group[T scoped] struct {
-	model, env string
-	base       bool
-	byHarness  map[harness.Name][]T
-}
-
-// groups splits sorted rows into model × env groups, in that order.
-func groups[T scoped](rows []T) []group[T] {
-	var out []group[T]
-	for _, r := range rows {
-		model, env, h, tuned := r.scope()
-		if n := len(out); n == 0 || out[n-1].model != model || out[n-1].env != env {
-			out = append(out, group[T]{model: model, env: env, base: !tuned, byHarness: map[harness.Name][]T{}})
-		}
-		g := &out[len(out)-1]
-		g.byHarness[h] = append(g.byHarness[h], r)
+// fillHarnessRows gives tables (which share their rows' scopes: Tables
+// 1–3 from probe items, Table 4 from episodes) a row per model × env ×
+// harness of rows, sorted as runs.Load sorts them, each table's figures
+// from figures (the harness's rows and verbatim's of the same model ×
+// env, one map per table), computed in parallel; then marks the figures
+// a harness fixes, adjusts each table's tests for its Holm families and
+// sets the study's figures beside ours.
+func fillHarnessRows[T runs.Scoped](ctx context.Context, tables []Table, rows []T, ref Reference, b Bootstrap, figures func(f *figurer, h harness.Name, hs, verbatim []T) []map[string]Figure) error {
+	type job struct {
+		g runs.Group[T]
+		h harness.Name
 	}
-	return out
-}
-
-// harnesses are the group's harnesses in report order.
-func (g group[T]) harnesses() []harness.Name {
-	var out []harness.Name
-	for _, h := range harness.RolloutHarnesses {
-		if _, ok := g.byHarness[h]; ok {
-			out = append(out, h)
+	var jobs []job
+	for _, g := range runs.Groups(rows) {
+		for _, h := range g.Harnesses() {
+			jobs = append(jobs, job{g, h})
 		}
 	}
-	return out
+	figs := make([][]map[string]Figure, len(jobs))
+	err := inParallel(ctx, len(jobs), func(i int) error {
+		j := jobs[i]
+		f := &figurer{b: b}
+		figs[i] = figures(f, j.h, j.g.ByHarness[j.h], j.g.ByHarness[harness.Verbatim])
+		if f.err != nil {
+			return fmt.Errorf("%s, %s, %s: %w", j.g.Model, j.g.Env, j.h, f.err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		for t := range tables {
+			tables[t].Rows = append(tables[t].Rows, Row{Model: j.g.Model, Base: j.g.Base, Env: j.g.Env, Harness: j.h, Figures: figs[i][t]})
+		}
+	}
+	for t := range tables {
+		markByConstruction(&tables[t])
+		adjustHolm(&tables[t])
+		addStudy(&tables[t], ref)
+	}
+	return nil
 }
 
 // inParallel computes row(i) for every i < n. Rows are independent and each

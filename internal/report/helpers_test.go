@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/feedrun/feedrun/internal/testutil"
-
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
+	"github.com/feedrun/feedrun/internal/testutil"
 )
 
 // probe is one fixture row. Log-probabilities are derived from the gain and
@@ -87,11 +87,11 @@ func (p probe) header() []string {
 	if p.v1 {
 		return results.ProbeItemsV1Header
 	}
-	return ItemsHeader
+	return runs.ItemsHeader
 }
 
 func indexOf(col string) int {
-	for i, c := range ItemsHeader {
+	for i, c := range runs.ItemsHeader {
 		if c == col {
 			return i
 		}
@@ -103,7 +103,7 @@ func indexOf(col string) int {
 func runDir(t *testing.T, rows ...probe) string {
 	t.Helper()
 	recs := make([][]string, len(rows))
-	header := ItemsHeader
+	header := runs.ItemsHeader
 	for i, p := range rows {
 		recs[i] = p.record()
 		header = p.header()
@@ -116,7 +116,7 @@ func runDir(t *testing.T, rows ...probe) string {
 func rawRunDir(t *testing.T, header []string, recs [][]string) string {
 	t.Helper()
 	dir := newRun(t, results.Config{})
-	writeTable(t, dir, ItemsFile, header, recs)
+	writeTable(t, dir, runs.ItemsFile, header, recs)
 	return dir
 }
 
@@ -154,7 +154,7 @@ func writeTable(t *testing.T, dir, name string, header []string, recs [][]string
 // tablesOf loads folders and computes the tables with a small bootstrap.
 func tablesOf(t *testing.T, ref Reference, dirs ...string) []Table {
 	t.Helper()
-	data, err := Load(dirs)
+	data, err := runs.Load(dirs)
 	ok(t, err)
 	tables, err := Tables(context.Background(), data.Items, ref, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)

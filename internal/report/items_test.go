@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 func TestLoadSortsAndPools(t *testing.T) {
 	a := runDir(t, inverted("10", 1, 0), inverted("2", 1, 0).with(func(p *probe) { p.harness = "abstract" }), inverted("2", 1, 0))
 	b := runDir(t, inverted("x", 1, 0), inverted("1", 1, 0).with(func(p *probe) { p.env = "coderepair" }))
-	data, err := Load([]string{b, a})
+	data, err := runs.Load([]string{b, a})
 	ok(t, err)
-	runs := data.Runs
+	folders := data.Runs
 	var got []string
 	for _, it := range data.Items {
 		got = append(got, it.Env+"/"+string(it.Harness)+"/"+it.ItemID)
@@ -24,14 +25,14 @@ func TestLoadSortsAndPools(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("items in order %q, want %q", got, want)
 	}
-	if len(runs) != 2 || runs[0].Dir > runs[1].Dir || runs[0].Items+runs[1].Items != 5 {
-		t.Errorf("runs %+v", runs)
+	if len(folders) != 2 || folders[0].Dir > folders[1].Dir || folders[0].Items+folders[1].Items != 5 {
+		t.Errorf("runs %+v", folders)
 	}
 }
 
 func TestReadItemsBanned(t *testing.T) {
 	dir := runDir(t, inverted("1", 2, 1).with(func(p *probe) { p.harness, p.banned = "ban", true }))
-	items, err := ReadItems(filepath.Join(dir, ItemsFile))
+	items, err := runs.ReadItems(filepath.Join(dir, runs.ItemsFile))
 	ok(t, err)
 	it := items[0]
 	if !it.Banned || it.DCopy != 2 || it.Gain == it.Gain || it.DSem == it.DSem || it.PRepeatPost != 0 {
@@ -64,16 +65,16 @@ func TestReadItemsRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := inverted("2", 1, 1).with(func(p *probe) { p.banned = tt.banned }).record()
 			bad[indexOf(tt.column)] = tt.value
-			dir := rawRunDir(t, ItemsHeader, [][]string{good, bad})
-			_, err := Load([]string{dir})
-			errContains(t, err, append([]string{filepath.Join(dir, ItemsFile) + ": row 2: "}, tt.want...)...)
+			dir := rawRunDir(t, runs.ItemsHeader, [][]string{good, bad})
+			_, err := runs.Load([]string{dir})
+			errContains(t, err, append([]string{filepath.Join(dir, runs.ItemsFile) + ": row 2: "}, tt.want...)...)
 		})
 	}
 }
 
 func TestLoadRejects(t *testing.T) {
 	row := inverted("1", 1, 1)
-	renamed := slices.Clone(ItemsHeader)
+	renamed := slices.Clone(runs.ItemsHeader)
 	renamed[12] = "G"
 	tests := []struct {
 		name string
@@ -91,16 +92,16 @@ func TestLoadRejects(t *testing.T) {
 			return []string{rawRunDir(t, renamed, [][]string{row.record()})}
 		}, []string{"header column 13 is \"G\", expected \"gain\""}},
 		{"short header", func(t *testing.T) []string {
-			return []string{rawRunDir(t, ItemsHeader[:22], nil)}
+			return []string{rawRunDir(t, runs.ItemsHeader[:22], nil)}
 		}, []string{`header lacks column 23 "greedy_repeat_post"`}},
-		{"no rows", func(t *testing.T) []string { return []string{rawRunDir(t, ItemsHeader, nil)} }, []string{"no probe items"}},
+		{"no rows", func(t *testing.T) []string { return []string{rawRunDir(t, runs.ItemsHeader, nil)} }, []string{"no probe items"}},
 		{"same item in two folders", func(t *testing.T) []string {
 			return []string{runDir(t, row), runDir(t, inverted("0", 1, 1), row)}
 		}, []string{"row 2: item", `"verbatim"|"1"`, "already in", "row 1"}},
 		{"one model, two files", func(t *testing.T) []string {
 			rec := inverted("2", 1, 1).record()
 			rec[indexOf("model_sha256")] = "other"
-			return []string{rawRunDir(t, ItemsHeader, [][]string{row.record(), rec})}
+			return []string{rawRunDir(t, runs.ItemsHeader, [][]string{row.record(), rec})}
 		}, []string{"row 2: column model_sha256", `"other"`, "row 1"}},
 		{"one model, base and tuned", func(t *testing.T) []string {
 			return []string{runDir(t, row, inverted("2", 1, 1).with(func(p *probe) { p.base = true }))}
@@ -109,7 +110,7 @@ func TestLoadRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs := tt.dirs(t)
-			_, err := Load(dirs)
+			_, err := runs.Load(dirs)
 			errContains(t, err, tt.want...)
 			if err != nil && !strings.Contains(err.Error(), dirs[len(dirs)-1]) {
 				t.Errorf("error %q does not name the folder %s", err, dirs[len(dirs)-1])
@@ -125,7 +126,7 @@ func TestLoadRejects(t *testing.T) {
 func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 	generator := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
 	onPolicy := newRun(t, results.Config{OnPolicy: true})
-	writeTable(t, onPolicy, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
+	writeTable(t, onPolicy, runs.ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
 	tables := tablesOf(t, Reference{}, generator, onPolicy)
 	gen := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
 	pol := figure(t, tables, InversionTable, "m", "toolshed (on-policy)", "verbatim", "gain_per_token")
@@ -138,8 +139,8 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 		t.Errorf("the on-policy note in Table 3: with an on-policy run %v, without %v; want true, false", hasNote(tables), hasNote(tablesOf(t, Reference{}, generator)))
 	}
 	bad := rawManifestRun(t, `{"on_policy": "yes"}`)
-	writeTable(t, bad, ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
-	_, err := Load([]string{bad})
+	writeTable(t, bad, runs.ItemsFile, inverted("i1", 1, 0).header(), [][]string{inverted("i1", 1, 0.5).record()})
+	_, err := runs.Load([]string{bad})
 	errContains(t, err, "config field on_policy: expected true or false")
 }
 
@@ -151,9 +152,9 @@ func TestOnPolicyRunStandsBesideTheGenerators(t *testing.T) {
 func TestToolObservationsRunStandsApart(t *testing.T) {
 	user := runDir(t, inverted("i1", 2, 0.2), inverted("i2", 3, 0.1))
 	tool := newRun(t, results.Config{Observations: "tool"})
-	writeTable(t, tool, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
+	writeTable(t, tool, runs.ItemsFile, runs.ItemsHeader, [][]string{inverted("i1", 1, 0.5).record(), inverted("i2", 1, 0.5).record()})
 	said := newRun(t, results.Config{Observations: "user"})
-	writeTable(t, said, ItemsFile, ItemsHeader, [][]string{inverted("i3", 1, 0.5).record()})
+	writeTable(t, said, runs.ItemsFile, runs.ItemsHeader, [][]string{inverted("i3", 1, 0.5).record()})
 	ref := Reference{Figures: []StudyFigure{{Figure: "gain_per_token", Value: "-1.03", Scope: Scope{Env: "toolshed", Harness: all}}}}
 	tables := tablesOf(t, ref, user, tool, said)
 	u := figure(t, tables, InversionTable, "m", "toolshed", "verbatim", "gain_per_token")
@@ -176,7 +177,7 @@ func TestToolObservationsRunStandsApart(t *testing.T) {
 	}
 
 	bad := rawManifestRun(t, `{"observations": "system"}`)
-	writeTable(t, bad, ItemsFile, ItemsHeader, [][]string{inverted("i1", 1, 0.5).record()})
-	_, err := Load([]string{bad})
+	writeTable(t, bad, runs.ItemsFile, runs.ItemsHeader, [][]string{inverted("i1", 1, 0.5).record()})
+	_, err := runs.Load([]string{bad})
 	errContains(t, err, "config field observations: expected user or tool, got system")
 }

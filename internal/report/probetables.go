@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -76,9 +76,9 @@ func referableFigures() []string {
 // Tables computes the study's three tables from probe items, with the
 // study's figures from ref beside ours. Items may come in any order: they
 // are sorted as Load sorts them, so resamples do not depend on it.
-func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Table, error) {
+func Tables(ctx context.Context, items []runs.Item, ref Reference, b Bootstrap) ([]Table, error) {
 	items = slices.Clone(items)
-	slices.SortStableFunc(items, compareItems)
+	slices.SortStableFunc(items, runs.CompareItems)
 	tables := []Table{
 		{
 			ID:      InversionTable,
@@ -113,48 +113,17 @@ func Tables(ctx context.Context, items []Item, ref Reference, b Bootstrap) ([]Ta
 			},
 		},
 	}
-	type job struct {
-		g group[Item]
-		h harness.Name
-	}
-	var jobs []job
-	for _, g := range groups(items) {
-		for _, h := range g.harnesses() {
-			jobs = append(jobs, job{g, h})
-		}
-	}
-	figures := make([][3]map[string]Figure, len(jobs))
-	err := inParallel(ctx, len(jobs), func(i int) error {
-		j := jobs[i]
-		f := &figurer{b: b}
-		hs := j.g.byHarness[j.h]
-		figures[i] = [3]map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, j.h, hs, j.g.byHarness[harness.Verbatim])}
-		if f.err != nil {
-			return fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
-		}
-		return nil
+	err := fillHarnessRows(ctx, tables, items, ref, b, func(f *figurer, h harness.Name, hs, verbatim []runs.Item) []map[string]Figure {
+		return []map[string]Figure{inversion(f, hs), decomposition(f, hs), harnessComparison(f, h, hs, verbatim)}
 	})
 	if err != nil {
 		return nil, err
 	}
-	for i, j := range jobs {
-		for t, figs := range figures[i] {
-			tables[t].Rows = append(tables[t].Rows, Row{Model: j.g.model, Base: j.g.base, Env: j.g.env, Harness: j.h, Figures: figs})
-		}
-	}
-	for i := range tables {
-		markByConstruction(&tables[i])
-		adjustHolm(&tables[i])
-		addStudy(&tables[i], ref)
-	}
-	if slices.ContainsFunc(items, func(it Item) bool { return strings.HasSuffix(it.Env, onPolicySuffix) }) {
+	if slices.ContainsFunc(items, func(it runs.Item) bool { return strings.HasSuffix(it.Env, runs.OnPolicySuffix) }) {
 		tables[2].Notes = append(tables[2].Notes, onPolicyNote) // Table 3
 	}
 	return tables, nil
 }
-
-// onPolicySuffix marks the env of an on-policy probe run's rows.
-const onPolicySuffix = " (on-policy)"
 
 // onPolicyNote says what an on-policy item fixes. The greedy reply before
 // the failure is the failed action itself, but not always (an attempt cut
@@ -218,12 +187,12 @@ func addStudy(t *Table, ref Reference) {
 }
 
 // inversion is Table 1's figures for one harness's items.
-func inversion(f *figurer, items []Item) map[string]Figure {
+func inversion(f *figurer, items []runs.Item) map[string]Figure {
 	ok := notBanned(items)
 	banned := len(items) > 0 && len(ok) == 0
-	perToken := column(ok, func(it Item) float64 { return it.GainPerToken })
-	gains := column(ok, func(it Item) float64 { return it.Gain })
-	tokens := column(ok, func(it Item) float64 { return float64(it.NTokens) })
+	perToken := column(ok, func(it runs.Item) float64 { return it.GainPerToken })
+	gains := column(ok, func(it runs.Item) float64 { return it.Gain })
+	tokens := column(ok, func(it runs.Item) float64 { return float64(it.NTokens) })
 	pooled := func(g, n []float64) float64 { return floats.Sum(g) / floats.Sum(n) }
 	scratch := make([]float64, len(perToken))
 	return map[string]Figure{
@@ -241,18 +210,18 @@ func inversion(f *figurer, items []Item) map[string]Figure {
 		// study's "per action token" may be either, so both are given.
 		"gain_per_token_pooled": f.paired(gains, tokens, banned, pooled),
 		"odds_factor_pooled":    f.paired(gains, tokens, banned, func(g, n []float64) float64 { return math.Exp(-pooled(g, n)) }),
-		"share_inverted":        f.proportion(column(ok, func(it Item) float64 { return indicator(it.Gain < 0) }), banned),
+		"share_inverted":        f.proportion(column(ok, func(it runs.Item) float64 { return indicator(it.Gain < 0) }), banned),
 	}
 }
 
 // decomposition is Table 2's figures for one harness's items. All use the
 // same items (those not banned), so that the copy share is the share of the
 // mean Δcopy and mean Δsem printed beside it.
-func decomposition(f *figurer, items []Item) map[string]Figure {
+func decomposition(f *figurer, items []runs.Item) map[string]Figure {
 	ok := notBanned(items)
 	banned := len(items) > 0 && len(ok) == 0
-	dCopy := column(ok, func(it Item) float64 { return it.DCopy })
-	dSem := column(ok, func(it Item) float64 { return it.DSem })
+	dCopy := column(ok, func(it runs.Item) float64 { return it.DCopy })
+	dSem := column(ok, func(it runs.Item) float64 { return it.DSem })
 	var ratios, shares []float64
 	for i := range dSem {
 		if dSem[i] != 0 {
@@ -267,11 +236,11 @@ func decomposition(f *figurer, items []Item) map[string]Figure {
 	}
 	// Runs made before the quoteless context have no split: Δquote and
 	// Δvalence are then undefined for the whole row, not for some items.
-	split := !slices.ContainsFunc(ok, func(it Item) bool { return !it.Split })
+	split := !slices.ContainsFunc(ok, func(it runs.Item) bool { return !it.Split })
 	var dQuote, dValence []float64
 	if split {
-		dQuote = column(ok, func(it Item) float64 { return it.DQuote })
-		dValence = column(ok, func(it Item) float64 { return it.DValence })
+		dQuote = column(ok, func(it runs.Item) float64 { return it.DQuote })
+		dValence = column(ok, func(it runs.Item) float64 { return it.DValence })
 	}
 	scratch := make([]float64, max(len(ratios), len(shares)))
 	return map[string]Figure{
@@ -312,23 +281,23 @@ const minShareGain = 0.5
 // harnessComparison is Table 3's figures for harness h against verbatim,
 // over the items both have. On the verbatim row itself every item pairs with
 // itself and the comparisons do not apply.
-func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[string]Figure {
-	byID := make(map[string]Item, len(verbatim))
+func harnessComparison(f *figurer, h harness.Name, items, verbatim []runs.Item) map[string]Figure {
+	byID := make(map[string]runs.Item, len(verbatim))
 	for _, v := range verbatim {
 		byID[v.ItemID] = v
 	}
-	var hs, vs []Item
+	var hs, vs []runs.Item
 	for _, it := range items {
 		if v, ok := byID[it.ItemID]; ok {
 			hs, vs = append(hs, it), append(vs, v)
 		}
 	}
-	banned := slices.ContainsFunc(hs, func(it Item) bool { return it.Banned })
-	pPre := func(it Item) float64 { return it.PRepeatPre }
-	pPost := func(it Item) float64 { return it.PRepeatPost }
-	greedyPre := func(it Item) float64 { return indicator(it.GreedyRepeatPre) }
-	greedyPost := func(it Item) float64 { return indicator(it.GreedyRepeatPost) }
-	nearPost := func(it Item) float64 { return indicator(it.NearRepeatPost) }
+	banned := slices.ContainsFunc(hs, func(it runs.Item) bool { return it.Banned })
+	pPre := func(it runs.Item) float64 { return it.PRepeatPre }
+	pPost := func(it runs.Item) float64 { return it.PRepeatPost }
+	greedyPre := func(it runs.Item) float64 { return indicator(it.GreedyRepeatPre) }
+	greedyPost := func(it runs.Item) float64 { return indicator(it.GreedyRepeatPost) }
+	nearPost := func(it runs.Item) float64 { return indicator(it.NearRepeatPost) }
 	figs := map[string]Figure{
 		"paired_items":       count(len(hs)),
 		"unpaired_items":     count(len(items) + len(verbatim) - 2*len(hs)),
@@ -353,7 +322,7 @@ func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[s
 	figs["share_removed"] = f.tested(f.paired(gh, gv, banned && len(gh) == 0, stats.ShareRemoved), gh, gv)
 	for _, d := range []struct {
 		figure string
-		value  func(Item) float64
+		value  func(runs.Item) float64
 	}{{"p_repeat_post_diff", pPost}, {"greedy_repeat_post_diff", greedyPost}, {"near_repeat_post_diff", nearPost}} {
 		a, b := column(hs, d.value), column(vs, d.value)
 		figs[d.figure] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
@@ -361,8 +330,8 @@ func harnessComparison(f *figurer, h harness.Name, items, verbatim []Item) map[s
 	return figs
 }
 
-func notBanned(items []Item) []Item {
-	var out []Item
+func notBanned(items []runs.Item) []runs.Item {
+	var out []runs.Item
 	for _, it := range items {
 		if !it.Banned {
 			out = append(out, it)

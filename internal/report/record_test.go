@@ -10,7 +10,9 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // recordContexts writes the context record of loopFixture's episodes to
@@ -82,14 +84,14 @@ func TestTranscriptsShowTheRecordedContext(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	_, _, err := WriteTranscripts(&b, d, nil, Filter{}, TextStyle{})
+	_, _, err := viewer.WriteTranscripts(&b, d, nil, runs.Filter{}, viewer.TextStyle{})
 	ok(t, err)
 	out := b.String()
 	var bOld bytes.Buffer
-	_, _, err = WriteTranscripts(&bOld, dOld, nil, Filter{}, TextStyle{})
+	_, _, err = viewer.WriteTranscripts(&bOld, dOld, nil, runs.Filter{}, viewer.TextStyle{})
 	ok(t, err)
-	if !strings.Contains(bOld.String(), NotRecorded) || strings.Contains(out, NotRecorded) {
-		t.Errorf("show says %q of the run without the record:\n%s\nand of the one with it:\n%s", NotRecorded, bOld.String(), out)
+	if !strings.Contains(bOld.String(), runs.NotRecorded) || strings.Contains(out, runs.NotRecorded) {
+		t.Errorf("show says %q of the run without the record:\n%s\nand of the one with it:\n%s", runs.NotRecorded, bOld.String(), out)
 	}
 	for _, want := range []string{"task             " + task, "    shown        [user] " + description} {
 		if !strings.Contains(out, want) {
@@ -99,7 +101,7 @@ func TestTranscriptsShowTheRecordedContext(t *testing.T) {
 	if n := strings.Count(out, "    shown"); n != 1 {
 		t.Errorf("%d steps marked as shown something other than observed, want 1:\n%s", n, out)
 	}
-	view := NewRunView(d, recorded, 0, nil, nil, "")
+	view := viewer.NewRunView(d, recorded, 0, nil, nil, "")
 	if msgs := view.Tasks["t1"]; len(msgs) != 2 || msgs[1] != [2]string{"user", task} {
 		t.Errorf("the viewer's task statement from the record: %q", msgs)
 	}
@@ -113,8 +115,8 @@ func TestTranscriptsShowTheRecordedContext(t *testing.T) {
 			t.Errorf("viewer %s: %q in a run with the record", e.Harness, e.Unrecorded)
 		}
 	}
-	for _, e := range NewRunView(dOld, old, 0, nil, nil, "").Episodes {
-		if e.Unrecorded != NotRecorded {
+	for _, e := range viewer.NewRunView(dOld, old, 0, nil, nil, "").Episodes {
+		if e.Unrecorded != runs.NotRecorded {
 			t.Errorf("viewer %s of a run made before the record: %q", e.Harness, e.Unrecorded)
 		}
 	}
@@ -129,11 +131,11 @@ func TestTheViewerShowsWhatAHarnessAddedToTheTask(t *testing.T) {
 	task := transcript.Message{Role: transcript.RoleUser, Content: "Book the review."}
 	guided := transcript.Message{Role: transcript.RoleUser, Content: "Book the review.\n\nLessons: read_file needs a path that exists."}
 	instructed := transcript.Message{Role: transcript.RoleSystem, Content: "Call one tool per reply. Never repeat a failed call."}
-	episode := func(h harness.Name, first ...transcript.Message) Episode {
-		return Episode{Run: "r", Harness: h, Task: "t1", Seed: 1, ContextRecorded: true, Stepped: true,
-			Transcript: []Step{{Step: 0, Reply: "f()", Context: first}}}
+	episode := func(h harness.Name, first ...transcript.Message) runs.Episode {
+		return runs.Episode{Run: "r", Harness: h, Task: "t1", Seed: 1, ContextRecorded: true, Stepped: true,
+			Transcript: []runs.Step{{Step: 0, Reply: "f()", Context: first}}}
 	}
-	d := Data{Episodes: []Episode{
+	d := runs.Data{Episodes: []runs.Episode{
 		episode(harness.Memory, sys, guided),
 		episode(harness.Verbatim, sys, task),
 		episode(harness.Instruction, instructed, task),
@@ -143,7 +145,7 @@ func TestTheViewerShowsWhatAHarnessAddedToTheTask(t *testing.T) {
 		"verbatim":    nil,
 		"instruction": {{"system", instructed.Content}},
 	}
-	view := NewRunView(d, "r", 0, nil, nil, "")
+	view := viewer.NewRunView(d, "r", 0, nil, nil, "")
 	for _, e := range view.Episodes {
 		got := e.Transcript[0].Shown
 		if w := want[e.Harness]; (got == nil) != (w == nil) || got != nil && !slices.Equal(*got, w) {

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // Reference is the study's published figures (configs/study_reference.yaml),
@@ -93,7 +94,7 @@ func (r Reference) check() error {
 		case f.Scope.Env == "":
 			return fmt.Errorf("%s (%s): scope.env: expected an env name or %q", at, f.Figure, all)
 		case f.Scope.Harness != all && !slices.Contains(harness.RolloutHarnesses, harness.Name(f.Scope.Harness)):
-			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harnessList(harness.RolloutHarnesses), all, f.Scope.Harness)
+			return fmt.Errorf("%s (%s): scope.harness: expected one of %s or %s, got %q", at, f.Figure, harness.JoinNames(harness.RolloutHarnesses), all, f.Scope.Harness)
 		case f.Scope.Parameters != "" && !parametersPattern.MatchString(f.Scope.Parameters):
 			return fmt.Errorf("%s (%s): scope.parameters: expected a size as models.yaml gives it (e.g. 0.5B, 135M), got %q", at, f.Figure, f.Scope.Parameters)
 		}
@@ -130,7 +131,7 @@ func (r Reference) Lookup(figure, model, env string, h harness.Name) string {
 	// beside the generator's rows, never an on-policy run's.
 	// Nor beside a run that put observations in tool turns: the study's
 	// agents saw them as user turns.
-	if strings.HasSuffix(env, onPolicySuffix) || strings.Contains(env, toolObservationsSuffix) {
+	if strings.HasSuffix(env, runs.OnPolicySuffix) || strings.Contains(env, runs.ToolObservationsSuffix) {
 		return ""
 	}
 	env = scopeEnv(env)

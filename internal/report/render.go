@@ -17,6 +17,7 @@ import (
 	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // Output formats, in the vocabulary every command's --format shares.
@@ -69,7 +70,7 @@ func mddScale(t *Test) string {
 
 // Report is everything the report prints.
 type Report struct {
-	Runs      []RunInfo
+	Runs      []runs.RunInfo
 	Bootstrap Bootstrap
 	Reference string // the reference file's path, "" when none was read
 	Tables    []Table
@@ -119,7 +120,7 @@ func (r Report) preamble() []string {
 			if m.Finished.IsZero() {
 				state = "unfinished"
 			}
-			lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, provenance(m)))
+			lines = append(lines, fmt.Sprintf("%s: %d probe rows, %d episodes, %d sweep episodes, %s; %s", run.Dir, run.Items, run.Episodes, run.Sweep, state, runs.Provenance(m)))
 		}
 	}
 	b := r.Bootstrap
@@ -136,69 +137,6 @@ func (r Report) preamble() []string {
 		lines = append(lines, fmt.Sprintf("study: the figure the study publishes for that scope (from %s), blank where it has none; base models get none.", r.Reference))
 	}
 	return lines
-}
-
-// provenance names every build that wrote to a run, the llama.cpp commit
-// (or the older manifests' build line) and the attention kernel, or that it
-// was not recorded, and flags a run
-// that more than one build, or a build from a dirty tree, wrote to: its
-// rows may not all come from one version of the code.
-func provenance(m results.Manifest) string {
-	builds := m.Builds()
-	parts := make([]string, len(builds))
-	dirty := false
-	for i, b := range builds {
-		var how []string
-		if b.Started {
-			how = append(how, "started")
-		}
-		switch {
-		case b.Resumed == 1:
-			how = append(how, "resumed")
-		case b.Resumed > 1:
-			how = append(how, fmt.Sprintf("resumed %d times", b.Resumed))
-		}
-		if b.Dirty() {
-			how = append(how, "dirty tree")
-			dirty = true
-		}
-		parts[i] = fmt.Sprintf("feedrun %s (commit %s; %s)", orUnknown(b.Version), orUnknown(b.Commit), strings.Join(how, ", "))
-	}
-	s := "written by " + strings.Join(parts, ", ")
-	switch {
-	case m.LlamaCommit != "":
-		s += ", llama.cpp " + m.LlamaCommit
-	case m.LlamaBuild != "":
-		s += ", " + m.LlamaBuild
-	}
-	// Runs made before the manifest recorded the attention kernel say so:
-	// the kernel moves a score in its last digits, and a reader comparing
-	// runs must not take its absence for "the same one". A run without a
-	// model (the scripted sweep) has no kernel to name.
-	switch {
-	case m.Attention != "":
-		s += ", " + m.Attention
-	case m.ModelSHA256 != "" || m.LlamaBuild != "":
-		s += ", attention kernel not recorded"
-	}
-	var flags []string
-	if len(builds) > 1 {
-		flags = append(flags, fmt.Sprintf("%d builds wrote to this run", len(builds)))
-	}
-	if dirty {
-		flags = append(flags, "a build from a dirty tree wrote to it")
-	}
-	if len(flags) > 0 {
-		s += " [FLAG: " + strings.Join(flags, "; ") + "]"
-	}
-	return s
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // headings is a table's column headings, with a "study" heading beside each
@@ -252,30 +190,30 @@ func groupRows(rows []Row) [][]Row {
 func (r Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	for _, line := range r.preamble() {
-		b.WriteString(wrap(line, r.Width, "") + "\n")
+		b.WriteString(iostreams.Wrap(line, r.Width, "") + "\n")
 	}
 	if sc := r.Scorecard; sc != nil {
-		fmt.Fprintf(&b, "\n%s\n\n", wrap(scorecardTitle, r.Width, ""))
+		fmt.Fprintf(&b, "\n%s\n\n", iostreams.Wrap(scorecardTitle, r.Width, ""))
 		headings, rows := sc.long(r.Width)
 		if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, printable.Escape); err != nil {
 			return err
 		}
 		for _, n := range sc.Notes {
-			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+			fmt.Fprintf(&b, "%s\n", iostreams.Wrap(n, r.Width, "  "))
 		}
 		if a, ok := sc.Answers(); ok {
-			fmt.Fprintf(&b, "\n%s\n\n", wrap(answersTitle, r.Width, ""))
+			fmt.Fprintf(&b, "\n%s\n\n", iostreams.Wrap(answersTitle, r.Width, ""))
 			headings, rows := a.long(r.Width)
 			if err := renderScorecard(&b, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}), headings, rows, printable.Escape); err != nil {
 				return err
 			}
 			for _, n := range answersNote {
-				fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+				fmt.Fprintf(&b, "%s\n", iostreams.Wrap(n, r.Width, "  "))
 			}
 		}
 	}
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "\n%s\n", wrap(t.Title, r.Width, ""))
+		fmt.Fprintf(&b, "\n%s\n", iostreams.Wrap(t.Title, r.Width, ""))
 		compact := t
 		compact.Columns = slices.DeleteFunc(slices.Clone(t.Columns), func(c Column) bool { return c.Detail })
 		for _, rows := range groupRows(t.Rows) {
@@ -287,7 +225,7 @@ func (r Report) writeText(w io.Writer) error {
 			}
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "%s\n", wrap(n, r.Width, "  "))
+			fmt.Fprintf(&b, "%s\n", iostreams.Wrap(n, r.Width, "  "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -336,28 +274,6 @@ func (t Table) blocks(rows []Row, width int) []Table {
 		used += need
 	}
 	return append(out, cur)
-}
-
-// wrap breaks text into lines of at most width runes at spaces (0: no
-// limit), indenting every line by indent; a word longer than a line is
-// left whole.
-func wrap(text string, width int, indent string) string {
-	if width <= 0 {
-		return indent + text
-	}
-	var lines []string
-	line := indent
-	for _, word := range strings.Fields(text) {
-		if line != indent && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
-			lines = append(lines, line)
-			line = indent
-		}
-		if line != indent {
-			line += " "
-		}
-		line += word
-	}
-	return strings.Join(append(lines, line), "\n")
 }
 
 func (r Report) writeMarkdown(w io.Writer) error {
@@ -425,6 +341,19 @@ func renderTable(w io.Writer, r tw.Renderer, t Table, rows []Row, escape func(st
 
 // newTextTable is a table as the report prints one: headings as written,
 // left-aligned; figures right-aligned after a left-aligned first column.
+// RenderPlain prints one ASCII table of these headings and rows, left
+// column left-aligned, as the report's text tables are.
+func RenderPlain(w io.Writer, headings []string, rows [][]string) error {
+	tbl := newTextTable(w, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}))
+	tbl.Header(headings)
+	for _, r := range rows {
+		if err := tbl.Append(r); err != nil {
+			return err
+		}
+	}
+	return tbl.Render()
+}
+
 func newTextTable(w io.Writer, r tw.Renderer) *tablewriter.Table {
 	return tablewriter.NewTable(w,
 		tablewriter.WithRenderer(r),

@@ -3,16 +3,13 @@ package report
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/feedrun/feedrun"
+
 	"github.com/feedrun/feedrun/internal/results"
-	"github.com/feedrun/feedrun/internal/usage"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // Defaults for zero Options fields.
@@ -53,7 +50,7 @@ type Options struct {
 	// Contexts are the probe items as made again by the caller, which the
 	// HTML format shows beside each item's replies (see Contexts); nil
 	// shows none.
-	Contexts Contexts
+	Contexts runs.Contexts
 	// Warn, when set, is told each line a reader of the report should
 	// see beside it (a table whose torn last row was left out); nil says
 	// nothing.
@@ -61,7 +58,7 @@ type Options struct {
 	// Statements are the rollout tasks' statements as the caller found
 	// them, which the HTML format shows at the head of each transcript;
 	// StatementsMissing says, by run folder, why a run has none.
-	Statements        Statements
+	Statements        runs.Statements
 	StatementsMissing map[string]string
 }
 
@@ -76,7 +73,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := Load(opts.Dirs)
+	data, err := runs.Load(opts.Dirs)
 	if err != nil {
 		return err
 	}
@@ -140,7 +137,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := rep.writeHTML(&buf, data, Extras{opts.Contexts, opts.Statements, opts.StatementsMissing}, plots); err != nil {
+		if err := rep.writeHTML(&buf, data, runs.Extras{Contexts: opts.Contexts, Statements: opts.Statements, StatementsMissing: opts.StatementsMissing}, plots); err != nil {
 			return err
 		}
 	} else if err := rep.Write(&buf, opts.Format); err != nil {
@@ -158,11 +155,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 // scorecard judges the reference's claims on the tables, and the claims on
 // pooled figures on the probe items of the models within the study's
 // sizes, pooled (PooledItems).
-func scorecard(ctx context.Context, ref Reference, items []Item, tables []Table, b Bootstrap) (*Scorecard, error) {
+func scorecard(ctx context.Context, ref Reference, items []runs.Item, tables []Table, b Bootstrap) (*Scorecard, error) {
 	var pooled []Table
 	var models []string
 	if from, to, ok := ref.probeSizes(); ok {
-		var pool []Item
+		var pool []runs.Item
 		if pool, models = PooledItems(items, ref.Sizes, from, to); pool != nil {
 			var err error
 			if pooled, err = Tables(ctx, pool, Reference{}, b); err != nil {
@@ -190,21 +187,6 @@ func (o *Options) UseReference(flag string) {
 	}
 }
 
-// Folders are the run folders a command (verb) reads: dirs, each of which
-// must be a folder, or with none named every run folder under resultsDir
-// (RunFolders); nil where there is none.
-func Folders(verb string, dirs []string, resultsDir string) ([]string, error) {
-	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, usage.Errorf("%s: %s is not a run folder (it does not exist or is a file)", verb, dir)
-		}
-	}
-	if len(dirs) > 0 {
-		return dirs, nil
-	}
-	return RunFolders(resultsDir)
-}
-
 // WriteFile runs the report (Run) into the file path, written whole
 // beside it and renamed over it, so that a reader never sees half a report
 // where the last one was.
@@ -217,33 +199,6 @@ func WriteFile(ctx context.Context, opts Options, path string) error {
 		return fmt.Errorf("--out %s: %w", path, err)
 	}
 	return nil
-}
-
-// RunFolders lists the run folders directly under root, sorted: the folders
-// with a manifest and at least one of the tables a report reads. A root
-// that does not exist holds none.
-func RunFolders(root string) ([]string, error) {
-	entries, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var dirs []string
-	for _, e := range entries {
-		dir := filepath.Join(root, e.Name())
-		if !e.IsDir() || !present(filepath.Join(dir, results.ManifestName)) {
-			continue
-		}
-		for _, table := range []string{ItemsFile, EpisodesFile, SweepFile} {
-			if present(filepath.Join(dir, table)) {
-				dirs = append(dirs, dir)
-				break
-			}
-		}
-	}
-	return dirs, nil
 }
 
 // resolve fills defaults and rejects settings no report can use, before any

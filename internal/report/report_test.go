@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 const referencePath = "../../configs/study_reference.yaml"
@@ -330,7 +331,7 @@ func TestProvenanceFlagsManyBuilds(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if p := provenance(results.Manifest{FeedrunVersion: "test", Commit: "abc123"}); strings.Contains(p, "attention") {
+	if p := runs.Provenance(results.Manifest{FeedrunVersion: "test", Commit: "abc123"}); strings.Contains(p, "attention") {
 		t.Errorf("a run without a model (the scripted sweep) names an attention kernel: %q", p)
 	}
 	if strings.Count(out, "FLAG") != 1 {
@@ -344,7 +345,7 @@ func TestProvenanceFlagsManyBuilds(t *testing.T) {
 func TestTextFitsWidth(t *testing.T) {
 	a, b := study(t)
 	for _, width := range []int{80, 120} {
-		data, err := Load([]string{a, b})
+		data, err := runs.Load([]string{a, b})
 		ok(t, err)
 		ref, err := ReadReference(referencePath)
 		ok(t, err)

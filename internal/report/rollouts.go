@@ -2,10 +2,10 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -43,9 +43,9 @@ var rolloutColumns = []Column{
 // finish call (env.Entry.FinishCall, from the environment registry): only
 // there can an agent give up, finishing right after a failure, so only
 // there is gave up counted; nil says no environment's do.
-func Rollouts(ctx context.Context, episodes []Episode, ref Reference, finishCall func(env string) bool, b Bootstrap) (Table, error) {
+func Rollouts(ctx context.Context, episodes []runs.Episode, ref Reference, finishCall func(env string) bool, b Bootstrap) (Table, error) {
 	episodes = slices.Clone(episodes)
-	slices.SortStableFunc(episodes, compareEpisodes)
+	slices.SortStableFunc(episodes, runs.CompareEpisodes)
 	t := Table{
 		ID:      RolloutTable,
 		Title:   "Table 4. Rollouts: harnesses against verbatim on the same tasks and seeds",
@@ -62,67 +62,45 @@ func Rollouts(ctx context.Context, episodes []Episode, ref Reference, finishCall
 			"Study: the study's rollouts ran 0.5B instruction-tuned agents on its tool-calling environment, so its figures stand beside ToolShed rows of a 0.5B instruction-tuned model only (models.yaml's parameters and instruction_tuned), and beside no other size.",
 		},
 	}
-	type job struct {
-		g group[Episode]
-		h harness.Name
-	}
-	var jobs []job
-	for _, g := range groups(episodes) {
-		for _, h := range g.harnesses() {
-			jobs = append(jobs, job{g, h})
-		}
-	}
-	figures := make([]map[string]Figure, len(jobs))
-	err := inParallel(ctx, len(jobs), func(i int) error {
-		j := jobs[i]
-		f := &figurer{b: b}
-		figures[i] = rolloutFigures(f, j.h, j.g.byHarness[j.h], j.g.byHarness[harness.Verbatim], finishCall)
-		if f.err != nil {
-			return fmt.Errorf("%s, %s, %s: %w", j.g.model, j.g.env, j.h, f.err)
-		}
-		return nil
+	tables := []Table{t}
+	err := fillHarnessRows(ctx, tables, episodes, ref, b, func(f *figurer, h harness.Name, hs, verbatim []runs.Episode) []map[string]Figure {
+		return []map[string]Figure{rolloutFigures(f, h, hs, verbatim, finishCall)}
 	})
 	if err != nil {
 		return Table{}, err
 	}
-	for i, j := range jobs {
-		t.Rows = append(t.Rows, Row{Model: j.g.model, Base: j.g.base, Env: j.g.env, Harness: j.h, Figures: figures[i]})
-	}
-	markByConstruction(&t)
-	adjustHolm(&t)
-	addStudy(&t, ref)
-	return t, nil
+	return tables[0], nil
 }
 
 // episodeRates are the per-episode outcomes compared with verbatim, by
 // figure id.
 var episodeRates = []struct {
 	figure string
-	value  func(Episode) float64
+	value  func(runs.Episode) float64
 }{
-	{"exact_repeat_rate", func(e Episode) float64 { return indicator(e.ExactRepeats > 0) }},
-	{"loop_rate", func(e Episode) float64 { return indicator(e.Looped) }},
-	{"finished_rate", func(e Episode) float64 { return indicator(e.Finished) }},
-	{"passed_rate", func(e Episode) float64 { return indicator(e.Passed) }},
-	{"near_repeat_rate", func(e Episode) float64 { return indicator(e.NearRepeats > 0) }},
+	{"exact_repeat_rate", func(e runs.Episode) float64 { return indicator(e.ExactRepeats > 0) }},
+	{"loop_rate", func(e runs.Episode) float64 { return indicator(e.Looped) }},
+	{"finished_rate", func(e runs.Episode) float64 { return indicator(e.Finished) }},
+	{"passed_rate", func(e runs.Episode) float64 { return indicator(e.Passed) }},
+	{"near_repeat_rate", func(e runs.Episode) float64 { return indicator(e.NearRepeats > 0) }},
 }
 
 // respelled is whether an episode re-spelled a failed call.
-func respelled(e Episode) float64 { return indicator(e.RespelledRepeats > 0) }
+func respelled(e runs.Episode) float64 { return indicator(e.RespelledRepeats > 0) }
 
 // rolloutFigures is Table 4's figures for harness h's episodes against
 // verbatim's. On the verbatim row the comparisons do not apply.
-func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, finishCall func(env string) bool) map[string]Figure {
+func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []runs.Episode, finishCall func(env string) bool) map[string]Figure {
 	figs := map[string]Figure{
 		"episodes":      count(len(episodes)),
-		"exact_repeats": f.sample(column(episodes, func(e Episode) float64 { return float64(e.ExactRepeats) }), false, stats.Mean),
-		"mean_steps":    f.sample(column(episodes, func(e Episode) float64 { return float64(e.Steps) }), false, stats.Mean),
-		"lessons":       f.sample(column(episodes, func(e Episode) float64 { return float64(e.Lessons) }), false, stats.Mean),
+		"exact_repeats": f.sample(column(episodes, func(e runs.Episode) float64 { return float64(e.ExactRepeats) }), false, stats.Mean),
+		"mean_steps":    f.sample(column(episodes, func(e runs.Episode) float64 { return float64(e.Steps) }), false, stats.Mean),
+		"lessons":       f.sample(column(episodes, func(e runs.Episode) float64 { return float64(e.Lessons) }), false, stats.Mean),
 	}
 	for _, r := range episodeRates {
 		figs[r.figure] = f.proportion(column(episodes, r.value), false)
 	}
-	if len(episodes) > 0 && !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Spelled }) {
+	if len(episodes) > 0 && !slices.ContainsFunc(episodes, func(e runs.Episode) bool { return !e.Spelled }) {
 		figs["respelled_repeat_rate"] = f.proportion(column(episodes, respelled), false)
 	}
 	finishes := len(episodes) > 0 && finishCall != nil && finishCall(scopeEnv(episodes[0].Env))
@@ -133,35 +111,35 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, fi
 		finished.Is = "passed_rate"
 		figs["finished_rate"] = finished
 	}
-	stepped := !slices.ContainsFunc(episodes, func(e Episode) bool { return !e.Stepped })
+	stepped := !slices.ContainsFunc(episodes, func(e runs.Episode) bool { return !e.Stepped })
 	if stepped && len(episodes) > 0 {
 		failed := withFailedStep(episodes)
 		figs["failed_episodes"] = count(len(failed))
-		figs["recovered"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.Passed) }), false)
+		figs["recovered"] = f.proportion(column(failed, func(e runs.Episode) float64 { return indicator(e.Passed) }), false)
 		if finishes {
-			figs["gave_up"] = f.proportion(column(failed, func(e Episode) float64 { return indicator(e.GaveUp) }), false)
+			figs["gave_up"] = f.proportion(column(failed, func(e runs.Episode) float64 { return indicator(e.EndedAfterFailure) }), false)
 		}
 	}
 	if h == harness.Verbatim {
 		return figs
 	}
-	hs, vs := pairEpisodes(episodes, verbatim)
+	hs, vs := runs.PairEpisodes(episodes, verbatim)
 	figs["paired_episodes"] = count(len(hs))
 	figs["unpaired_episodes"] = count(len(episodes) + len(verbatim) - 2*len(hs))
 	for _, r := range episodeRates {
 		a, b := column(hs, r.value), column(vs, r.value)
 		figs[r.figure+"_diff"] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
 	}
-	if stepped && !slices.ContainsFunc(verbatim, func(e Episode) bool { return !e.Stepped }) {
+	if stepped && !slices.ContainsFunc(verbatim, func(e runs.Episode) bool { return !e.Stepped }) {
 		// Success on the pairs where a failure happened in both: the
 		// episodes without one pass or fail whatever the harness does.
-		var fh, fv []Episode
+		var fh, fv []runs.Episode
 		for i := range hs {
 			if hs[i].FailedSteps > 0 && vs[i].FailedSteps > 0 {
 				fh, fv = append(fh, hs[i]), append(fv, vs[i])
 			}
 		}
-		passed := func(e Episode) float64 { return indicator(e.Passed) }
+		passed := func(e runs.Episode) float64 { return indicator(e.Passed) }
 		a, b := column(fh, passed), column(fv, passed)
 		figs["failed_pairs"] = count(len(fh))
 		figs["passed_failed_diff"] = f.tested(f.paired(a, b, false, stats.MeanDifference), a, b)
@@ -169,30 +147,8 @@ func rolloutFigures(f *figurer, h harness.Name, episodes, verbatim []Episode, fi
 	return figs
 }
 
-// pairEpisodes pairs a harness's episodes with verbatim's by task and
-// seed, in the harness's order: an episode's seed fixes its faults and
-// sampling, so the two of a pair differ by the harness alone.
-func pairEpisodes(episodes, verbatim []Episode) (hs, vs []Episode) {
-	partner := make(map[taskSeed]Episode, len(verbatim))
-	for _, v := range verbatim {
-		partner[taskSeed{v.Task, v.Seed}] = v
-	}
-	for _, e := range episodes {
-		if v, ok := partner[taskSeed{e.Task, e.Seed}]; ok {
-			hs, vs = append(hs, e), append(vs, v)
-		}
-	}
-	return hs, vs
-}
-
-// taskSeed is what pairs episodes across harnesses: their task and seed.
-type taskSeed struct {
-	task string
-	seed uint64
-}
-
-func withFailedStep(episodes []Episode) []Episode {
-	var out []Episode
+func withFailedStep(episodes []runs.Episode) []runs.Episode {
+	var out []runs.Episode
 	for _, e := range episodes {
 		if e.FailedSteps > 0 {
 			out = append(out, e)

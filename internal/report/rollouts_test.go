@@ -16,6 +16,7 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // episode is one fixture row of rollout_episodes.csv.
@@ -48,7 +49,7 @@ func (e episode) record() []string {
 }
 
 func episodeIndex(col string) int {
-	i := slices.Index(EpisodesHeader, col)
+	i := slices.Index(runs.EpisodesHeader, col)
 	if i < 0 {
 		panic("no column " + col)
 	}
@@ -72,7 +73,7 @@ func rolloutDir(t *testing.T, config results.Config, rows ...episode) string {
 		}
 	}
 	dir := newRun(t, config)
-	writeTable(t, dir, EpisodesFile, EpisodesHeader, recs)
+	writeTable(t, dir, runs.EpisodesFile, runs.EpisodesHeader, recs)
 	return dir
 }
 
@@ -146,7 +147,7 @@ func (finishing) Control(action string) bool { return strings.HasPrefix(action, 
 // rolloutTable loads folders and computes Table 4 with a small bootstrap.
 func rolloutTable(t *testing.T, dirs ...string) []Table {
 	t.Helper()
-	data, err := Load(dirs)
+	data, err := runs.Load(dirs)
 	ok(t, err)
 	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, finishCall, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
@@ -268,7 +269,7 @@ func TestEpisodesInstructionTuned(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data, err := Load(tt.dirs(t))
+			data, err := runs.Load(tt.dirs(t))
 			ok(t, err)
 			if got := data.Episodes[0].InstructionTuned; got != tt.want {
 				t.Errorf("instruction-tuned %t, want %t", got, tt.want)
@@ -297,16 +298,16 @@ func TestLoadEpisodesRejects(t *testing.T) {
 			bad := ep("verbatim", "t2", 1).record()
 			bad[episodeIndex(tt.column)] = tt.value
 			dir := newRun(t, results.Config{})
-			writeTable(t, dir, EpisodesFile, EpisodesHeader, [][]string{good, bad})
-			_, err := Load([]string{dir})
-			errContains(t, err, append([]string{filepath.Join(dir, EpisodesFile) + ": row 2: "}, tt.want...)...)
+			writeTable(t, dir, runs.EpisodesFile, runs.EpisodesHeader, [][]string{good, bad})
+			_, err := runs.Load([]string{dir})
+			errContains(t, err, append([]string{filepath.Join(dir, runs.EpisodesFile) + ": row 2: "}, tt.want...)...)
 		})
 	}
 }
 
 func TestLoadRejectsRollouts(t *testing.T) {
 	row := ep("verbatim", "t1", 1)
-	renamed := slices.Clone(EpisodesHeader)
+	renamed := slices.Clone(runs.EpisodesHeader)
 	renamed[8] = "success"
 	tests := []struct {
 		name string
@@ -315,26 +316,26 @@ func TestLoadRejectsRollouts(t *testing.T) {
 	}{
 		{"header", func(t *testing.T) []string {
 			dir := newRun(t, results.Config{})
-			writeTable(t, dir, EpisodesFile, renamed, [][]string{row.record()})
+			writeTable(t, dir, runs.EpisodesFile, renamed, [][]string{row.record()})
 			return []string{dir}
-		}, []string{EpisodesFile, `header column 9 is "success", expected "passed"`}},
+		}, []string{runs.EpisodesFile, `header column 9 is "success", expected "passed"`}},
 		{"same episode in two folders", func(t *testing.T) []string {
 			return []string{rolloutDir(t, results.Config{}, row), rolloutDir(t, results.Config{}, ep("verbatim", "t1", 2), row)}
 		}, []string{"row 2: episode", `"verbatim"|"t1"|"1"`, "already in", "row 1"}},
 		{"manifest flag", func(t *testing.T) []string {
 			dir := rawManifestRun(t, `{"instruction_tuned": "yes"}`)
-			writeTable(t, dir, EpisodesFile, EpisodesHeader, [][]string{row.record()})
+			writeTable(t, dir, runs.EpisodesFile, runs.EpisodesHeader, [][]string{row.record()})
 			return []string{dir}
 		}, []string{"manifest.json: config field instruction_tuned: expected true or false, got \"yes\""}},
 		{"base and tuned", func(t *testing.T) []string {
 			return []string{runDir(t, inverted("1", 1, 1)), rolloutDir(t, tuned(false), row)}
-		}, []string{"config field instruction_tuned", `model "m" is false here but true in`, ItemsFile}},
+		}, []string{"config field instruction_tuned", `model "m" is false here but true in`, runs.ItemsFile}},
 		{"no rows", func(t *testing.T) []string { return []string{rolloutDir(t, results.Config{})} }, []string{"no probe items, rollout episodes or sweep episodes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs := tt.dirs(t)
-			_, err := Load(dirs)
+			_, err := runs.Load(dirs)
 			errContains(t, err, tt.want...)
 			if err != nil && !strings.Contains(err.Error(), dirs[len(dirs)-1]) {
 				t.Errorf("error %q does not name the folder %s", err, dirs[len(dirs)-1])
@@ -441,9 +442,9 @@ func TestRunProbeAndRollouts(t *testing.T) {
 	t.Run("csv", func(t *testing.T) {
 		// One folder with both tables, as a run of both would leave.
 		both := rollA
-		data, err := os.ReadFile(filepath.Join(probeA, ItemsFile))
+		data, err := os.ReadFile(filepath.Join(probeA, runs.ItemsFile))
 		ok(t, err)
-		ok(t, os.WriteFile(filepath.Join(both, ItemsFile), data, 0o644))
+		ok(t, os.WriteFile(filepath.Join(both, runs.ItemsFile), data, 0o644))
 		// The study's rollouts are a 0.5B tuned model's on its
 		// tool-calling environment: its figures stand beside those rows
 		// alone, and beside no other size (nor a model of unknown size).
@@ -499,13 +500,13 @@ func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	constrained := rolloutDir(t, grammarCfg, ep("verbatim", "t1", 1), ep("ban", "t1", 1))
 	old := newRun(t, tuned(true))
 	rec := ep("verbatim", "t1", 1).record()
-	writeTable(t, old, EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-2]})
+	writeTable(t, old, runs.EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-2]})
 	other := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.env = "coderepair" }))
-	data, err := Load([]string{free, constrained, other})
+	data, err := runs.Load([]string{free, constrained, other})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load([]string{old}); err != nil {
+	if _, err := runs.Load([]string{old}); err != nil {
 		t.Errorf("a run without the lessons column: %v", err)
 	}
 	ref, err := ParseReference("ref.yaml", []byte(`figures:
@@ -563,8 +564,8 @@ func TestTheStudysBanIsMeasuredAndOldBanRunsReadAsTheTextBan(t *testing.T) {
 		rec := e.record()
 		recs = append(recs, rec[:len(rec)-1])
 	}
-	writeTable(t, dir, EpisodesFile, results.RolloutEpisodesV2Header, recs)
-	data, err := Load([]string{dir})
+	writeTable(t, dir, runs.EpisodesFile, results.RolloutEpisodesV2Header, recs)
+	data, err := runs.Load([]string{dir})
 	ok(t, err)
 	var names []string
 	for _, e := range data.Episodes {
@@ -589,7 +590,7 @@ func TestTheStudysBanIsMeasuredAndOldBanRunsReadAsTheTextBan(t *testing.T) {
 // rolloutTables loads folders and computes Table 4 with a small bootstrap.
 func rolloutTables(t *testing.T, dirs ...string) []Table {
 	t.Helper()
-	data, err := Load(dirs)
+	data, err := runs.Load(dirs)
 	ok(t, err)
 	tb, err := Rollouts(context.Background(), data.Episodes, Reference{}, finishCall, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)

@@ -11,7 +11,9 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -228,14 +230,14 @@ func pooledLabel(models []string) string {
 // not tool observations), relabelled as one model, with each item id
 // prefixed by its model's so that items of two models never pair. It
 // returns nil when fewer than two models qualify: one model is no pool.
-func PooledItems(items []Item, sizes map[string]string, from, to string) ([]Item, []string) {
+func PooledItems(items []runs.Item, sizes map[string]string, from, to string) ([]runs.Item, []string) {
 	lo, okLo := parameterCount(from)
 	hi, okHi := parameterCount(to)
 	if !okLo || !okHi {
 		return nil, nil
 	}
 	var models []string
-	var out []Item
+	var out []runs.Item
 	for _, it := range items {
 		n, ok := parameterCount(sizes[it.Model])
 		if !it.InstructionTuned || !ok || n < lo || n > hi || strings.Contains(it.Env, " ") {
@@ -351,9 +353,9 @@ func longRows(width, columnWidth int, claims, columns []string, text func(claim,
 		for j, column := range columns {
 			first := ""
 			if j == 0 {
-				first = wrap(claim, claimWidth, "")
+				first = iostreams.Wrap(claim, claimWidth, "")
 			}
-			rows = append(rows, []string{first, wrap(column, columnWidth, ""), wrap(text(i, j), textWidth, "")})
+			rows = append(rows, []string{first, iostreams.Wrap(column, columnWidth, ""), iostreams.Wrap(text(i, j), textWidth, "")})
 		}
 	}
 	return rows

@@ -2,10 +2,10 @@ package report
 
 import (
 	"strconv"
-
-	"github.com/feedrun/feedrun/internal/results"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/results"
 )
 
 // scorecardReference holds test claims with known answers on

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -59,36 +60,36 @@ type runSetting struct {
 // with size?" has a paired answer rather than two intervals side by side.
 // It has rows only where an environment has at least two models; ok is
 // false when it has none.
-func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]string, b Bootstrap) (t Table, ok bool, err error) {
-	settings := make(map[string]runSetting, len(runs))
-	cpus := make(map[string][]string, len(runs))
-	for _, r := range runs {
+func Sizes(ctx context.Context, items []runs.Item, folders []runs.RunInfo, sizes map[string]string, b Bootstrap) (t Table, ok bool, err error) {
+	settings := make(map[string]runSetting, len(folders))
+	cpus := make(map[string][]string, len(folders))
+	for _, r := range folders {
 		settings[r.Dir] = runSetting{dataset: r.Manifest.DatasetSHA256, seed: r.Manifest.Seeds["items"]}
 		cpus[r.Dir] = runCPUs(r.Manifest)
 	}
 	items = slices.Clone(items)
-	slices.SortStableFunc(items, compareItems)
+	slices.SortStableFunc(items, runs.CompareItems)
 	type arm struct {
 		model string
 		base  bool
-		byKey map[harness.Name]map[sizeKey]Item
+		byKey map[harness.Name]map[sizeKey]runs.Item
 	}
 	type envArms struct {
 		env  string
 		arms []*arm
 	}
 	var envs []*envArms
-	for _, g := range groups(items) {
-		if strings.HasSuffix(g.env, onPolicySuffix) {
+	for _, g := range runs.Groups(items) {
+		if strings.HasSuffix(g.Env, runs.OnPolicySuffix) {
 			continue
 		}
-		i := slices.IndexFunc(envs, func(e *envArms) bool { return e.env == g.env })
+		i := slices.IndexFunc(envs, func(e *envArms) bool { return e.env == g.Env })
 		if i < 0 {
-			envs, i = append(envs, &envArms{env: g.env}), len(envs)
+			envs, i = append(envs, &envArms{env: g.Env}), len(envs)
 		}
-		a := &arm{model: g.model, base: g.base, byKey: map[harness.Name]map[sizeKey]Item{}}
-		for h, hs := range g.byHarness {
-			m := make(map[sizeKey]Item, len(hs))
+		a := &arm{model: g.Model, base: g.Base, byKey: map[harness.Name]map[sizeKey]runs.Item{}}
+		for h, hs := range g.ByHarness {
+			m := make(map[sizeKey]runs.Item, len(hs))
 			for _, it := range hs {
 				s := settings[it.Run]
 				m[sizeKey{dataset: s.dataset, seed: s.seed, id: it.ItemID}] = it
@@ -153,7 +154,7 @@ func Sizes(ctx context.Context, items []Item, runs []RunInfo, sizes map[string]s
 
 // sizeComparison is one row of Table 6: larger − smaller over the items
 // both models have, neither banned. any is false when there are none.
-func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[string]Figure, any bool) {
+func sizeComparison(f *figurer, smaller, larger map[sizeKey]runs.Item) (figs map[string]Figure, any bool) {
 	var keys []sizeKey
 	for k, s := range smaller {
 		if l, ok := larger[k]; ok && !s.Banned && !l.Banned {
@@ -164,7 +165,7 @@ func sizeComparison(f *figurer, smaller, larger map[sizeKey]Item) (figs map[stri
 		return nil, false
 	}
 	slices.SortFunc(keys, func(a, b sizeKey) int {
-		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.seed, b.seed), compareItemIDs(a.id, b.id))
+		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.seed, b.seed), runs.CompareIDs(a.id, b.id))
 	})
 	// The per-item copy share is a share of the inversion only where, for
 	// both models, the two terms push the same way on average (Table 2's
@@ -218,7 +219,7 @@ func runCPUs(m results.Manifest) []string {
 // played on one kind of CPU: 0 when every run of both models recorded
 // the same cpu line, 1 when they recorded two or more, NaN (not recorded)
 // when a run recorded none and no two recorded lines differ.
-func cpuFigure(smaller, larger map[sizeKey]Item, cpus map[string][]string) Figure {
+func cpuFigure(smaller, larger map[sizeKey]runs.Item, cpus map[string][]string) Figure {
 	seen := map[string]bool{}
 	for k, s := range smaller {
 		if l, ok := larger[k]; ok && !s.Banned && !l.Banned {
@@ -250,11 +251,11 @@ func cpuFigure(smaller, larger map[sizeKey]Item, cpus map[string][]string) Figur
 // perToken puts one of an item's terms on its model's own token count, as
 // GainPerToken does for G (the models' tokenizers differ); Load refuses an
 // item with no action token.
-func perToken(nats float64, it Item) float64 { return nats / float64(it.NTokens) }
+func perToken(nats float64, it runs.Item) float64 { return nats / float64(it.NTokens) }
 
 // sharesDefined says whether the model's mean Δcopy and mean Δsem over the
 // keyed items are both ≥ 0 and not both 0.
-func sharesDefined(items map[sizeKey]Item, keys []sizeKey) bool {
+func sharesDefined(items map[sizeKey]runs.Item, keys []sizeKey) bool {
 	var c, s float64
 	for _, k := range keys {
 		c, s = c+items[k].DCopy, s+items[k].DSem

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -35,7 +36,7 @@ func sizedRun(t *testing.T, dataset string, seed uint64, config results.Config, 
 	for i, p := range rows {
 		recs[i] = p.record()
 	}
-	writeTable(t, dir, ItemsFile, ItemsHeader, recs)
+	writeTable(t, dir, runs.ItemsFile, runs.ItemsHeader, recs)
 	return dir
 }
 
@@ -66,7 +67,7 @@ func bigItems() []probe {
 
 func sizeTable(t *testing.T, dirs ...string) (Table, bool) {
 	t.Helper()
-	data, err := Load(dirs)
+	data, err := runs.Load(dirs)
 	ok(t, err)
 	tb, has, err := Sizes(context.Background(), data.Items, data.Runs, fixtureSizes, Bootstrap{Reps: 400, Seed: 1, Level: 0.95})
 	ok(t, err)
@@ -222,7 +223,7 @@ func TestSizesHolmRunsOverEveryPairAndHarnessOfTheEnvironment(t *testing.T) {
 		}
 		dirs = append(dirs, sizedRun(t, "d1", 1, results.Config{}, rows...))
 	}
-	data, err := Load(dirs)
+	data, err := runs.Load(dirs)
 	ok(t, err)
 	tb, _, err := Sizes(context.Background(), data.Items, data.Runs, sizes, Bootstrap{Reps: 200, Seed: 1, Level: 0.95})
 	ok(t, err)
@@ -311,7 +312,7 @@ func TestSizesMarkRunsOnDifferentCPUs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			small := withCPU(t, sizedRun(t, "d", 1, results.Config{}, of(smallModel, "verbatim", smallItems()...)...), tt.small, tt.smallResumed...)
 			big := withCPU(t, sizedRun(t, "d", 1, results.Config{}, of(bigModel, "verbatim", bigItems()...)...), tt.big, tt.bigResume...)
-			data, err := Load([]string{small, big})
+			data, err := runs.Load([]string{small, big})
 			ok(t, err)
 			table, has, err := Sizes(context.Background(), data.Items, data.Runs, fixtureSizes, Bootstrap{Reps: 50, Seed: 1, Level: 0.95})
 			ok(t, err)

@@ -8,14 +8,15 @@ import (
 
 	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // sweepDir plays the scripted grid and writes it as a sweep run folder.
-func sweepDir(t *testing.T, runs int) (string, [][]string) {
+func sweepDir(t *testing.T, episodes int) (string, [][]string) {
 	t.Helper()
 	plan := &rollout.SweepPlan{
 		Agent: results.ScriptedAgentName, Env: rollout.FixTest{}, Player: rollout.ScriptedAgent{},
-		FaultRate: 0.5, FaultSeed: 1, Retries: []int{0, 1, 2}, OnLoop: []string{"stop", "nudge"}, Runs: runs,
+		FaultRate: 0.5, FaultSeed: 1, Retries: []int{0, 1, 2}, OnLoop: []string{"stop", "nudge"}, Runs: episodes,
 	}
 	var recs [][]string
 	_, err := plan.Play(context.Background(), nil, func(e results.SweepEpisode) error {
@@ -24,14 +25,14 @@ func sweepDir(t *testing.T, runs int) (string, [][]string) {
 	})
 	ok(t, err)
 	dir := newRun(t, results.Config{Runner: results.RunnerSweep, Agent: "scripted"})
-	writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, recs)
+	writeTable(t, dir, runs.SweepFile, results.SweepEpisodes.Header, recs)
 	return dir, recs
 }
 
 func TestRetryBudgetTable(t *testing.T) {
-	const runs = 400
-	dir, recs := sweepDir(t, runs)
-	data, err := Load([]string{dir})
+	const cell = 400
+	dir, recs := sweepDir(t, cell)
+	data, err := runs.Load([]string{dir})
 	ok(t, err)
 	if len(data.Sweep) != len(recs) || data.Runs[0].Sweep != len(recs) {
 		t.Fatalf("loaded %d sweep episodes (run says %d), wrote %d", len(data.Sweep), data.Runs[0].Sweep, len(recs))
@@ -55,8 +56,8 @@ func TestRetryBudgetTable(t *testing.T) {
 			}
 		}
 		got := r.Figures["passed_rate"]
-		if !near(got.Estimate, float64(passed)/runs) || !(got.Lo <= got.Estimate && got.Estimate <= got.Hi) || got.Lo == got.Hi {
-			t.Errorf("%s: passed %v [%v, %v], want %d/%d inside a real interval", r.Setting, got.Estimate, got.Lo, got.Hi, passed, runs)
+		if !near(got.Estimate, float64(passed)/cell) || !(got.Lo <= got.Estimate && got.Estimate <= got.Hi) || got.Lo == got.Hi {
+			t.Errorf("%s: passed %v [%v, %v], want %d/%d inside a real interval", r.Setting, got.Estimate, got.Lo, got.Hi, passed, cell)
 		}
 		wf, wp := Predict(0.5, retries, policy)
 		if pf, pp := r.Figures["predicted_finished"], r.Figures["predicted_passed"]; !near(pf.Estimate, wf) || !near(pp.Estimate, wp) || !math.IsNaN(pp.Lo) {
@@ -64,7 +65,7 @@ func TestRetryBudgetTable(t *testing.T) {
 		}
 		// The measured rate is a sample of the predicted one: 4 standard
 		// errors is a check that fails on a wrong formula, not on noise.
-		if se := math.Sqrt(wp * (1 - wp) / runs); math.Abs(got.Estimate-wp) > 4*se+1e-12 {
+		if se := math.Sqrt(wp * (1 - wp) / cell); math.Abs(got.Estimate-wp) > 4*se+1e-12 {
 			t.Errorf("%s: passed %.3f, predicted %.3f ± %.3f", r.Setting, got.Estimate, wp, 4*se)
 		}
 	}
@@ -115,17 +116,17 @@ func TestReadSweepRejects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := newRun(t, results.Config{})
-			writeTable(t, dir, SweepFile, results.SweepEpisodes.Header, [][]string{c.rec})
-			_, err := Load([]string{dir})
-			errContains(t, err, SweepFile+": row 1")
+			writeTable(t, dir, runs.SweepFile, results.SweepEpisodes.Header, [][]string{c.rec})
+			_, err := runs.Load([]string{dir})
+			errContains(t, err, runs.SweepFile+": row 1")
 			errContains(t, err, c.want)
 		})
 	}
 	t.Run("twice", func(t *testing.T) {
 		a, b := newRun(t, results.Config{}), newRun(t, results.Config{})
-		writeTable(t, a, SweepFile, results.SweepEpisodes.Header, [][]string{good})
-		writeTable(t, b, SweepFile, results.SweepEpisodes.Header, [][]string{good})
-		_, err := Load([]string{a, b})
+		writeTable(t, a, runs.SweepFile, results.SweepEpisodes.Header, [][]string{good})
+		writeTable(t, b, runs.SweepFile, results.SweepEpisodes.Header, [][]string{good})
+		_, err := runs.Load([]string{a, b})
 		errContains(t, err, "may appear once")
 	})
 }

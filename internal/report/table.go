@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // This file holds the table model every table of the report shares:
@@ -86,12 +87,7 @@ type RetrySetting struct {
 // ModelLabel is the model's name as every table prints it: base checkpoints
 // are marked so that no one reads them as one of the instruction-tuned
 // models the study measured.
-func (r Row) ModelLabel() string {
-	if r.Base {
-		return r.Model + " (base)"
-	}
-	return r.Model
-}
+func (r Row) ModelLabel() string { return runs.ModelLabel(r.Model, r.Base) }
 
 // label is what the row's first column prints.
 func (r Row) label() string {

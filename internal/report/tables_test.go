@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // fourItems are verbatim items with known terms (2 tokens each):
@@ -202,7 +204,7 @@ func TestTablesOrderAndLabels(t *testing.T) {
 }
 
 func TestTablesCancelled(t *testing.T) {
-	data, err := Load([]string{runDir(t, fourItems()...)})
+	data, err := runs.Load([]string{runDir(t, fourItems()...)})
 	ok(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

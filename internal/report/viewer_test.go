@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // stepFixture is one rollout_steps.csv fixture row of model "m" on ToolShed.
@@ -51,13 +52,13 @@ func transcriptRun(t *testing.T, config results.Config, header []string, episode
 	for i, s := range steps {
 		recs[i] = s.record(header)
 	}
-	writeTable(t, dir, StepsFile, header, recs)
+	writeTable(t, dir, runs.StepsFile, header, recs)
 	return dir
 }
 
-func loadRuns(t *testing.T, dirs ...string) Data {
+func loadRuns(t *testing.T, dirs ...string) runs.Data {
 	t.Helper()
-	d, err := Load(dirs)
+	d, err := runs.Load(dirs)
 	ok(t, err)
 	return d
 }
@@ -97,7 +98,7 @@ func TestLoadTranscripts(t *testing.T) {
 				}
 			}
 		}
-		ban := d.Episodes[slices.IndexFunc(d.Episodes, func(e Episode) bool { return e.Harness == harness.Ban })]
+		ban := d.Episodes[slices.IndexFunc(d.Episodes, func(e runs.Episode) bool { return e.Harness == harness.Ban })]
 		if s := ban.Transcript[0]; !s.ActionDiffers() || s.Reply != "I will call g() now" || s.Action != "g()" || s.Dropped != "I will call now" {
 			t.Errorf("ban step 0: %+v, want the reply, the call the environment ran and what it dropped", s)
 		}
@@ -129,32 +130,32 @@ func TestLoadTranscripts(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	eps, _ := loopFixture()
-	var d Data
+	var d runs.Data
 	for _, e := range eps {
-		d.Episodes = append(d.Episodes, Episode{Harness: harness.Name(e.harness), Task: e.task, Seed: e.seed, Steps: e.steps,
+		d.Episodes = append(d.Episodes, runs.Episode{Harness: harness.Name(e.harness), Task: e.task, Seed: e.seed, Steps: e.steps,
 			Finished: e.finished, Passed: e.passed, ExactRepeats: e.exact, NearRepeats: e.exact, Looped: e.looped})
 	}
-	d.Items = []Item{
+	d.Items = []runs.Item{
 		{Harness: harness.Verbatim, ItemID: "7", GreedyRepeatPost: true},
 		{Harness: harness.Ban, ItemID: "7"},
 		{Harness: harness.Scrub, ItemID: "8", NearRepeatPost: true},
 	}
 	for _, c := range []struct {
 		name            string
-		f               Filter
+		f               runs.Filter
 		episodes, items []string
 	}{
-		{"everything", Filter{}, []string{"verbatim", "ban"}, []string{"verbatim", "ban", "scrub"}},
-		{"harness", Filter{Harnesses: []harness.Name{harness.Ban}}, []string{"ban"}, []string{"ban"}},
-		{"task", Filter{Tasks: []string{"8"}}, nil, []string{"scrub"}},
-		{"passed", Filter{Passed: true}, []string{"ban"}, nil},
-		{"failed", Filter{Failed: true}, []string{"verbatim"}, nil},
-		{"loops", Filter{Loops: true}, []string{"verbatim"}, nil},
-		{"exact repeats", Filter{Repeats: RepeatsExact}, []string{"verbatim"}, []string{"verbatim"}},
-		{"near repeats", Filter{Repeats: RepeatsNear}, []string{"verbatim"}, []string{"verbatim", "scrub"}},
-		{"seed", Filter{Seeds: []uint64{2}}, nil, nil},
-		{"a step only the longer episode reaches", Filter{OnlyStep: true, Step: 2}, []string{"verbatim"}, nil},
-		{"step 0", Filter{OnlyStep: true}, []string{"verbatim", "ban"}, nil},
+		{"everything", runs.Filter{}, []string{"verbatim", "ban"}, []string{"verbatim", "ban", "scrub"}},
+		{"harness", runs.Filter{Harnesses: []harness.Name{harness.Ban}}, []string{"ban"}, []string{"ban"}},
+		{"task", runs.Filter{Tasks: []string{"8"}}, nil, []string{"scrub"}},
+		{"passed", runs.Filter{Passed: true}, []string{"ban"}, nil},
+		{"failed", runs.Filter{Failed: true}, []string{"verbatim"}, nil},
+		{"loops", runs.Filter{Loops: true}, []string{"verbatim"}, nil},
+		{"exact repeats", runs.Filter{Repeats: runs.RepeatsExact}, []string{"verbatim"}, []string{"verbatim"}},
+		{"near repeats", runs.Filter{Repeats: runs.RepeatsNear}, []string{"verbatim"}, []string{"verbatim", "scrub"}},
+		{"seed", runs.Filter{Seeds: []uint64{2}}, nil, nil},
+		{"a step only the longer episode reaches", runs.Filter{OnlyStep: true, Step: 2}, []string{"verbatim"}, nil},
+		{"step 0", runs.Filter{OnlyStep: true}, []string{"verbatim", "ban"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var gotE, gotI []string
@@ -179,13 +180,13 @@ func TestWriteTranscripts(t *testing.T) {
 	eps, steps := loopFixture()
 	steps[1].observation = "Observation: " + strings.Repeat("long error text ", 20)
 	d := loadRuns(t, transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps))
-	print := func(f Filter, style TextStyle) (string, int) {
+	print := func(f runs.Filter, style viewer.TextStyle) (string, int) {
 		var b bytes.Buffer
-		n, _, err := WriteTranscripts(&b, d, nil, f, style)
+		n, _, err := viewer.WriteTranscripts(&b, d, nil, f, style)
 		ok(t, err)
 		return b.String(), n
 	}
-	out, n := print(Filter{}, TextStyle{Width: 60})
+	out, n := print(runs.Filter{}, viewer.TextStyle{Width: 60})
 	if n != 2 {
 		t.Errorf("%d episodes printed, want 2", n)
 	}
@@ -205,10 +206,10 @@ func TestWriteTranscripts(t *testing.T) {
 	if strings.Contains(out, "\x1b[") {
 		t.Error("colour without a terminal")
 	}
-	if colour, _ := print(Filter{}, TextStyle{Colour: true}); !strings.Contains(colour, ansiRed+"Observation: long") {
+	if colour, _ := print(runs.Filter{}, viewer.TextStyle{Colour: true}); !strings.Contains(colour, "\x1b[31m"+"Observation: long") {
 		t.Errorf("a failed observation is not red on a terminal:\n%q", colour)
 	}
-	only, n := print(Filter{OnlyStep: true, Step: 2}, TextStyle{})
+	only, n := print(runs.Filter{OnlyStep: true, Step: 2}, viewer.TextStyle{})
 	if n != 1 || strings.Contains(only, "[0]") || !strings.Contains(only, "[2] reply") {
 		t.Errorf("--step 2 printed %d episodes:\n%s", n, only)
 	}
@@ -243,9 +244,9 @@ func TestHTMLReportEscapesReplies(t *testing.T) {
 	const open = `<script type="application/json" id="feedrun-data">`
 	start := strings.Index(page, open) + len(open)
 	end := strings.Index(page[start:], "</script>")
-	var vd viewerData
+	var vd viewer.PageData
 	ok(t, json.Unmarshal([]byte(page[start:start+end]), &vd))
-	var data RunView
+	var data viewer.RunView
 	for _, r := range vd.Runs {
 		data.Episodes = append(data.Episodes, r.Episodes...)
 		data.Items = append(data.Items, r.Items...)
@@ -280,7 +281,7 @@ func TestHTMLCellsFollowTheTableModel(t *testing.T) {
 		{Figure: "a_new_figure", Label: "new figure", Kind: Count},
 	}, Rows: []Row{{Model: "m", Env: "toolshed", Harness: harness.Ban, Figures: map[string]Figure{"loop_rate": {Estimate: 0.5, Lo: math.NaN(), Hi: math.NaN()}, "a_new_figure": {Estimate: 3}}}}}
 	var b bytes.Buffer
-	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, Data{}, Extras{}, nil))
+	ok(t, Report{Tables: []Table{tbl}, Bootstrap: Bootstrap{Reps: 1, Level: 0.95}}.writeHTML(&b, runs.Data{}, runs.Extras{}, nil))
 	page := b.String()
 	for _, want := range []string{"<th>new figure</th>", `<td class="pick" data-pick="loop" tabindex="0">50.0%</td>`, `<td class="pick" data-pick="all" tabindex="0">3</td>`, `data-harness="ban"`} {
 		if !strings.Contains(page, want) {
@@ -290,13 +291,17 @@ func TestHTMLCellsFollowTheTableModel(t *testing.T) {
 }
 
 // printed is what WriteTranscripts prints of d for f at width.
-func printed(t *testing.T, d Data, contexts Contexts, width int) string {
+func printed(t *testing.T, d runs.Data, contexts runs.Contexts, width int) string {
 	t.Helper()
 	var b bytes.Buffer
-	_, _, err := WriteTranscripts(&b, d, contexts, Filter{}, TextStyle{Width: width})
+	_, _, err := viewer.WriteTranscripts(&b, d, contexts, runs.Filter{}, viewer.TextStyle{Width: width})
 	ok(t, err)
 	return b.String()
 }
+
+// labelWidth is the width of the terminal view's field labels
+// (package viewer's), after which every value starts.
+const labelWidth = 16
 
 func TestTranscriptsWrapBetweenWords(t *testing.T) {
 	eps, steps := loopFixture()
@@ -351,9 +356,9 @@ func TestSharedSystemPromptPrintedOnce(t *testing.T) {
 	dir := runDir(t, inverted("1", 1, 1), inverted("2", 1, 1), inverted("3", 1, 1))
 	d := loadRuns(t, dir)
 	prompt := "You are an assistant in a small office.\nCall one tool per reply."
-	contexts := Contexts{}
+	contexts := runs.Contexts{}
 	for _, id := range []string{"1", "2", "3"} {
-		contexts[ContextKey(dir, id)] = transcript.Item{
+		contexts[runs.ContextKey(dir, id)] = transcript.Item{
 			ID:           id,
 			Context:      []transcript.Message{{Role: transcript.RoleSystem, Content: prompt}, {Role: transcript.RoleUser, Content: "task " + id}},
 			FailedAction: "f()", Observation: "Observation: Error",
@@ -367,7 +372,7 @@ func TestSharedSystemPromptPrintedOnce(t *testing.T) {
 		t.Errorf("%d references to it, want one after it and one for each later item:\n%s", n, out)
 	}
 	// A prompt only one item has is printed without a reference.
-	contexts[ContextKey(dir, "3")] = transcript.Item{ID: "3", Context: []transcript.Message{{Role: transcript.RoleSystem, Content: "another prompt"}}}
+	contexts[runs.ContextKey(dir, "3")] = transcript.Item{ID: "3", Context: []transcript.Message{{Role: transcript.RoleSystem, Content: "another prompt"}}}
 	if out := printed(t, d, contexts, 0); !strings.Contains(out, "another prompt") || strings.Count(out, "[S1]") != 2 || strings.Contains(out, "[S2]") {
 		t.Errorf("a prompt of one item:\n%s", out)
 	}
@@ -378,20 +383,20 @@ func TestViewerIndexSummarisesEachRun(t *testing.T) {
 	rollout.Config.Env, rollout.Config.Decode = "toolshed", "free"
 	grammar.Config.Env, grammar.Config.Decode, grammar.Config.Shots = "toolshed", "grammar", 2
 	probeRun.Config.Env, probeRun.Config.OnPolicy = "coderepair", true
-	d := Data{Runs: []RunInfo{{Dir: "a/run", Manifest: rollout, Episodes: 2}, {Dir: "b/run", Manifest: grammar, Episodes: 1}, {Dir: "c/probe", Manifest: probeRun, Items: 2}}}
-	episode := func(run, task string, passed, repeated bool) Episode {
-		e := Episode{Model: "m", InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: task, Seed: 1, Steps: 2, Finished: passed, Passed: passed, Looped: repeated, Run: run}
+	d := runs.Data{Runs: []runs.RunInfo{{Dir: "a/run", Manifest: rollout, Episodes: 2}, {Dir: "b/run", Manifest: grammar, Episodes: 1}, {Dir: "c/probe", Manifest: probeRun, Items: 2}}}
+	episode := func(run, task string, passed, repeated bool) runs.Episode {
+		e := runs.Episode{Model: "m", InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: task, Seed: 1, Steps: 2, Finished: passed, Passed: passed, Looped: repeated, Run: run}
 		if repeated {
 			e.ExactRepeats = 1
 		}
 		return e
 	}
-	d.Episodes = []Episode{episode("a/run", "t1", true, false), episode("a/run", "t2", false, true), episode("b/run", "t1", false, false)}
-	d.Items = []Item{
+	d.Episodes = []runs.Episode{episode("a/run", "t1", true, false), episode("a/run", "t2", false, true), episode("b/run", "t1", false, false)}
+	d.Items = []runs.Item{
 		{Model: "m", Env: "coderepair", Harness: harness.Verbatim, ItemID: "i1", Run: "c/probe", GreedyRepeatPost: true, Gain: 1},
 		{Model: "m", Env: "coderepair", Harness: harness.Ban, ItemID: "i1", Run: "c/probe", Gain: -1},
 	}
-	ix := NewViewerIndex(d)
+	ix := viewer.NewViewerIndex(d)
 	got := make([]string, len(ix.Runs))
 	for i, r := range ix.Runs {
 		got[i] = strings.Join([]string{r.Name, r.Kind, r.Setting, strings.Join(r.Harnesses, "+"), strconv.Itoa(r.Episodes), strconv.Itoa(r.Passed), strconv.Itoa(r.Repeated), strconv.Itoa(r.Looped), strconv.Itoa(r.Items), strconv.Itoa(r.GreedyPost), strconv.Itoa(r.Inverted)}, " ")
@@ -401,7 +406,7 @@ func TestViewerIndexSummarisesEachRun(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("index rows\n%q\nwant\n%q", got, want)
 	}
-	v := NewRunView(d, "b/run", 1, nil, Statements{ContextKey("b/run", "t1"): {{Role: "user", Content: "Do t1."}}, ContextKey("a/run", "t2"): {{Role: "user", Content: "Do t2."}}}, "")
+	v := viewer.NewRunView(d, "b/run", 1, nil, runs.Statements{runs.ContextKey("b/run", "t1"): {{Role: "user", Content: "Do t1."}}, runs.ContextKey("a/run", "t2"): {{Role: "user", Content: "Do t2."}}}, "")
 	if len(v.Episodes) != 1 || v.Episodes[0].Run != 1 || len(v.Items) != 0 {
 		t.Errorf("b/run's view: %d episodes (run %d), %d items; want its 1 episode as run 1", len(v.Episodes), v.Episodes[0].Run, len(v.Items))
 	}
@@ -413,57 +418,18 @@ func TestViewerIndexSummarisesEachRun(t *testing.T) {
 func TestLoadRowsLeavesStepsUnread(t *testing.T) {
 	eps, steps := loopFixture()
 	dir := transcriptRun(t, tuned(true), results.RolloutSteps.Header, eps, steps)
-	rows, err := LoadRows([]string{dir})
+	rows, err := runs.LoadRows([]string{dir})
 	ok(t, err)
 	full := loadRuns(t, dir)
 	if len(rows.Episodes) != len(full.Episodes) || len(rows.Episodes) != 2 {
-		t.Fatalf("LoadRows read %d episodes, Load %d; want the folder's 2", len(rows.Episodes), len(full.Episodes))
+		t.Fatalf("LoadRows read %d episodes, runs.Load %d; want the folder's 2", len(rows.Episodes), len(full.Episodes))
 	}
 	for i, e := range rows.Episodes {
 		if e.Stepped || len(e.Transcript) > 0 || !full.Episodes[i].Stepped {
-			t.Errorf("episode %d: LoadRows stepped %v with %d steps, Load stepped %v", i, e.Stepped, len(e.Transcript), full.Episodes[i].Stepped)
+			t.Errorf("episode %d: runs.LoadRows stepped %v with %d steps, runs.Load stepped %v", i, e.Stepped, len(e.Transcript), full.Episodes[i].Stepped)
 		}
 		if e.Passed != full.Episodes[i].Passed || e.ExactRepeats != full.Episodes[i].ExactRepeats {
-			t.Errorf("episode %d: LoadRows and Load disagree on its outcome", i)
+			t.Errorf("episode %d: runs.LoadRows and runs.Load disagree on its outcome", i)
 		}
-	}
-}
-
-// A probe item's view carries, under each harness, what that harness
-// showed after the failure (verbatim: the failed action and its raw
-// observation; abstract: no raw observation, the description instead),
-// G and its terms as numbers, and no G for a banned action.
-func TestRunViewItemsCarryTheContextAfterTheFailure(t *testing.T) {
-	var m results.Manifest
-	m.Config.Env = "toolshed"
-	d := Data{Runs: []RunInfo{{Dir: "p", Manifest: m, Items: 3}}}
-	nan := math.NaN()
-	d.Items = []Item{
-		{Model: "m", Env: "toolshed", Harness: harness.Verbatim, ItemID: "i1", Run: "p", Gain: -0.5, DCopy: 0.2, DSem: 0.3, DQuote: nan, DValence: nan},
-		{Model: "m", Env: "toolshed", Harness: harness.Abstract, ItemID: "i1", Run: "p", Gain: 1, DCopy: 0.2, DSem: -1.2, DQuote: nan, DValence: nan},
-		{Model: "m", Env: "toolshed", Harness: harness.Ban, ItemID: "i1", Run: "p", Gain: nan, Banned: true, DCopy: 0.2, DSem: nan, DQuote: nan, DValence: nan},
-	}
-	item := transcript.Item{ID: "i1", Env: "toolshed", Context: []transcript.Message{{Role: "system", Content: "Use tools."}, {Role: "user", Content: "Do i1."}},
-		FailedAction: `call("x")`, Observation: "Observation: Error: raw text", Description: "the call failed"}
-	v := NewRunView(d, "p", 0, Contexts{ContextKey("p", "i1"): item}, nil, "")
-	by := map[string]htmlItem{}
-	for _, it := range v.Items {
-		by[it.Harness] = it
-	}
-	verbatim, abstract, ban := by[string(harness.Verbatim)], by[string(harness.Abstract)], by[string(harness.Ban)]
-	if verbatim.After == nil || len(*verbatim.After) != 2 || (*verbatim.After)[0] != [2]string{"assistant", `call("x")`} || !strings.Contains((*verbatim.After)[1][1], "raw text") {
-		t.Errorf("verbatim after the failure: %q, want the failed action and its raw observation", verbatim.After)
-	}
-	if abstract.After == nil || strings.Contains(fmt.Sprint(*abstract.After), "raw text") || !strings.Contains(fmt.Sprint(*abstract.After), "the call failed") {
-		t.Errorf("abstract after the failure: %q, want the description and not the raw observation", abstract.After)
-	}
-	if verbatim.G == nil || *verbatim.G != -0.5 || verbatim.DSem == nil || *verbatim.DSem != 0.3 || verbatim.DQuote != nil {
-		t.Errorf("verbatim's G %v, Δsem %v, Δquote %v; want -0.5, 0.3 and none", verbatim.G, verbatim.DSem, verbatim.DQuote)
-	}
-	if ban.G != nil || ban.DCopy == nil {
-		t.Errorf("ban's G %v, Δcopy %v; want no G and a Δcopy", ban.G, ban.DCopy)
-	}
-	if _, err := json.Marshal(v); err != nil {
-		t.Errorf("the view does not encode: %v", err)
 	}
 }

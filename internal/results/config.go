@@ -26,8 +26,8 @@ const (
 // zero or not, so that a resume compares like with like key by key (see
 // CheckResume); a setting of another runner appears only when it is set.
 // A few settings are written only when they leave the study's default
-// (UnsafeSandbox, Observations), so that the manifests of runs made before
-// they existed describe the same runs.
+// (Observations, and an environment's own settings, RecordEnv), so that
+// the manifests of runs made before they existed describe the same runs.
 //
 // A Config read from a manifest writes back the keys it was read with,
 // keys this build does not know included (kept as they were), and only a
@@ -46,9 +46,6 @@ type Config struct {
 	// InstructionTuned says whether the model is instruction-tuned; nil in
 	// a manifest that does not say (older runs, a scripted sweep).
 	InstructionTuned *bool
-	// UnsafeSandbox is --unsafe-sandbox: CodeRepair programs ran without
-	// the OS sandbox.
-	UnsafeSandbox bool
 	// Observations is "tool" for a run whose observations went in the chat
 	// format's tool turns, and "" for the study's user turns.
 	Observations string
@@ -100,6 +97,82 @@ type Config struct {
 
 	keys  []string                   // the keys it was read with; nil when made here
 	other map[string]json.RawMessage // keys it was read with that this build does not know
+	// envs are environments' own settings (RecordEnv), by environment, and
+	// formerly the keys they had at the top level of older manifests.
+	envs     map[string]json.RawMessage
+	formerly map[string][]string
+}
+
+// RecordEnv records an environment's own settings under its name: v is
+// encoded as a JSON object of the settings the environment keeps, written
+// by the environment, so that this config names none. A v that encodes to
+// an empty object records nothing: a run at the environment's defaults
+// has no key for it, as runs made before the setting existed have none.
+// formerly lists the settings' keys that manifests made before settings
+// were kept under their environment held at the top level, so that
+// CheckResume reads such a manifest as if they were under it.
+func (c *Config) RecordEnv(name string, v any, formerly ...string) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("config field %s: %w", name, err)
+	}
+	if c.envs == nil {
+		c.envs, c.formerly = map[string]json.RawMessage{}, map[string][]string{}
+	}
+	c.formerly[name] = formerly
+	if string(data) == "{}" || string(data) == "null" {
+		delete(c.envs, name)
+		return nil
+	}
+	c.envs[name] = data
+	return nil
+}
+
+// EnvSettings decodes the settings environment name recorded (RecordEnv)
+// into v; ok is false when the config holds none.
+func (c Config) EnvSettings(name string, v any) (ok bool, err error) {
+	data, ok := c.envs[name]
+	if !ok {
+		data, ok = c.other[name]
+	}
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("config field %s: expected the environment's settings, got %s", name, data)
+	}
+	return true, nil
+}
+
+// movedUnder is c, read from an older manifest, with the top-level keys
+// that formerly lists by environment moved under the environment's name,
+// where a config made now records them.
+func (c Config) movedUnder(formerly map[string][]string) Config {
+	for name, keys := range formerly {
+		moved := map[string]json.RawMessage{}
+		for _, k := range keys {
+			if v, ok := c.other[k]; ok {
+				moved[k] = v
+			}
+		}
+		if len(moved) == 0 {
+			continue
+		}
+		if data, ok := c.other[name]; ok && json.Unmarshal(data, &moved) != nil {
+			continue
+		}
+		other := maps.Clone(c.other)
+		for k := range moved {
+			delete(other, k)
+		}
+		other[name], _ = json.Marshal(moved)
+		c.other = other
+		c.keys = slices.DeleteFunc(slices.Clone(c.keys), func(k string) bool { _, ok := moved[k]; return ok })
+		if !slices.Contains(c.keys, name) {
+			c.keys = append(c.keys, name)
+		}
+	}
+	return c
 }
 
 // The decode modes a rollout records.
@@ -169,7 +242,6 @@ func (c *Config) settings(sweep bool) []setting {
 		{"task", []Runner{s}, &c.Task},
 		{"tasks", []Runner{r}, &c.Tasks},
 		{"temperature", []Runner{r}, &c.Temperature},
-		{"unsafe_sandbox", nil, &c.UnsafeSandbox},
 	}
 }
 
@@ -179,6 +251,9 @@ func (c *Config) settings(sweep bool) []setting {
 func (c Config) MarshalJSON() ([]byte, error) {
 	out := map[string]any{}
 	for k, v := range c.other {
+		out[k] = v
+	}
+	for k, v := range c.envs {
 		out[k] = v
 	}
 	for _, s := range c.settings(c.isSweep()) {

@@ -168,7 +168,7 @@ func TestConfigKeysOfARunner(t *testing.T) {
 	if !slices.Equal(probe, want) {
 		t.Errorf("a probe records %v, want %v", probe, want)
 	}
-	if got := keys(Config{Runner: RunnerProbe, UnsafeSandbox: true, Observations: "tool"}); !slices.Contains(got, "unsafe_sandbox") || !slices.Contains(got, "observations") {
+	if got := keys(Config{Runner: RunnerProbe, Observations: "tool"}); !slices.Contains(got, "observations") {
 		t.Errorf("set optional settings are not recorded: %v", got)
 	}
 	data, err := Config{Runner: RunnerRollout}.MarshalJSON()

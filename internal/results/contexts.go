@@ -206,22 +206,8 @@ var ErrNoContextRecord = errors.New("context not recorded (run made before 2026-
 // rollout_steps.csv's key (model, env, harness, task, seed, step). A
 // folder without the record is ErrNoContextRecord.
 func ReadRolloutContexts(dir string) (map[string][]ContextMessage, error) {
-	if !HasContextRecord(dir) {
-		return nil, ErrNoContextRecord
-	}
-	msgs, err := ReadMessages(dir)
+	msgs, path, rows, err := readContextRecord(dir, RolloutContexts)
 	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, RolloutContexts.Name)
-	header, rows, err := ReadTable(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string][]ContextMessage{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckHeader(path, header, RolloutContexts.Header); err != nil {
 		return nil, err
 	}
 	key := RolloutContexts.KeyFunc()
@@ -267,22 +253,8 @@ func ReadRolloutContexts(dir string) (map[string][]ContextMessage, error) {
 // probe_contexts.csv's key (model, env, harness, item_id, context). A
 // folder without the record is ErrNoContextRecord.
 func ReadProbeContexts(dir string) (map[string][]ContextMessage, error) {
-	if !HasContextRecord(dir) {
-		return nil, ErrNoContextRecord
-	}
-	msgs, err := ReadMessages(dir)
+	msgs, path, rows, err := readContextRecord(dir, ProbeContexts)
 	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, ProbeContexts.Name)
-	header, rows, err := ReadTable(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string][]ContextMessage{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckHeader(path, header, ProbeContexts.Header); err != nil {
 		return nil, err
 	}
 	key := ProbeContexts.KeyFunc()
@@ -295,6 +267,31 @@ func ReadProbeContexts(dir string) (map[string][]ContextMessage, error) {
 		out[key(row)] = ctx
 	}
 	return out, nil
+}
+
+// readContextRecord opens dir's record of spec: the message store, by
+// hash, and spec's rows with the path they were read from. A folder
+// without the record is ErrNoContextRecord; one whose record has none of
+// spec's rows (a probe run has no rollout contexts) gives none.
+func readContextRecord(dir string, spec TableSpec) (msgs map[string]ContextMessage, path string, rows [][]string, err error) {
+	if !HasContextRecord(dir) {
+		return nil, "", nil, ErrNoContextRecord
+	}
+	if msgs, err = ReadMessages(dir); err != nil {
+		return nil, "", nil, err
+	}
+	path = filepath.Join(dir, spec.Name)
+	header, rows, err := ReadTable(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return msgs, path, [][]string{}, nil
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := CheckHeader(path, header, spec.Header); err != nil {
+		return nil, "", nil, err
+	}
+	return msgs, path, rows, nil
 }
 
 // lookUp is the messages that a space-separated list of hashes names.

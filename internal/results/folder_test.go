@@ -2,6 +2,8 @@ package results
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +77,51 @@ func TestResumeChecksItsInputs(t *testing.T) {
 	if len(got.Resumed) != 1 {
 		t.Errorf("Resumed = %+v, want one entry", got.Resumed)
 	}
+}
+
+// An environment's own settings are recorded under its name, only where
+// they leave its defaults; a run whose manifest kept one at the top level
+// (before settings were kept under their environment) resumes under the
+// same setting recorded the new way, and not under another.
+func TestEnvSettingsRecordedUnderTheirEnvironment(t *testing.T) {
+	type sandbox struct {
+		Unsafe bool `json:"unsafe_sandbox,omitempty"`
+	}
+	withEnv := func(unsafe bool) Manifest {
+		m := unfinished(shardManifest(0, 1))
+		ok(t, m.Config.RecordEnv("box", sandbox{unsafe}, "unsafe_sandbox"))
+		return m
+	}
+	dir := t.TempDir()
+	f, err := OpenFolder(dir, withEnv(true))
+	ok(t, err)
+	ok(t, f.Close())
+	if got := readFile(t, filepath.Join(dir, ManifestName)); !strings.Contains(got, `"box": {`) || !strings.Contains(got, `"unsafe_sandbox": true`) {
+		t.Errorf("manifest %s, want unsafe_sandbox under box", got)
+	}
+	read, err := ReadManifest(dir)
+	ok(t, err)
+	var got sandbox
+	if found, err := read.Config.EnvSettings("box", &got); !found || err != nil || !got.Unsafe {
+		t.Errorf("EnvSettings = %v, %v, %+v; want box's unsafe_sandbox read back", found, err, got)
+	}
+	if data, err := withEnv(false).Config.MarshalJSON(); err != nil || strings.Contains(string(data), "box") {
+		t.Errorf("a run at the defaults records %s, %v; want no key for box", data, err)
+	}
+
+	// A manifest made before: unsafe_sandbox at the top level.
+	old := t.TempDir()
+	m := unfinished(shardManifest(0, 1))
+	data, err := json.Marshal(m)
+	ok(t, err)
+	data = bytes.Replace(data, []byte(`"config":{`), []byte(`"config":{"unsafe_sandbox":true,`), 1)
+	ok(t, os.WriteFile(filepath.Join(old, ManifestName), data, 0o644))
+	if _, err := OpenFolder(old, withEnv(false)); !errors.As(err, new(Refused)) {
+		t.Errorf("resumed a top-level unsafe_sandbox run in the sandbox: %v", err)
+	}
+	f, err = OpenFolder(old, withEnv(true))
+	ok(t, err)
+	ok(t, f.Close())
 }
 
 // Another machine's vector extensions change log-probabilities, so a run

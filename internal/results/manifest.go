@@ -161,7 +161,7 @@ func decodeJSON(data []byte, v any) error {
 // are never mixed. The refusal names every difference.
 func CheckResume(dir string, old, m Manifest) error {
 	var changed []string
-	was, err := old.Config.encoded()
+	was, err := old.Config.movedUnder(m.Config.formerly).encoded()
 	if err != nil {
 		return err
 	}

@@ -393,7 +393,7 @@ func TestSmolLM2BatchedCodeRepairRolloutEqualsOneByOne(t *testing.T) {
 // openCodeRepair opens CodeRepair on the MBPP copy the Makefile names.
 func openCodeRepair(t *testing.T) *coderepair.Environment {
 	t.Helper()
-	cr, err := coderepair.Open(testutil.MBPP(t))
+	cr, err := coderepair.Open(testutil.Data(t, coderepair.MBPP))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,30 +9,13 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// contextRecord writes each step's context to the run folder's record
-// (results.RolloutContexts): the messages once in the message store, the
-// step as what it kept of the step before and what it added. nil: the
-// run keeps none (see results.OpenContextRecord).
-type contextRecord struct{ *results.ContextRecord }
-
-func openContextRecord(dir string, steps *results.Table, cut results.CutFunc) (*contextRecord, error) {
-	rec, err := results.OpenContextRecord(dir, results.RolloutContexts, steps, cut)
-	if rec == nil || err != nil {
-		return nil, err
-	}
-	return &contextRecord{rec}, nil
-}
-
-// Close closes the record; a run that keeps none has nothing to close.
-func (c *contextRecord) Close() {
-	if c != nil {
-		c.ContextRecord.Close()
-	}
-}
-
-// add records step i of r under h, unless a crashed run recorded it: its
-// messages first, so that the row never names one that is missing.
-func (c *contextRecord) add(p *Plan, h harness.Name, r Result, i int) error {
+// recordContext records step i of r under h in the run folder's context
+// record (results.RolloutContexts), unless a crashed run recorded it: its
+// messages first, once in the message store, so that the row never names
+// one that is missing, and the step as what it kept of the step before
+// and what it added. A nil record is a run that keeps none (see
+// results.OpenContextRecord).
+func recordContext(c *results.ContextRecord, p *Plan, h harness.Name, r Result, i int) error {
 	if c == nil {
 		return nil
 	}

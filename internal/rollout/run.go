@@ -97,7 +97,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	}
 	defer steps.Close()
 	steps.TellCut(p.Cut)
-	record, err := openContextRecord(p.OutDir, steps, p.Cut)
+	record, err := results.OpenContextRecord(p.OutDir, results.RolloutContexts, steps, p.Cut)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -150,7 +150,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 			if steps.Done(skey(rec)) {
 				continue
 			}
-			if err := record.add(p, u.h, r, i); err != nil {
+			if err := recordContext(record, p, u.h, r, i); err != nil {
 				return err
 			}
 			if err := steps.Append(rec); err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/probe"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -21,7 +21,7 @@ type Lookup func(name string) (env.Entry, env.Settings, error)
 
 // ContextsNoted is Contexts, with a note (on stderr, for a command) for
 // each probe run whose items have none, in d's order of runs.
-func ContextsNoted(ctx context.Context, d report.Data, look Lookup, slow bool, note func(format string, args ...any)) report.Contexts {
+func ContextsNoted(ctx context.Context, d runs.Data, look Lookup, slow bool, note func(format string, args ...any)) runs.Contexts {
 	out, missing := Contexts(ctx, d, look, slow)
 	for _, run := range d.Runs {
 		if err, ok := missing[run.Dir]; ok {
@@ -45,8 +45,8 @@ func ContextsNoted(ctx context.Context, d report.Data, look Lookup, slow bool, n
 // log) gets none. Making CodeRepair's items runs every item's programs in
 // the sandbox again (minutes for a committed run), so an environment whose
 // entry has SlowItems is made again only when slow is set (--contexts).
-func Contexts(ctx context.Context, d report.Data, look Lookup, slow bool) (report.Contexts, map[string]error) {
-	out, missing := report.Contexts{}, map[string]error{}
+func Contexts(ctx context.Context, d runs.Data, look Lookup, slow bool) (runs.Contexts, map[string]error) {
+	out, missing := runs.Contexts{}, map[string]error{}
 	for _, run := range d.Runs {
 		if run.Items == 0 {
 			continue
@@ -63,13 +63,13 @@ func Contexts(ctx context.Context, d report.Data, look Lookup, slow bool) (repor
 			continue
 		}
 		for _, it := range items {
-			out[report.ContextKey(run.Dir, it.ID)] = it
+			out[runs.ContextKey(run.Dir, it.ID)] = it
 		}
 	}
 	return out, missing
 }
 
-func runItems(ctx context.Context, run report.RunInfo, look Lookup, slow bool) ([]transcript.Item, error) {
+func runItems(ctx context.Context, run runs.RunInfo, look Lookup, slow bool) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	name := c.Env
 	// An on-policy run's items are made from its logged attempts and the
@@ -107,7 +107,7 @@ func runItems(ctx context.Context, run report.RunInfo, look Lookup, slow bool) (
 
 // generatedItems are the items a probe run started from, as it read them:
 // its items file, cut to its item count, or its generator's items.
-func generatedItems(ctx context.Context, run report.RunInfo, e env.Env) ([]transcript.Item, error) {
+func generatedItems(ctx context.Context, run runs.RunInfo, e env.Env) ([]transcript.Item, error) {
 	c := run.Manifest.Config
 	if file := c.ItemsFile; file != "" {
 		items, sum, err := probe.ReadItemsFile(file, c.Env)
@@ -141,7 +141,7 @@ func generatedItems(ctx context.Context, run report.RunInfo, e env.Env) ([]trans
 // failure (abstract's), each where the run measured such a harness; an
 // item measured under instruction alone, whose system prompt is its own,
 // is left out.
-func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error {
+func recordedItems(out runs.Contexts, d runs.Data, run runs.RunInfo) error {
 	dir := run.Dir
 	contexts, err := results.ReadProbeContexts(dir)
 	if err != nil {
@@ -150,7 +150,7 @@ func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error
 	// The record names the environment as the probe did; the report's
 	// rows may name it with the run's setting ("toolshed (on-policy)").
 	env := run.Manifest.Config.Env
-	get := func(it report.Item, h harness.Name, name string) ([]transcript.Message, bool) {
+	get := func(it runs.Item, h harness.Name, name string) ([]transcript.Message, bool) {
 		msgs, ok := contexts[results.Key(it.Model, env, string(h), it.ItemID, name)]
 		conv := make([]transcript.Message, len(msgs))
 		for i, m := range msgs {
@@ -162,7 +162,7 @@ func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error
 		if it.Run != dir {
 			continue
 		}
-		key := report.ContextKey(dir, it.ItemID)
+		key := runs.ContextKey(dir, it.ItemID)
 		item, seen := out[key]
 		pre, ok := get(it, it.Harness, "pre")
 		neutral, okN := get(it, it.Harness, "neutral")
@@ -172,14 +172,14 @@ func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error
 		if !seen {
 			item = transcript.Item{ID: it.ItemID, Env: env, FailureKind: it.FailureKind, FailedAction: neutral[len(pre)].Content}
 		}
-		// instruction's system prompt is its own.
-		if it.Harness != harness.Instruction && item.Context == nil {
+		// An instructing harness's system prompt is its own.
+		if !it.Harness.Instructs() && item.Context == nil {
 			item.Context = pre
 		}
 		fail, _ := get(it, it.Harness, "fail")
 		switch {
 		case len(fail) == 0:
-		case it.Harness == harness.Verbatim || it.Harness == harness.Instruction || it.Harness == harness.Ban || it.Harness == harness.ErrorOnly:
+		case it.Harness.ShowsObservation():
 			item.Observation = fail[len(fail)-1].Content
 		case it.Harness.Abstracts():
 			item.Description = strings.TrimPrefix(fail[len(fail)-1].Content, transcript.ObservationPrefix)
@@ -188,7 +188,7 @@ func recordedItems(out report.Contexts, d report.Data, run report.RunInfo) error
 	}
 	// A run of instruction alone shows no other system prompt.
 	for _, it := range d.Items {
-		if key := report.ContextKey(dir, it.ItemID); it.Run == dir && out[key].Context == nil {
+		if key := runs.ContextKey(dir, it.ItemID); it.Run == dir && out[key].Context == nil {
 			delete(out, key)
 		}
 	}

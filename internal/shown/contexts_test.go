@@ -9,7 +9,7 @@ import (
 
 	"github.com/feedrun/feedrun/envs"
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // registry looks environments up in the registry, with their default
@@ -29,17 +29,17 @@ func registry(name string) (env.Entry, env.Settings, error) {
 // attempt the log gives back. The same holds for each lane's folder of a
 // run played in lanes, whose log holds only its own shard's contexts.
 func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
-	var runs []string
+	var folders []string
 	for _, name := range []string{"probe-smollm2-135m-toolshed-onpolicy-seed1", "probe-qwen2.5-coder-0.5b-toolshed-onpolicy-seed1"} {
 		dir := filepath.Join("..", "..", "results", name)
 		lanes, _ := filepath.Glob(filepath.Join(dir, "lanes", "*"))
-		runs = append(append(runs, dir), lanes...)
+		folders = append(append(folders, dir), lanes...)
 	}
-	if len(runs) < 4 {
-		t.Fatalf("want the two committed runs and SmolLM2's two lanes, got %v", runs)
+	if len(folders) < 4 {
+		t.Fatalf("want the two committed runs and SmolLM2's two lanes, got %v", folders)
 	}
-	for _, run := range runs {
-		d, err := report.Load([]string{run})
+	for _, run := range folders {
+		d, err := runs.Load([]string{run})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestCommittedOnPolicyItemsAreMadeAgain(t *testing.T) {
 		same := 0
 		for _, it := range d.Items {
 			ids[it.ItemID] = true
-			made, ok := contexts[report.ContextKey(it.Run, it.ItemID)]
+			made, ok := contexts[runs.ContextKey(it.Run, it.ItemID)]
 			switch {
 			case !ok:
 				t.Errorf("%s: item %s was not made again", run, it.ItemID)

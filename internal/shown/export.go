@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/feedrun/feedrun/internal/export"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/usage"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // Export writes the episodes and probe items of the run folders dirs as
@@ -19,7 +20,7 @@ import (
 // samples they hold. Folders that cannot be read, or hold nothing to
 // export, are the user's to fix.
 func Export(ctx context.Context, dirs []string, look Lookup, slow bool, out string, note func(format string, args ...any)) (paths []string, samples int, err error) {
-	d, err := report.Load(dirs)
+	d, err := runs.Load(dirs)
 	if err != nil {
 		return nil, 0, usage.Error{Err: err}
 	}
@@ -39,32 +40,32 @@ func Export(ctx context.Context, dirs []string, look Lookup, slow bool, out stri
 }
 
 // Transcripts are the episodes and probe items of the run folders dirs
-// that filter keeps, as transcripts in style (report.WriteTranscripts),
-// or with list a line each (report.WriteList); items are shown with their
+// that filter keeps, as transcripts in style (viewer.WriteTranscripts),
+// or with list a line each (viewer.WriteList); items are shown with their
 // contexts where they can be made here (slow: CodeRepair's too). warn is
 // told of each table's torn last row, note of what cannot be made.
 // Folders that hold no episodes or items give nothing, which note is told;
 // a filter that keeps nothing is an error naming the values the folders
-// hold (report.NoMatch); folders that cannot be read are the user's to
+// hold (runs.NoMatch); folders that cannot be read are the user's to
 // fix.
-func Transcripts(ctx context.Context, dirs []string, look Lookup, slow bool, filter report.Filter, list bool, style report.TextStyle, warn func(string), note func(format string, args ...any)) ([]byte, error) {
-	d, err := report.Load(dirs)
+func Transcripts(ctx context.Context, dirs []string, look Lookup, slow bool, filter runs.Filter, list bool, style viewer.TextStyle, warn func(string), note func(format string, args ...any)) ([]byte, error) {
+	d, err := runs.Load(dirs)
 	if err != nil {
 		return nil, usage.Error{Err: err}
 	}
 	for _, t := range d.Torn {
 		warn(t.Warning())
 	}
-	var contexts report.Contexts
+	var contexts runs.Contexts
 	if slices.ContainsFunc(d.Items, filter.Item) && !list {
 		contexts = ContextsNoted(ctx, d, look, slow, note)
 	}
 	var buf bytes.Buffer
 	var episodes, items int
 	if list {
-		episodes, items, err = report.WriteList(&buf, d, filter)
+		episodes, items, err = viewer.WriteList(&buf, d, filter)
 	} else {
-		episodes, items, err = report.WriteTranscripts(&buf, d, contexts, filter, style)
+		episodes, items, err = viewer.WriteTranscripts(&buf, d, contexts, filter, style)
 	}
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func Transcripts(ctx context.Context, dirs []string, look Lookup, slow bool, fil
 		note("no rollout episodes or probe items in %s: a retry sweep keeps no transcripts", strings.Join(dirs, ", "))
 		return nil, nil
 	case episodes+items == 0:
-		return nil, report.NoMatch(dirs, d, filter)
+		return nil, runs.NoMatch(dirs, d, filter)
 	}
 	return buf.Bytes(), nil
 }

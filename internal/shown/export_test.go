@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/usage"
+	"github.com/feedrun/feedrun/internal/viewer"
 )
 
 // A folder that cannot be read as a run is the user's to fix, for show,
@@ -24,7 +25,7 @@ func TestUnreadableFoldersAreTheUsersToFix(t *testing.T) {
 	if paths, _, err := Export(context.Background(), dirs, look, false, out, note); !errors.As(err, new(usage.Error)) || paths != nil {
 		t.Errorf("Export = %v, %v; want a usage error and no logs", paths, err)
 	}
-	if b, err := Transcripts(context.Background(), dirs, look, false, report.Filter{}, false, report.TextStyle{}, func(string) {}, note); !errors.As(err, new(usage.Error)) || b != nil {
+	if b, err := Transcripts(context.Background(), dirs, look, false, runs.Filter{}, false, viewer.TextStyle{}, func(string) {}, note); !errors.As(err, new(usage.Error)) || b != nil {
 		t.Errorf("Transcripts = %q, %v; want a usage error and nothing", b, err)
 	}
 	if srv, err := Viewer(dirs, look, false, note); !errors.As(err, new(usage.Error)) || srv != nil {

@@ -5,17 +5,17 @@ import (
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/env"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/rollout"
+	"github.com/feedrun/feedrun/internal/runs"
 )
 
 // Statements are the opening messages (system prompt and task) of every
 // rollout task of d, as the run's environment writes them, by
-// report.ContextKey(run, task), and why a run has none, by run folder. A
+// runs.ContextKey(run, task), and why a run has none, by run folder. A
 // run whose environment here is not the one it ran (another task set or
 // data file), or whose data file is not given, gets none.
-func Statements(ctx context.Context, d report.Data, look Lookup) (report.Statements, map[string]error) {
-	out, missing := report.Statements{}, map[string]error{}
+func Statements(ctx context.Context, d runs.Data, look Lookup) (runs.Statements, map[string]error) {
+	out, missing := runs.Statements{}, map[string]error{}
 	tasks := map[string][]string{}
 	for _, e := range d.Episodes {
 		tasks[e.Run] = append(tasks[e.Run], e.Task)
@@ -43,7 +43,7 @@ func Statements(ctx context.Context, d report.Data, look Lookup) (report.Stateme
 				missing[run.Dir] = err
 				break
 			}
-			out[report.ContextKey(run.Dir, id)] = ep.Messages()
+			out[runs.ContextKey(run.Dir, id)] = ep.Messages()
 		}
 	}
 	return out, missing
@@ -52,7 +52,7 @@ func Statements(ctx context.Context, d report.Data, look Lookup) (report.Stateme
 // statementEnv is the environment of a rollout run, opened to state its
 // tasks: CodeRepair without its sandbox, which stating a task does not
 // need.
-func statementEnv(run report.RunInfo, look Lookup) (env.Env, error) {
+func statementEnv(run runs.RunInfo, look Lookup) (env.Env, error) {
 	_, set, err := look(run.Manifest.Config.Env)
 	if err != nil {
 		return nil, err

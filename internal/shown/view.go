@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/feedrun/feedrun/internal/export"
-	"github.com/feedrun/feedrun/internal/report"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/usage"
 	"github.com/feedrun/feedrun/internal/viewer"
 )
@@ -15,8 +15,8 @@ import (
 // Extras are the items' contexts and the tasks' statements of d for the
 // HTML report, with a note for each run that has none of either and,
 // for the page, why a run's tasks are not stated.
-func Extras(ctx context.Context, d report.Data, look Lookup, slow bool, note func(format string, args ...any)) report.Extras {
-	x := report.Extras{Contexts: ContextsNoted(ctx, d, look, slow, note), StatementsMissing: map[string]string{}}
+func Extras(ctx context.Context, d runs.Data, look Lookup, slow bool, note func(format string, args ...any)) runs.Extras {
+	x := runs.Extras{Contexts: ContextsNoted(ctx, d, look, slow, note), StatementsMissing: map[string]string{}}
 	var missing map[string]error
 	x.Statements, missing = Statements(ctx, d, look)
 	for _, dir := range slices.Sorted(maps.Keys(missing)) {
@@ -29,10 +29,10 @@ func Extras(ctx context.Context, d report.Data, look Lookup, slow bool, note fun
 // RunView is run folder dir, the viewer's nth, with its items' contexts
 // and its tasks' statements where they can be made here, and a note for
 // each it lacks.
-func RunView(ctx context.Context, dir string, n int, look Lookup, slow bool, note func(format string, args ...any)) (report.RunView, error) {
-	d, err := report.Load([]string{dir})
+func RunView(ctx context.Context, dir string, n int, look Lookup, slow bool, note func(format string, args ...any)) (viewer.RunView, error) {
+	d, err := runs.Load([]string{dir})
 	if err != nil {
-		return report.RunView{}, err
+		return viewer.RunView{}, err
 	}
 	contexts, missing := Contexts(ctx, d, look, slow)
 	if err, ok := missing[dir]; ok {
@@ -45,15 +45,15 @@ func RunView(ctx context.Context, dir string, n int, look Lookup, slow bool, not
 		note("%s: tasks not stated: %v", dir, err)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return report.RunView{}, ctx.Err()
+		return viewer.RunView{}, ctx.Err()
 	}
-	return report.NewRunView(d, dir, n, contexts, statements, why), nil
+	return viewer.NewRunView(d, dir, n, contexts, statements, why), nil
 }
 
 // Sources are the items' contexts and the tasks' statements of d for an
 // export, with why a run lacks its items or its statements, by run
 // folder: where it lacks both, the statements' reason.
-func Sources(ctx context.Context, d report.Data, look Lookup, slow bool) export.Sources {
+func Sources(ctx context.Context, d runs.Data, look Lookup, slow bool) export.Sources {
 	src := export.Sources{Missing: map[string]string{}}
 	var missing, statementsMissing map[string]error
 	src.Items, missing = Contexts(ctx, d, look, slow)
@@ -70,11 +70,11 @@ func Sources(ctx context.Context, d report.Data, look Lookup, slow bool) export.
 // when first asked for. Folders that cannot be indexed are the user's to
 // fix.
 func Viewer(dirs []string, look Lookup, slow bool, note func(format string, args ...any)) (*viewer.Server, error) {
-	index, err := report.LoadViewerIndex(dirs)
+	index, err := viewer.LoadViewerIndex(dirs)
 	if err != nil {
 		return nil, usage.Error{Err: err}
 	}
-	return viewer.New(index, func(ctx context.Context, n int) (report.RunView, error) {
+	return viewer.New(index, func(ctx context.Context, n int) (viewer.RunView, error) {
 		return RunView(ctx, dirs[n], n, look, slow, note)
 	})
 }

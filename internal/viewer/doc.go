@@ -1,5 +1,13 @@
-// Package viewer serves the report's viewer over HTTP for `feedrun view`:
-// the page (internal/report's, with no data in it), the index of run
+// Package viewer shows recorded runs to a reader: as text in a terminal
+// (WriteTranscripts, WriteList: `feedrun show`), and as one page with its
+// script, which the HTML report fills with its tables and carries every
+// run's data in, and which `feedrun view` serves empty. Rendering a
+// transcript has this one home, below the report (whose HTML page embeds
+// it) and beside package shown, which makes again what the model was
+// shown and hands it in.
+//
+// The server serves the page for `feedrun view`: the page (with no data
+// in it), the index of run
 // folders at api/runs, and one run's episodes, items, contexts and task
 // statements at api/runs/N, made when first asked for and kept for the
 // next reader. A run is read only when the page asks for it, so that a

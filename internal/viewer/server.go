@@ -20,11 +20,10 @@ import (
 	"time"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
 )
 
 // LoadRun makes the view of the index's run number n.
-type LoadRun func(ctx context.Context, n int) (report.RunView, error)
+type LoadRun func(ctx context.Context, n int) (RunView, error)
 
 // Server is the viewer's HTTP handler.
 type Server struct {
@@ -80,7 +79,7 @@ func newBody(data []byte) (*body, error) {
 }
 
 // New serves index, making a run's view with load when first asked.
-func New(index report.ViewerIndex, load LoadRun) (*Server, error) {
+func New(index ViewerIndex, load LoadRun) (*Server, error) {
 	data, err := json.Marshal(index)
 	if err != nil {
 		return nil, err
@@ -90,10 +89,10 @@ func New(index report.ViewerIndex, load LoadRun) (*Server, error) {
 		return nil, err
 	}
 	var page bytes.Buffer
-	if err := report.WriteViewerPage(&page); err != nil {
+	if err := WriteViewerPage(&page); err != nil {
 		return nil, err
 	}
-	js, err := report.ViewerScript()
+	js, err := Script()
 	if err != nil {
 		return nil, err
 	}

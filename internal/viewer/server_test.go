@@ -17,8 +17,8 @@ import (
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
-	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/testutil"
 )
 
@@ -27,16 +27,16 @@ import (
 const hostile = `<script>alert(1)</script><!-- hidden --></pre><img src=x onerror=alert(2)>`
 
 // twoRuns are two rollout runs of one task and seed, under two models.
-func twoRuns() report.Data {
-	d := report.Data{}
+func twoRuns() runs.Data {
+	d := runs.Data{}
 	for i, model := range []string{"m1", "m2"} {
 		dir := "results/rollout-" + model
 		var m results.Manifest
 		m.Config.Env, m.Config.Decode = "toolshed", "free"
-		d.Runs = append(d.Runs, report.RunInfo{Dir: dir, Manifest: m, Episodes: 1})
-		e := report.Episode{Model: model, InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: "cancel_meeting-01", Seed: 1,
+		d.Runs = append(d.Runs, runs.RunInfo{Dir: dir, Manifest: m, Episodes: 1})
+		e := runs.Episode{Model: model, InstructionTuned: true, Env: "toolshed", Harness: harness.Verbatim, Task: "cancel_meeting-01", Seed: 1,
 			Steps: 1, Finished: i == 1, Passed: i == 1, Run: dir, Stepped: true,
-			Transcript: []report.Step{{Step: 0, Reply: hostile, Action: hostile, Observation: "Observation: Error"}}}
+			Transcript: []runs.Step{{Step: 0, Reply: hostile, Action: hostile, Observation: "Observation: Error"}}}
 		d.Episodes = append(d.Episodes, e)
 	}
 	return d
@@ -49,13 +49,13 @@ func serve(t *testing.T) (*httptest.Server, *atomic.Int32, *atomic.Bool) {
 	d := twoRuns()
 	var loads atomic.Int32
 	var fail atomic.Bool
-	statements := report.Statements{report.ContextKey(d.Runs[0].Dir, "cancel_meeting-01"): {{Role: "user", Content: "Cancel the meeting."}}}
-	srv, err := New(report.NewViewerIndex(d), func(_ context.Context, n int) (report.RunView, error) {
+	statements := runs.Statements{runs.ContextKey(d.Runs[0].Dir, "cancel_meeting-01"): {{Role: "user", Content: "Cancel the meeting."}}}
+	srv, err := New(NewViewerIndex(d), func(_ context.Context, n int) (RunView, error) {
 		loads.Add(1)
 		if fail.Load() {
-			return report.RunView{}, errors.New("rollout_episodes.csv: row 3: bad")
+			return RunView{}, errors.New("rollout_episodes.csv: row 3: bad")
 		}
-		return report.NewRunView(d, d.Runs[n].Dir, n, nil, statements, ""), nil
+		return NewRunView(d, d.Runs[n].Dir, n, nil, statements, ""), nil
 	})
 	testutil.OK(t, err)
 	srv.Loopback = true
@@ -106,7 +106,7 @@ func TestIndexSummarisesRunsWithoutReadingThem(t *testing.T) {
 	if code != http.StatusOK || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("GET /api/runs: %d %s", code, h.Get("Content-Type"))
 	}
-	var ix report.ViewerIndex
+	var ix ViewerIndex
 	testutil.OK(t, json.Unmarshal([]byte(body), &ix))
 	if len(ix.Runs) != 2 || ix.Runs[0].Name != "rollout-m1" || ix.Runs[1].Passed != 1 || ix.Runs[0].Passed != 0 || ix.Runs[1].Models[0] != "m2" {
 		t.Errorf("index %+v, want rollout-m1 (0 passed) and rollout-m2 (1 passed, model m2)", ix.Runs)
@@ -122,7 +122,7 @@ func TestRunIsReadOnceWhenAsked(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET /api/runs/0: %d %s", code, body)
 	}
-	var v report.RunView
+	var v RunView
 	testutil.OK(t, json.Unmarshal([]byte(body), &v))
 	if len(v.Episodes) != 1 || v.Episodes[0].Model != "m1" || v.Episodes[0].Transcript[0].Reply != hostile {
 		t.Errorf("run 0's view %+v, want m1's episode with its reply as written", v.Episodes)
@@ -257,11 +257,11 @@ func TestRunJSONIsCompressedAndRevalidated(t *testing.T) {
 func TestProgressOfAViewBeingMade(t *testing.T) {
 	d := twoRuns()
 	counted, release := make(chan struct{}), make(chan struct{})
-	srv, err := New(report.NewViewerIndex(d), func(ctx context.Context, n int) (report.RunView, error) {
+	srv, err := New(NewViewerIndex(d), func(ctx context.Context, n int) (RunView, error) {
 		iostreams.Count(ctx, 3, 10)
 		close(counted)
 		<-release
-		return report.NewRunView(d, d.Runs[n].Dir, n, nil, nil, ""), nil
+		return NewRunView(d, d.Runs[n].Dir, n, nil, nil, ""), nil
 	})
 	testutil.OK(t, err)
 	ts := httptest.NewServer(srv)

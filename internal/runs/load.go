@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"cmp"
@@ -91,8 +91,8 @@ func load(dirs []string, steps bool) (Data, error) {
 	if err := checkEpisodes(d.Episodes, l.episodeLocs, l.tunedFrom, d.Items, l.itemLocs); err != nil {
 		return Data{}, err
 	}
-	slices.SortStableFunc(d.Items, compareItems)
-	slices.SortStableFunc(d.Episodes, compareEpisodes)
+	slices.SortStableFunc(d.Items, CompareItems)
+	slices.SortStableFunc(d.Episodes, CompareEpisodes)
 	slices.SortStableFunc(d.Sweep, compareSweep)
 	slices.SortFunc(d.Runs, func(a, b RunInfo) int { return cmp.Compare(a.Dir, b.Dir) })
 	return d, nil
@@ -134,91 +134,106 @@ func (l *loader) read(dir string) error {
 		return err
 	}
 	if hasItems {
-		items, locs, torn, err := readItems(itemsPath)
-		if err != nil {
+		if run.Items, err = gather(l, readItems, itemsPath, &l.data.Items, &l.itemLocs, func(items []Item, _ []location) error {
+			// On-policy items (the model's own failing attempt as the
+			// failed action) are another condition than the generator's:
+			// their rows stand beside, not among, the generator's rows of
+			// the same model and env, as a constrained rollout's do.
+			for i := range items {
+				items[i].Env += obs
+				if manifest.Config.OnPolicy {
+					items[i].Env += OnPolicySuffix
+				}
+				items[i].Run = dir
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
-		l.noteTorn(torn)
-		// On-policy items (the model's own failing attempt as the failed
-		// action) are another condition than the generator's: their rows
-		// stand beside, not among, the generator's rows of the same model
-		// and env, as a constrained rollout's do.
-		for i := range items {
-			items[i].Env += obs
-		}
-		if manifest.Config.OnPolicy {
-			for i := range items {
-				items[i].Env += onPolicySuffix
-			}
-		}
-		for i := range items {
-			items[i].Run = dir
-		}
-		run.Items = len(items)
-		l.data.Items = append(l.data.Items, items...)
-		l.itemLocs = append(l.itemLocs, locs...)
 	}
 	if hasEpisodes {
-		episodes, locs, torn, err := readEpisodes(episodesPath)
-		if err != nil {
+		if run.Episodes, err = gather(l, readEpisodes, episodesPath, &l.data.Episodes, &l.episodeLocs, func(episodes []Episode, locs []location) error {
+			return l.settle(dir, manifest.Config, obs, episodes, locs)
+		}); err != nil {
 			return err
 		}
-		l.noteTorn(torn)
-		if stepsPath := filepath.Join(dir, StepsFile); !l.noSteps && present(stepsPath) {
-			torn, err := addSteps(stepsPath, episodes, locs)
-			if err != nil {
-				return err
-			}
-			l.noteTorn(torn)
-		}
-		// ban and abstract+ban forbade a failed action's text in runs made
-		// before the study's token ban, which say nothing of the ban: their
-		// rows are those of today's ban-text and abstract+ban-text.
-		switch manifest.Config.Ban {
-		case "":
-			for i := range episodes {
-				episodes[i].Harness = episodes[i].Harness.BeforeTokenBan()
-			}
-		case results.BanTokens:
-		default:
-			return fmt.Errorf("%s: config field ban: expected %s, got %q", filepath.Join(dir, results.ManifestName), results.BanTokens, manifest.Config.Ban)
-		}
-		// The rollout records instruction_tuned for its one model.
-		tuned, from := false, ""
-		if said := manifest.Config.InstructionTuned; said != nil {
-			tuned, from = *said, filepath.Join(dir, results.ManifestName)
-		}
-		decode := manifest.Config.DecodeMode()
-		if decode != results.DecodeFree && decode != results.DecodeGrammar {
-			return fmt.Errorf("%s: config field decode: expected %s or %s, got %q", filepath.Join(dir, results.ManifestName), results.DecodeFree, results.DecodeGrammar, decode)
-		}
-		for i := range episodes {
-			episodes[i].InstructionTuned = tuned
-			// A constrained run is another condition than the study's free
-			// decoding: its rows stand apart from free runs of the same
-			// model and env.
-			if episodes[i].Decode = decode; decode != results.DecodeFree {
-				episodes[i].Env += " (" + decode + ")"
-			}
-			episodes[i].Env += obs
-			episodes[i].Run = dir
-			l.tunedFrom = append(l.tunedFrom, from)
-		}
-		run.Episodes = len(episodes)
-		l.data.Episodes = append(l.data.Episodes, episodes...)
-		l.episodeLocs = append(l.episodeLocs, locs...)
 	}
 	if hasSweep {
-		eps, locs, torn, err := readSweep(sweepPath)
+		if run.Sweep, err = gather(l, readSweep, sweepPath, &l.data.Sweep, &l.sweepLocs, nil); err != nil {
+			return err
+		}
+	}
+	l.data.Runs = append(l.data.Runs, run)
+	return nil
+}
+
+// gather reads one table of a run folder with read, notes a torn last
+// row, lets settle complete the rows from the rest of the folder (nil:
+// nothing to complete), and adds them to into, and where each came from
+// to at. It gives how many rows it added.
+func gather[T any](l *loader, read func(path string) ([]T, []location, Torn, error), path string, into *[]T, at *[]location, settle func([]T, []location) error) (int, error) {
+	rows, locs, torn, err := read(path)
+	if err != nil {
+		return 0, err
+	}
+	l.noteTorn(torn)
+	if settle != nil {
+		if err := settle(rows, locs); err != nil {
+			return 0, err
+		}
+	}
+	*into = append(*into, rows...)
+	*at = append(*at, locs...)
+	return len(rows), nil
+}
+
+// settle completes the episodes of the rollout run in dir, whose manifest
+// config is c, from the rest of the folder: their steps (unless the
+// loader leaves them unread), the ban their run meant, whether their
+// model is instruction-tuned, and the condition their env label carries
+// (the decoding; obs, where the observations stood).
+func (l *loader) settle(dir string, c results.Config, obs string, episodes []Episode, locs []location) error {
+	if stepsPath := filepath.Join(dir, StepsFile); !l.noSteps && present(stepsPath) {
+		torn, err := addSteps(stepsPath, episodes, locs)
 		if err != nil {
 			return err
 		}
 		l.noteTorn(torn)
-		run.Sweep = len(eps)
-		l.data.Sweep = append(l.data.Sweep, eps...)
-		l.sweepLocs = append(l.sweepLocs, locs...)
 	}
-	l.data.Runs = append(l.data.Runs, run)
+	manifest := filepath.Join(dir, results.ManifestName)
+	// ban and abstract+ban forbade a failed action's text in runs made
+	// before the study's token ban, which say nothing of the ban: their
+	// rows are those of today's ban-text and abstract+ban-text.
+	switch c.Ban {
+	case "":
+		for i := range episodes {
+			episodes[i].Harness = episodes[i].Harness.BeforeTokenBan()
+		}
+	case results.BanTokens:
+	default:
+		return fmt.Errorf("%s: config field ban: expected %s, got %q", manifest, results.BanTokens, c.Ban)
+	}
+	// The rollout records instruction_tuned for its one model.
+	tuned, from := false, ""
+	if said := c.InstructionTuned; said != nil {
+		tuned, from = *said, manifest
+	}
+	decode := c.DecodeMode()
+	if decode != results.DecodeFree && decode != results.DecodeGrammar {
+		return fmt.Errorf("%s: config field decode: expected %s or %s, got %q", manifest, results.DecodeFree, results.DecodeGrammar, decode)
+	}
+	for i := range episodes {
+		episodes[i].InstructionTuned = tuned
+		// A constrained run is another condition than the study's free
+		// decoding: its rows stand apart from free runs of the same
+		// model and env.
+		if episodes[i].Decode = decode; decode != results.DecodeFree {
+			episodes[i].Env += " (" + decode + ")"
+		}
+		episodes[i].Env += obs
+		episodes[i].Run = dir
+		l.tunedFrom = append(l.tunedFrom, from)
+	}
 	return nil
 }
 
@@ -344,21 +359,24 @@ func (r *rowReader) probability(name string) float64 {
 	return x
 }
 
-// toolObservationsSuffix marks the env of a run whose observations came in
+// OnPolicySuffix marks the env of an on-policy probe run's rows.
+const OnPolicySuffix = " (on-policy)"
+
+// ToolObservationsSuffix marks the env of a run whose observations came in
 // the chat format's tool-result turn rather than as user turns, the
 // study's setting: another condition, whose rows stand apart.
-const toolObservationsSuffix = " (tool observations)"
+const ToolObservationsSuffix = " (tool observations)"
 
 // observationsSuffix is the env label's suffix for the run's config
 // "observations": none for user turns (and for runs made before the
-// setting existed, which all used them), toolObservationsSuffix for tool
+// setting existed, which all used them), ToolObservationsSuffix for tool
 // turns.
 func observationsSuffix(dir string, c results.Config) (string, error) {
 	switch c.Observations {
 	case "", "user":
 		return "", nil
 	case "tool":
-		return toolObservationsSuffix, nil
+		return ToolObservationsSuffix, nil
 	}
 	return "", fmt.Errorf("%s: config field observations: expected user or tool, got %v", filepath.Join(dir, results.ManifestName), c.Observations)
 }

@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
@@ -79,7 +78,7 @@ func parseItem(r *rowReader) (Item, error) {
 		ItemID:           r.text("item_id"),
 	}
 	if r.err == nil && !slices.Contains(harness.ProbeHarnesses, it.Harness) {
-		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(harness.ProbeHarnesses), it.Harness))
+		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harness.JoinNames(harness.ProbeHarnesses), it.Harness))
 	}
 	it.Banned = r.bool("banned")
 	// Banned actions keep Δcopy (L_neutral and L_pre are finite) but lose
@@ -107,14 +106,6 @@ func parseItem(r *rowReader) (Item, error) {
 		it.GreedyReplyPre, it.GreedyReplyPost = r.cell("greedy_reply_pre"), r.cell("greedy_reply_post")
 	}
 	return it, r.err
-}
-
-func harnessList(hs []harness.Name) string {
-	names := make([]string, len(hs))
-	for i, h := range hs {
-		names[i] = string(h)
-	}
-	return strings.Join(names, ", ")
 }
 
 // checkConsistent rejects pooled rows that cannot be one study: the same item
@@ -147,12 +138,13 @@ func checkConsistent(items []Item, locs []location) error {
 	return nil
 }
 
-func compareItems(a, b Item) int {
+// CompareItems is report order: model, env, harness, item id.
+func CompareItems(a, b Item) int {
 	return cmp.Or(
 		cmp.Compare(a.Model, b.Model),
 		cmp.Compare(a.Env, b.Env),
 		cmp.Compare(harnessRank(a.Harness), harnessRank(b.Harness)),
-		compareItemIDs(a.ItemID, b.ItemID),
+		CompareIDs(a.ItemID, b.ItemID),
 	)
 }
 
@@ -160,10 +152,10 @@ func compareItems(a, b Item) int {
 // without memory, in the same order.
 func harnessRank(h harness.Name) int { return slices.Index(harness.RolloutHarnesses, h) }
 
-// compareItemIDs orders numeric ids by value (2 before 10) and puts them
+// CompareIDs orders numeric ids by value (2 before 10) and puts them
 // before other ids, which sort as text. Equal values spelt differently ("7",
 // "07") fall back to text so that the order never depends on input order.
-func compareItemIDs(a, b string) int {
+func CompareIDs(a, b string) int {
 	x, errA := strconv.ParseInt(a, 10, 64)
 	y, errB := strconv.ParseInt(b, 10, 64)
 	switch {
@@ -175,4 +167,14 @@ func compareItemIDs(a, b string) int {
 		return 1
 	}
 	return cmp.Compare(a, b)
+}
+
+// ModelLabel is the model's name as every table and viewer prints it: base
+// checkpoints are marked so that no one reads them as one of the
+// instruction-tuned models the study measured.
+func ModelLabel(model string, base bool) string {
+	if base {
+		return model + " (base)"
+	}
+	return model
 }

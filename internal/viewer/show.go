@@ -1,4 +1,4 @@
-package report
+package viewer
 
 import (
 	"cmp"
@@ -9,19 +9,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/feedrun/feedrun/internal/iostreams"
 	"github.com/feedrun/feedrun/internal/printable"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
-
-// Contexts are probe items as the environment made them (context, failed
-// action, observation), by ContextKey: probe_items.csv keeps the figures
-// and the greedy replies but not the item, which the command that shows
-// them regenerates from the run's settings where it can.
-type Contexts map[string]transcript.Item
-
-// ContextKey is an item's key in Contexts: its run folder and id.
-func ContextKey(run, itemID string) string { return run + "\x00" + itemID }
 
 // TextStyle is how WriteTranscripts prints.
 type TextStyle struct {
@@ -67,20 +60,20 @@ func (s TextStyle) paint(code, text string) string {
 // it), then under each harness the greedy replies before and after the
 // failure with the item's figures. It returns how many episodes and items
 // it printed.
-func WriteTranscripts(w io.Writer, d Data, contexts Contexts, f Filter, style TextStyle) (episodes, items int, err error) {
+func WriteTranscripts(w io.Writer, d runs.Data, contexts runs.Contexts, f runs.Filter, style TextStyle) (episodes, items int, err error) {
 	var b strings.Builder
 	for _, e := range d.Episodes {
 		if !f.Episode(e) {
 			continue
 		}
 		episodes++
-		style.episode(&b, e, f.steps(e))
+		style.episode(&b, e, f.Steps(e))
 	}
 	groups := itemGroups(d.Items, f)
 	prompts := sharedPrompts(groups, contexts)
 	for _, g := range groups {
 		items += len(g)
-		style.item(&b, g, contexts[ContextKey(g[0].Run, g[0].ItemID)], prompts)
+		style.item(&b, g, contexts[runs.ContextKey(g[0].Run, g[0].ItemID)], prompts)
 	}
 	_, err = io.WriteString(w, b.String())
 	return episodes, items, err
@@ -90,20 +83,20 @@ func WriteTranscripts(w io.Writer, d Data, contexts Contexts, f Filter, style Te
 // line each: an episode's model, env, harness, task, seed and outcome; an
 // item's model, env, harness, id and figures. It returns how many of each
 // it printed.
-func WriteList(w io.Writer, d Data, f Filter) (episodes, items int, err error) {
+func WriteList(w io.Writer, d runs.Data, f runs.Filter) (episodes, items int, err error) {
 	var b strings.Builder
 	for _, e := range d.Episodes {
 		if !f.Episode(e) {
 			continue
 		}
 		episodes++
-		head := fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed)
+		head := fmt.Sprintf("%s, %s · %s · task %s · seed %d", runs.ModelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed)
 		b.WriteString(strings.Join(append([]string{head}, episodeSummary(e)...), " · ") + "\n")
 	}
 	for _, g := range itemGroups(d.Items, f) {
 		for _, it := range g {
 			items++
-			fmt.Fprintf(&b, "%s, %s · %s · item %s · %s\n", modelLabel(it.Model, !it.InstructionTuned), it.Env, it.Harness, it.ItemID, itemFigures(it))
+			fmt.Fprintf(&b, "%s, %s · %s · item %s · %s\n", runs.ModelLabel(it.Model, !it.InstructionTuned), it.Env, it.Harness, it.ItemID, itemFigures(it))
 		}
 	}
 	_, err = io.WriteString(w, b.String())
@@ -118,13 +111,13 @@ func (s TextStyle) rule(b *strings.Builder, title string) {
 	b.WriteString(s.paint(ansiBold, line) + "\n")
 }
 
-func (s TextStyle) episode(b *strings.Builder, e Episode, steps []Step) {
-	s.rule(b, fmt.Sprintf("%s, %s · %s · task %s · seed %d", modelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed))
-	b.WriteString(s.paint(ansiDim, wrap(strings.Join(append(episodeSummary(e), e.Run), " · "), s.Width, "   ")) + "\n")
+func (s TextStyle) episode(b *strings.Builder, e runs.Episode, steps []runs.Step) {
+	s.rule(b, fmt.Sprintf("%s, %s · %s · task %s · seed %d", runs.ModelLabel(e.Model, !e.InstructionTuned), e.Env, e.Harness, e.Task, e.Seed))
+	b.WriteString(s.paint(ansiDim, iostreams.Wrap(strings.Join(append(episodeSummary(e), e.Run), " · "), s.Width, "   ")) + "\n")
 	if len(e.Transcript) == 0 {
-		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+StepsFile+")") + "\n")
+		b.WriteString(s.paint(ansiDim, "   (no steps: the run folder has no "+runs.StepsFile+")") + "\n")
 	} else if !e.ContextRecorded {
-		b.WriteString(s.paint(ansiDim, wrap(NotRecorded, s.Width, "   ")) + "\n")
+		b.WriteString(s.paint(ansiDim, iostreams.Wrap(runs.NotRecorded, s.Width, "   ")) + "\n")
 	} else if task := lastOf(e.Statement(), transcript.RoleUser); task != "" {
 		s.field(b, "task", task, "")
 	}
@@ -163,7 +156,7 @@ func lastOf(msgs []transcript.Message, role string) string {
 	return ""
 }
 
-// shownText is what a harness showed between two replies (Episode.Shown),
+// shownText is what a harness showed between two replies (runs.Episode.Shown),
 // each message under its role.
 func shownText(msgs []transcript.Message) string {
 	if len(msgs) == 0 {
@@ -177,7 +170,7 @@ func shownText(msgs []transcript.Message) string {
 }
 
 // episodeSummary is an episode's outcome in words.
-func episodeSummary(e Episode) []string {
+func episodeSummary(e runs.Episode) []string {
 	out := []string{plural(e.Steps, "step")}
 	switch {
 	case e.Passed:
@@ -202,7 +195,7 @@ func episodeSummary(e Episode) []string {
 }
 
 // stepMarks are a step's marks as the terminal prints them.
-func stepMarks(st Step) []string {
+func stepMarks(st runs.Step) []string {
 	var m []string
 	if st.Failed {
 		if st.Transient {
@@ -239,10 +232,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-func modelLabel(model string, base bool) string {
-	return Row{Model: model, Base: base}.ModelLabel()
 }
 
 // ranText is what the terminal shows of an action that differs from its
@@ -368,9 +357,9 @@ func lineWrap(line string, width int) []string {
 
 // itemGroups are the selected probe items, one group per run × item, each
 // in harness order: the harnesses of one item side by side.
-func itemGroups(items []Item, f Filter) [][]Item {
+func itemGroups(items []runs.Item, f runs.Filter) [][]runs.Item {
 	index := map[string]int{}
-	var groups [][]Item
+	var groups [][]runs.Item
 	for _, it := range items {
 		if !f.Item(it) {
 			continue
@@ -384,8 +373,8 @@ func itemGroups(items []Item, f Filter) [][]Item {
 		}
 		groups[i] = append(groups[i], it)
 	}
-	slices.SortStableFunc(groups, func(a, b []Item) int {
-		return cmp.Or(cmp.Compare(a[0].Model, b[0].Model), cmp.Compare(a[0].Env, b[0].Env), compareItemIDs(a[0].ItemID, b[0].ItemID))
+	slices.SortStableFunc(groups, func(a, b []runs.Item) int {
+		return cmp.Or(cmp.Compare(a[0].Model, b[0].Model), cmp.Compare(a[0].Env, b[0].Env), runs.CompareIDs(a[0].ItemID, b[0].ItemID))
 	})
 	return groups
 }
@@ -401,11 +390,11 @@ type promptRefs struct {
 
 func promptKey(run, prompt string) string { return run + "\x00" + prompt }
 
-func sharedPrompts(groups [][]Item, contexts Contexts) *promptRefs {
+func sharedPrompts(groups [][]runs.Item, contexts runs.Contexts) *promptRefs {
 	count := map[string]int{}
 	var order []string
 	for _, g := range groups {
-		for _, m := range contexts[ContextKey(g[0].Run, g[0].ItemID)].Context {
+		for _, m := range contexts[runs.ContextKey(g[0].Run, g[0].ItemID)].Context {
 			if m.Role == transcript.RoleSystem {
 				k := promptKey(g[0].Run, m.Content)
 				if count[k]++; count[k] == 1 {
@@ -441,14 +430,14 @@ func (s TextStyle) systemField(b *strings.Builder, run string, m transcript.Mess
 	}
 }
 
-func (s TextStyle) item(b *strings.Builder, g []Item, ctx transcript.Item, prompts *promptRefs) {
+func (s TextStyle) item(b *strings.Builder, g []runs.Item, ctx transcript.Item, prompts *promptRefs) {
 	it := g[0]
-	title := fmt.Sprintf("%s, %s · item %s", modelLabel(it.Model, !it.InstructionTuned), it.Env, it.ItemID)
+	title := fmt.Sprintf("%s, %s · item %s", runs.ModelLabel(it.Model, !it.InstructionTuned), it.Env, it.ItemID)
 	if it.FailureKind != "" {
 		title += " (" + it.FailureKind + ")"
 	}
 	s.rule(b, title)
-	b.WriteString(s.paint(ansiDim, wrap(it.Run, s.Width, "   ")) + "\n")
+	b.WriteString(s.paint(ansiDim, iostreams.Wrap(it.Run, s.Width, "   ")) + "\n")
 	if ctx.ID == "" {
 		b.WriteString(s.paint(ansiDim, "   (context not shown: the item was not made again; the note on stderr says why; CodeRepair's need --contexts)") + "\n")
 	} else {
@@ -488,7 +477,7 @@ func orNotKept(reply string) string {
 }
 
 // itemFigures is one item's figures under one harness, in words.
-func itemFigures(it Item) string {
+func itemFigures(it runs.Item) string {
 	var parts []string
 	if it.Banned {
 		parts = append(parts, "banned")

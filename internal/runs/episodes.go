@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"cmp"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/results"
@@ -53,14 +52,17 @@ type Episode struct {
 	Run string
 
 	// From rollout_steps.csv, when the run has it (Stepped): the steps
-	// that failed, whether the episode ended with a finish call made
-	// right after a failed step (it gave up on the failure), and the
-	// steps themselves in order, for the viewers (the tables never read
-	// their text).
-	Stepped     bool
-	FailedSteps int
-	GaveUp      bool
-	Transcript  []Step
+	// that failed, whether the episode finished on the step right after a
+	// failed one, and the steps themselves in order, for the viewers (the
+	// tables never read their text). Where an environment's episodes end
+	// by a finish call (env.Entry.FinishCall), a finish right after a
+	// failure is giving up on it; where they end when the environment's
+	// own check passes, it is a recovery. Which it is, the reader of the
+	// rows asks the environments' registry: a run folder does not say.
+	Stepped           bool
+	FailedSteps       int
+	EndedAfterFailure bool
+	Transcript        []Step
 	// ContextRecorded says the run folder holds the context record, from
 	// which each step of Transcript has its Context; runs made before it
 	// do not.
@@ -84,15 +86,8 @@ func parseStep(r *rowReader) (step, error) {
 	return step{key, s}, err
 }
 
-// isFinishCall says whether an action is ToolShed's finish call: the
-// action that ends an episode by the agent's choice. CodeRepair has none
-// (an episode ends when the tests pass), so none of its steps is one.
-func isFinishCall(action string) bool {
-	return strings.HasPrefix(strings.TrimSpace(action), "finish(")
-}
-
 // addSteps gives each episode of one run its failed steps and whether it
-// gave up, from the run's steps. An episode whose steps do not match its
+// ended right after a failure, from the run's steps. An episode whose steps do not match its
 // step count is an error: the two tables of the run disagree.
 func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 	steps, _, torn, err := readRows(path, [][]string{results.RolloutSteps.Header, results.RolloutStepsV3Header, results.RolloutStepsV2Header, results.RolloutStepsV1Header}, parseStep)
@@ -138,7 +133,7 @@ func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 		}
 		n := len(ss)
 		e.Stepped = true
-		e.GaveUp = e.Finished && n >= 2 && isFinishCall(ss[n-1].Action) && ss[n-2].Failed
+		e.EndedAfterFailure = e.Finished && n >= 2 && ss[n-2].Failed
 	}
 	return torn, nil
 }
@@ -158,7 +153,7 @@ func parseEpisode(r *rowReader) (Episode, error) {
 		Task:    r.text("task"),
 	}
 	if r.err == nil && !slices.Contains(harness.RolloutHarnesses, e.Harness) {
-		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harnessList(harness.RolloutHarnesses), e.Harness))
+		r.fail("harness", fmt.Errorf("expected one of %s, got %q", harness.JoinNames(harness.RolloutHarnesses), e.Harness))
 	}
 	e.Seed = r.natural("seed")
 	e.Steps = int(r.natural("steps"))
@@ -244,12 +239,13 @@ func checkEpisodes(episodes []Episode, locs []location, tunedFrom []string, item
 	return nil
 }
 
-func compareEpisodes(a, b Episode) int {
+// CompareEpisodes is report order: model, env, harness, task, seed.
+func CompareEpisodes(a, b Episode) int {
 	return cmp.Or(
 		cmp.Compare(a.Model, b.Model),
 		cmp.Compare(a.Env, b.Env),
 		cmp.Compare(harnessRank(a.Harness), harnessRank(b.Harness)),
-		compareItemIDs(a.Task, b.Task),
+		CompareIDs(a.Task, b.Task),
 		cmp.Compare(a.Seed, b.Seed),
 	)
 }

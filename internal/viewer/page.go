@@ -1,7 +1,8 @@
-package report
+package viewer
 
 import (
 	"cmp"
+	"embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -65,34 +67,20 @@ type RunView struct {
 	TasksMissing string                 `json:"tasks_missing,omitempty"`
 }
 
-// Statements are rollout tasks' opening messages (system prompt and task)
-// by ContextKey(run, task), which rollout_steps.csv does not keep: the
-// command finds them in the environment the run used.
-type Statements map[string][]transcript.Message
-
-// Extras are what the viewer shows that run folders do not hold, made
-// again by the command: probe items' contexts, rollout tasks' statements
-// and, by run folder, why a run's tasks could not be stated.
-type Extras struct {
-	Contexts          Contexts
-	Statements        Statements
-	StatementsMissing map[string]string
-}
-
 // LoadViewerIndex reads every folder's rows once, for the summary, leaving
 // rollout_steps.csv (most of a rollout's bytes) unread, and lists them as
 // NewViewerIndex does. Each folder is read alone, so that two folders
 // holding the same rows (a shard and its merged run) are both listed
 // rather than refused as they are when pooled for a report.
 func LoadViewerIndex(dirs []string) (ViewerIndex, error) {
-	parts := make([]Data, len(dirs))
+	parts := make([]runs.Data, len(dirs))
 	errs := make([]error, len(dirs))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
 			for i := range next {
-				parts[i], errs[i] = LoadRows([]string{dirs[i]})
+				parts[i], errs[i] = runs.LoadRows([]string{dirs[i]})
 			}
 		})
 	}
@@ -101,7 +89,7 @@ func LoadViewerIndex(dirs []string) (ViewerIndex, error) {
 	}
 	close(next)
 	wg.Wait()
-	var all Data
+	var all runs.Data
 	for i, d := range parts {
 		if errs[i] != nil {
 			return ViewerIndex{}, errs[i]
@@ -115,7 +103,7 @@ func LoadViewerIndex(dirs []string) (ViewerIndex, error) {
 
 // NewViewerIndex lists the runs of d in the order of d.Runs, each named
 // by its folder's name (with its parent's where two share one).
-func NewViewerIndex(d Data) ViewerIndex {
+func NewViewerIndex(d runs.Data) ViewerIndex {
 	ix := ViewerIndex{Runs: []ViewerRun{}}
 	for _, h := range harness.RolloutHarnesses {
 		ix.Harnesses = append(ix.Harnesses, string(h))
@@ -131,7 +119,7 @@ func NewViewerIndex(d Data) ViewerIndex {
 		if seen[name] > 1 {
 			name = filepath.Base(filepath.Dir(r.Dir)) + "/" + name
 		}
-		vr := ViewerRun{Name: name, Dir: r.Dir, Env: c.Env, Models: []string{}, Harnesses: []string{}, Provenance: provenance(r.Manifest)}
+		vr := ViewerRun{Name: name, Dir: r.Dir, Env: c.Env, Models: []string{}, Harnesses: []string{}, Provenance: runs.Provenance(r.Manifest)}
 		switch {
 		case r.Episodes > 0:
 			vr.Kind = "rollout"
@@ -159,7 +147,7 @@ func NewViewerIndex(d Data) ViewerIndex {
 	}
 	for _, e := range d.Episodes {
 		vr := &ix.Runs[at[e.Run]]
-		add(vr, modelLabel(e.Model, !e.InstructionTuned), e.Harness)
+		add(vr, runs.ModelLabel(e.Model, !e.InstructionTuned), e.Harness)
 		vr.Episodes++
 		vr.Finished += b2i(e.Finished)
 		vr.Passed += b2i(e.Passed)
@@ -168,7 +156,7 @@ func NewViewerIndex(d Data) ViewerIndex {
 	}
 	for _, it := range d.Items {
 		vr := &ix.Runs[at[it.Run]]
-		add(vr, modelLabel(it.Model, !it.InstructionTuned), it.Harness)
+		add(vr, runs.ModelLabel(it.Model, !it.InstructionTuned), it.Harness)
 		vr.Items++
 		vr.GreedyPost += b2i(it.GreedyRepeatPost)
 		vr.Inverted += b2i(!it.Banned && it.Gain < 0)
@@ -206,7 +194,7 @@ func setting(decode, observations string, shots int) string {
 // may hold others; their rows are left out), as the index's run number
 // index: contexts and statements are what the command made again, missing
 // why it could not state the run's tasks ("" when it could).
-func NewRunView(d Data, run string, index int, contexts Contexts, statements Statements, missing string) RunView {
+func NewRunView(d runs.Data, run string, index int, contexts runs.Contexts, statements runs.Statements, missing string) RunView {
 	v := RunView{Episodes: []htmlEpisode{}, Items: []htmlItem{}, Contexts: []htmlContext{}, Tasks: map[string][][2]string{}, TasksMissing: missing}
 	// The task as stated with nothing a harness adds: the first context of
 	// an episode whose harness leaves it as the environment stated it.
@@ -223,9 +211,9 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			continue
 		}
 		he := htmlEpisode{
-			Model: modelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
+			Model: runs.ModelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
 			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
-			FailedStep: e.FailedSteps > 0, GaveUp: e.GaveUp,
+			FailedStep: e.FailedSteps > 0, GaveUp: e.EndedAfterFailure,
 			Summary: strings.Join(episodeSummary(e), " · "), Run: index, Transcript: []htmlStep{},
 		}
 		for i, s := range e.Transcript {
@@ -249,10 +237,10 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			he.Transcript = append(he.Transcript, hs)
 		}
 		if e.Stepped && !e.ContextRecorded {
-			he.Unrecorded = NotRecorded
+			he.Unrecorded = runs.NotRecorded
 		}
 		v.Episodes = append(v.Episodes, he)
-		msgs, ok := statements[ContextKey(run, e.Task)]
+		msgs, ok := statements[runs.ContextKey(run, e.Task)]
 		if !ok && !e.Harness.Guided() && !e.Harness.Instructs() {
 			// The record's first context states the task as the
 			// environment did, where the harness adds nothing to it.
@@ -262,12 +250,12 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			v.Tasks[e.Task] = pairs(msgs)
 		}
 	}
-	for _, g := range itemGroups(d.Items, Filter{}) {
+	for _, g := range itemGroups(d.Items, runs.Filter{}) {
 		if g[0].Run != run {
 			continue
 		}
 		ctx := -1
-		c, made := contexts[ContextKey(run, g[0].ItemID)]
+		c, made := contexts[runs.ContextKey(run, g[0].ItemID)]
 		if made {
 			ctx = len(v.Contexts)
 			v.Contexts = append(v.Contexts, htmlContext{FailedAction: c.FailedAction, Observation: c.Observation, Messages: pairs(c.Context)})
@@ -285,7 +273,7 @@ func NewRunView(d Data, run string, index int, contexts Contexts, statements Sta
 			}
 			v.Items = append(v.Items, htmlItem{
 				After: after,
-				Model: modelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
+				Model: runs.ModelLabel(it.Model, !it.InstructionTuned), Env: it.Env, Harness: string(it.Harness), ID: it.ItemID, Kind: it.FailureKind,
 				Run: index, Pre: it.GreedyReplyPre, Post: it.GreedyReplyPost, Figures: itemFigures(it),
 				GreedyPre: it.GreedyRepeatPre, GreedyPost: it.GreedyRepeatPost, NearPost: it.NearRepeatPost,
 				Banned: it.Banned, Inverted: !it.Banned && it.Gain < 0, Context: ctx,
@@ -312,52 +300,58 @@ func pairs(msgs []transcript.Message) [][2]string {
 	return out
 }
 
-// viewerData is what the HTML report carries for its script: the index
+// PageData is what the HTML report carries for its script: the index
 // and every run's view, in the index's order.
-type viewerData struct {
+type PageData struct {
 	Index ViewerIndex `json:"index"`
 	Runs  []RunView   `json:"runs"`
 }
 
-func newViewerData(d Data, contexts Contexts, statements Statements, missing map[string]string) viewerData {
-	vd := viewerData{Index: NewViewerIndex(d), Runs: []RunView{}}
+func NewData(d runs.Data, x runs.Extras) PageData {
+	vd := PageData{Index: NewViewerIndex(d), Runs: []RunView{}}
 	for i, r := range d.Runs {
-		vd.Runs = append(vd.Runs, NewRunView(d, r.Dir, i, contexts, statements, missing[r.Dir]))
+		vd.Runs = append(vd.Runs, NewRunView(d, r.Dir, i, x.Contexts, x.Statements, x.StatementsMissing[r.Dir]))
 	}
 	return vd
+}
+
+// The page's template, script and style are compiled in, so that the file
+// needs nothing beside it: no network, no server.
+//
+//go:embed html/page.html.tmpl html/viewer.js html/viewer.css
+var pageFiles embed.FS
+
+var pageTemplate = template.Must(template.ParseFS(pageFiles, "html/page.html.tmpl"))
+
+// WritePage writes p with the viewer's style and script: the HTML report
+// fills in its tables and carries its data; `feedrun view` serves it with
+// neither.
+func WritePage(w io.Writer, p Page) error {
+	css, err := pageFiles.ReadFile("html/viewer.css")
+	if err != nil {
+		return err
+	}
+	js, err := Script()
+	if err != nil {
+		return err
+	}
+	p.CSS, p.JS = template.CSS(css), template.JS(js)
+	return pageTemplate.Execute(w, p)
 }
 
 // WriteViewerPage writes the viewer's page with no data in it: its
 // script fetches the index from api/runs and a run's view from
 // api/runs/N (see `feedrun view`).
 func WriteViewerPage(w io.Writer) error {
-	page, err := newHTMLPage()
-	if err != nil {
-		return err
-	}
-	page.Title = "feedrun view"
-	if err := htmlTemplate.Execute(w, page); err != nil {
+	if err := WritePage(w, Page{Title: "feedrun view"}); err != nil {
 		return fmt.Errorf("viewer page: %w", err)
 	}
 	return nil
 }
 
-// ViewerScript is the page's script as the page carries it, for a server
+// Script is the page's script as the page carries it, for a server
 // that allows that script alone to run (a Content-Security-Policy hash).
-func ViewerScript() ([]byte, error) { return htmlFiles.ReadFile("html/viewer.js") }
-
-// newHTMLPage is the page's frame: its style and script.
-func newHTMLPage() (htmlPage, error) {
-	css, err := htmlFiles.ReadFile("html/viewer.css")
-	if err != nil {
-		return htmlPage{}, err
-	}
-	js, err := htmlFiles.ReadFile("html/viewer.js")
-	if err != nil {
-		return htmlPage{}, err
-	}
-	return htmlPage{CSS: template.CSS(css), JS: template.JS(js)}, nil
-}
+func Script() ([]byte, error) { return pageFiles.ReadFile("html/viewer.js") }
 
 // firstAdded is what a harness's first context holds beyond the task as
 // stated (plain): each message that is not plain's at its place, or all

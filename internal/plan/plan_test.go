@@ -1,4 +1,4 @@
-package report
+package plan
 
 import (
 	"bytes"
@@ -15,7 +15,10 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/feedrun/feedrun/internal/harness"
+	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -23,9 +26,9 @@ import (
 // one thread, over 90 episodes: 40 CPU s an episode): drop passes the
 // first 12 tasks, which verbatim fails (12:0, 40% of pairs differ);
 // abstract passes the first 3 (3:0, 10%). Nothing repeats or loops.
-func planPilot(t *testing.T) Data {
+func planPilot(t *testing.T) runs.Data {
 	t.Helper()
-	d, err := Load([]string{rolloutDir(t, tuned(true), mddFixture(12, 0, 3)...)})
+	d, err := runs.Load([]string{rolloutDir(t, tuned(true), mddFixture(12, 0, 3)...)})
 	ok(t, err)
 	return d
 }
@@ -47,7 +50,7 @@ func comparison(t *testing.T, p Plan, h harness.Name, outcome string) PlanCompar
 // 80%, the definition the plan's search must meet.
 func firstWithPower(t *testing.T, family int, discordance, diff float64) int {
 	t.Helper()
-	s, err := stats.NewSignPower(MarkLevel, family)
+	s, err := stats.NewSignPower(report.MarkLevel, family)
 	ok(t, err)
 	n := 1
 	for s.Power(n, discordance, diff) < 0.8 {
@@ -104,7 +107,7 @@ func TestPlanCountsPairsOfSeedSplitShards(t *testing.T) {
 	}{{"t0", 1}, {"t0", 2}, {"t1", 3}} {
 		eps = append(eps, ep("verbatim", p.task, p.seed).with(outcome("f", 4, 2)), ep("drop", p.task, p.seed).with(outcome("p", 2, 0)))
 	}
-	d, err := Load([]string{rolloutDir(t, tuned(true), eps...)})
+	d, err := runs.Load([]string{rolloutDir(t, tuned(true), eps...)})
 	ok(t, err)
 	p, err := MakePlan(d, 0.14, 0.8)
 	ok(t, err)
@@ -112,7 +115,7 @@ func TestPlanCountsPairsOfSeedSplitShards(t *testing.T) {
 		t.Errorf("%d pairs, %d tasks, %d seeds; want 3, 2, 3", g.Pairs, g.Tasks, g.Seeds)
 	}
 	var text bytes.Buffer
-	ok(t, p.Write(&text, FormatText))
+	ok(t, p.Write(&text, iostreams.FormatText))
 	if want := "3 task × seed pairs (2 tasks, 3 seed(s))"; !strings.Contains(text.String(), want) {
 		t.Errorf("no %q in\n%s", want, text.String())
 	}
@@ -122,7 +125,7 @@ func TestPlanFormats(t *testing.T) {
 	p, err := MakePlan(planPilot(t), 0.14, 0.8)
 	ok(t, err)
 	var text bytes.Buffer
-	ok(t, p.Write(&text, FormatText))
+	ok(t, p.Write(&text, iostreams.FormatText))
 	d := comparison(t, p, harness.Drop, "success")
 	for _, want := range []string{"m, toolshed: 30 task × seed pairs (30 tasks, 1 seed(s)), 3 harnesses; 40.0 CPU s per episode", "| drop ", "≥ " + strconv.Itoa(comparison(t, p, harness.Abstract, "success").Pairs) + " (at 14.0%)",
 		"Every harness at " + strconv.Itoa(d.Pairs) + " pairs"} {
@@ -131,7 +134,7 @@ func TestPlanFormats(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	ok(t, p.Write(&out, FormatCSV))
+	ok(t, p.Write(&out, iostreams.FormatCSV))
 	recs, err := csv.NewReader(&out).ReadAll()
 	ok(t, err)
 	if len(recs) != 1+6 || strings.Join(recs[0], ",") != strings.Join(PlanCSVHeader, ",") {
@@ -152,7 +155,7 @@ func TestPlanFormats(t *testing.T) {
 		}
 	}
 	out.Reset()
-	ok(t, p.Write(&out, FormatJSON))
+	ok(t, p.Write(&out, iostreams.FormatJSON))
 	var back struct {
 		Groups []struct {
 			Pace struct {
@@ -191,7 +194,7 @@ func TestPlanPaceFromLanes(t *testing.T) {
 	ok(t, err)
 	m.MergedFrom = merged
 	ok(t, results.WriteManifest(dir, m))
-	d, err := Load([]string{dir})
+	d, err := runs.Load([]string{dir})
 	ok(t, err)
 	p, err := MakePlan(d, 0.14, 0.8)
 	ok(t, err)
@@ -212,7 +215,7 @@ func TestPlanPaceOfMergedRunWithoutItsShards(t *testing.T) {
 	m.Finished = m.Started.Add(time.Hour)
 	m.MergedFrom = []string{"/elsewhere/shards/0-of-2", "/elsewhere/shards/1-of-2"}
 	ok(t, results.WriteManifest(dir, m))
-	d, err := Load([]string{dir})
+	d, err := runs.Load([]string{dir})
 	ok(t, err)
 	p, err := MakePlan(d, 0.14, 0.8)
 	ok(t, err)
@@ -254,7 +257,7 @@ func TestPlanPaceLeavesOutResumedShards(t *testing.T) {
 		return dirs
 	}
 	pace := func(dirs []string) Pace {
-		d, err := Load(dirs)
+		d, err := runs.Load(dirs)
 		ok(t, err)
 		p, err := MakePlan(d, 0.14, 0.8)
 		ok(t, err)
@@ -320,7 +323,7 @@ func TestMakePlanRefuses(t *testing.T) {
 			rows = append(rows, e)
 		}
 	}
-	d, err := Load([]string{rolloutDir(t, tuned(true), rows...)})
+	d, err := runs.Load([]string{rolloutDir(t, tuned(true), rows...)})
 	ok(t, err)
 	if _, err := MakePlan(d, 0.14, 0.8); err == nil || !strings.Contains(err.Error(), "verbatim") {
 		t.Errorf("a pilot without verbatim: %v", err)
@@ -329,15 +332,15 @@ func TestMakePlanRefuses(t *testing.T) {
 
 func TestPlanPaceNamesShardsInShardOrder(t *testing.T) {
 	describe := func(dirs []string, shard func(i int) results.Shard) string {
-		var runs []RunInfo
+		var folders []runs.RunInfo
 		in := map[string]bool{}
 		paces := map[string]Pace{}
 		for i, d := range dirs {
-			runs = append(runs, RunInfo{Dir: d, Episodes: 2, Manifest: results.Manifest{Shard: shard(i)}})
+			folders = append(folders, runs.RunInfo{Dir: d, Episodes: 2, Manifest: results.Manifest{Shard: shard(i)}})
 			in[d] = true
 			paces[d] = Pace{CPUSeconds: 10, How: d}
 		}
-		return groupPace(runs, in, paces).How
+		return groupPace(folders, in, paces).How
 	}
 	// Shards in a shell glob's order: the pace line names 0 … 10, not 0 … 9.
 	glob := []string{"s/0-of-11", "s/1-of-11", "s/10-of-11", "s/2-of-11", "s/3-of-11", "s/4-of-11", "s/5-of-11", "s/6-of-11", "s/7-of-11", "s/8-of-11", "s/9-of-11"}

@@ -1,4 +1,4 @@
-package report
+package plan
 
 import (
 	"encoding/csv"
@@ -15,12 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/report"
 	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/stats"
 )
 
@@ -39,11 +38,22 @@ const MaxPlanPairs = 100000
 // as the study names them, with Table 4's figure for each.
 var planOutcomes = []struct {
 	name, figure string
-	value        func(Episode) float64
+	happened     func(runs.Episode) bool
 }{
-	{"success", "passed_rate_diff", func(e Episode) float64 { return indicator(e.Passed) }},
-	{"repeat", "exact_repeat_rate_diff", func(e Episode) float64 { return indicator(e.ExactRepeats > 0) }},
-	{"loop", "loop_rate_diff", func(e Episode) float64 { return indicator(e.Looped) }},
+	{"success", "passed_rate_diff", func(e runs.Episode) bool { return e.Passed }},
+	{"repeat", "exact_repeat_rate_diff", func(e runs.Episode) bool { return e.ExactRepeats > 0 }},
+	{"loop", "loop_rate_diff", func(e runs.Episode) bool { return e.Looped }},
+}
+
+// outcomes are the 0/1 outcomes of episodes, as the sign test reads them.
+func outcomes(eps []runs.Episode, happened func(runs.Episode) bool) []float64 {
+	out := make([]float64, len(eps))
+	for i, e := range eps {
+		if happened(e) {
+			out[i] = 1
+		}
+	}
+	return out
 }
 
 // PlanComparison is one harness against verbatim on one outcome.
@@ -127,7 +137,7 @@ type Plan struct {
 // pairs at which the exact paired test, at Holm's first-step level over
 // the harnesses of the model × env, marks diff with the given power when
 // pairs differ at the pilot's rate; and the CPU time at the pilot's pace.
-func MakePlan(d Data, diff, power float64) (Plan, error) {
+func MakePlan(d runs.Data, diff, power float64) (Plan, error) {
 	if !(diff > 0 && diff <= 1) {
 		return Plan{}, fmt.Errorf("plan: target difference %v, want one in (0, 1]", diff)
 	}
@@ -137,43 +147,43 @@ func MakePlan(d Data, diff, power float64) (Plan, error) {
 	if len(d.Episodes) == 0 {
 		return Plan{}, errors.New("plan: the pilot has no rollout episodes")
 	}
-	p := Plan{Diff: diff, Power: power, Level: MarkLevel}
+	p := Plan{Diff: diff, Power: power, Level: report.MarkLevel}
 	paces := map[string]Pace{}
 	for _, r := range d.Runs {
 		paces[r.Dir] = runPace(r)
 	}
 	episodes := slices.Clone(d.Episodes)
-	slices.SortStableFunc(episodes, compareEpisodes)
-	for _, g := range groups(episodes) {
-		verbatim, ok := g.byHarness[harness.Verbatim]
+	slices.SortStableFunc(episodes, runs.CompareEpisodes)
+	for _, g := range runs.Groups(episodes) {
+		verbatim, ok := g.ByHarness[harness.Verbatim]
 		if !ok {
 			continue // nothing to compare with
 		}
-		pg := PlanGroup{Model: g.model, Env: g.env, Harnesses: len(g.byHarness)}
-		tasks, seeds, runs := map[string]bool{}, map[uint64]bool{}, map[string]bool{}
-		for _, hs := range g.byHarness {
+		pg := PlanGroup{Model: g.Model, Env: g.Env, Harnesses: len(g.ByHarness)}
+		tasks, seeds, picked := map[string]bool{}, map[uint64]bool{}, map[string]bool{}
+		for _, hs := range g.ByHarness {
 			for _, e := range hs {
-				tasks[e.Task], seeds[e.Seed], runs[e.Run] = true, true, true
+				tasks[e.Task], seeds[e.Seed], picked[e.Run] = true, true, true
 			}
 		}
 		pg.Tasks, pg.Seeds = len(tasks), len(seeds)
-		pilotPairs := map[taskSeed]bool{}
+		pilotPairs := map[runs.TaskSeed]bool{}
 		for _, e := range verbatim {
-			pilotPairs[taskSeed{e.Task, e.Seed}] = true
+			pilotPairs[runs.TaskSeed{Task: e.Task, Seed: e.Seed}] = true
 		}
 		pg.Pairs = len(pilotPairs)
-		pg.Pace = groupPace(d.Runs, runs, paces)
-		pg.Greedy = greedyRuns(d.Runs, runs)
+		pg.Pace = groupPace(d.Runs, picked, paces)
+		pg.Greedy = greedyRuns(d.Runs, picked)
 		type pairs struct {
 			h      harness.Name
-			hs, vs []Episode
+			hs, vs []runs.Episode
 		}
 		var compared []pairs
-		for _, h := range g.harnesses() {
+		for _, h := range g.Harnesses() {
 			if h == harness.Verbatim {
 				continue
 			}
-			if hs, vs := pairEpisodes(g.byHarness[h], verbatim); len(hs) > 0 {
+			if hs, vs := runs.PairEpisodes(g.ByHarness[h], verbatim); len(hs) > 0 {
 				compared = append(compared, pairs{h, hs, vs})
 			}
 		}
@@ -181,23 +191,23 @@ func MakePlan(d Data, diff, power float64) (Plan, error) {
 			continue
 		}
 		// Table 4 tests every harness with pairs, so that is the family.
-		sp, err := stats.NewSignPower(MarkLevel, len(compared))
+		sp, err := stats.NewSignPower(report.MarkLevel, len(compared))
 		if err != nil {
 			return Plan{}, err
 		}
 		for _, o := range planOutcomes {
 			for _, c := range compared {
-				a, b := column(c.hs, o.value), column(c.vs, o.value)
+				a, b := outcomes(c.hs, o.happened), outcomes(c.vs, o.happened)
 				t, err := stats.SignTest(a, b)
 				if err != nil {
 					return Plan{}, err
 				}
 				n := len(a)
 				pc := PlanComparison{
-					Model: g.model, Env: g.env, Harness: c.h, Outcome: o.name, Figure: o.figure,
+					Model: g.Model, Env: g.Env, Harness: c.h, Outcome: o.name, Figure: o.figure,
 					PilotPairs: n, B: t.B, C: t.C, Discordance: float64(t.B+t.C) / float64(n),
 					PilotDiff: stats.MeanDifference(a, b),
-					Family:    len(compared), Alpha: MarkLevel / float64(len(compared)), CPUHours: math.NaN(),
+					Family:    len(compared), Alpha: report.MarkLevel / float64(len(compared)), CPUHours: math.NaN(),
 				}
 				pc.MDD, pc.MDDFloor = sp.MinDetectable(n, pc.Discordance, power)
 				// A difference of diff needs at least that share of pairs to
@@ -228,9 +238,9 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // greedyRuns says whether every run of the group decoded greedily without
 // faults, so that a second seed of a task replays its first episode.
-func greedyRuns(all []RunInfo, runs map[string]bool) bool {
+func greedyRuns(all []runs.RunInfo, picked map[string]bool) bool {
 	for _, r := range all {
-		if !runs[r.Dir] {
+		if !picked[r.Dir] {
 			continue
 		}
 		c := r.Manifest.Config
@@ -247,7 +257,7 @@ func greedyRuns(all []RunInfo, runs map[string]bool) bool {
 // process, so their wall times × threads add up to its CPU time. A run
 // merged from shards it no longer holds has only the span from the first
 // start to the last finish, which counts shards run side by side once.
-func runPace(r RunInfo) Pace {
+func runPace(r runs.RunInfo) Pace {
 	m := r.Manifest
 	if r.Episodes == 0 {
 		return Pace{CPUSeconds: math.NaN(), How: "no episodes"}
@@ -316,13 +326,13 @@ func partManifests(dir string, want int) ([]results.Manifest, bool) {
 // runs were played in one sitting, they alone give the pace, and the rest
 // are named as left out. A pilot of many folders (the shards of a run in
 // progress) is described by their count, not one line each.
-func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace {
+func groupPace(all []runs.RunInfo, picked map[string]bool, paces map[string]Pace) Pace {
 	// A folder still playing has no wall time: where others have one,
 	// they give the pace and it is named as left out, as is a folder
 	// resumed across sittings where others were played in one.
-	var in, timed, whole []RunInfo
+	var in, timed, whole []runs.RunInfo
 	for _, r := range all {
-		if !runs[r.Dir] {
+		if !picked[r.Dir] {
 			continue
 		}
 		in = append(in, r)
@@ -376,9 +386,9 @@ func groupPace(all []RunInfo, runs map[string]bool, paces map[string]Pace) Pace 
 // manifests record, so that shards handed over by a shell glob (which
 // sorts "10-of-50" before "9-of-50") are named 0-of-50 … 49-of-50.
 // Folders that are not shards (all shard 0) keep the order they came in.
-func namedRange(runs []RunInfo) (first, last string) {
-	lo, hi := runs[0], runs[0]
-	for _, r := range runs[1:] {
+func namedRange(folders []runs.RunInfo) (first, last string) {
+	lo, hi := folders[0], folders[0]
+	for _, r := range folders[1:] {
 		if r.Manifest.Shard.K < lo.Manifest.Shard.K {
 			lo = r
 		}
@@ -403,14 +413,14 @@ var (
 // Write prints the plan as text (the default), csv or json.
 func (p Plan) Write(w io.Writer, format string) error {
 	switch format {
-	case FormatText:
+	case iostreams.FormatText:
 		return p.writeText(w)
-	case FormatCSV:
+	case iostreams.FormatCSV:
 		return p.writeCSV(w)
 	case FormatJSON:
 		return p.writeJSON(w)
 	}
-	return fmt.Errorf("unknown format %q: expected %s, %s or %s", format, FormatText, FormatCSV, FormatJSON)
+	return fmt.Errorf("unknown format %q: expected %s, %s or %s", format, iostreams.FormatText, iostreams.FormatCSV, FormatJSON)
 }
 
 func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
@@ -441,7 +451,7 @@ func (p Plan) writeText(w io.Writer) error {
 			}
 			rows = append(rows, row)
 		}
-		if err := renderPlain(&b, planHeadings, rows); err != nil {
+		if err := report.RenderPlain(&b, planHeadings, rows); err != nil {
 			return err
 		}
 		if most, ok := g.mostPairs(); ok {
@@ -453,7 +463,7 @@ func (p Plan) writeText(w io.Writer) error {
 		}
 	}
 	for _, n := range planNotes {
-		fmt.Fprintf(&b, "%s\n", wrap(n, 100, "  "))
+		fmt.Fprintf(&b, "%s\n", iostreams.Wrap(n, 100, "  "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -482,19 +492,6 @@ func orNA(x float64, digits int) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(x, 'f', digits, 64)
-}
-
-// renderPlain prints one ASCII table of these headings and rows, left
-// column left-aligned, as the report's text tables are.
-func renderPlain(w io.Writer, headings []string, rows [][]string) error {
-	tbl := newTextTable(w, renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)}))
-	tbl.Header(headings)
-	for _, r := range rows {
-		if err := tbl.Append(r); err != nil {
-			return err
-		}
-	}
-	return tbl.Render()
 }
 
 func (p Plan) writeCSV(w io.Writer) error {

@@ -1,4 +1,4 @@
-package report
+package runs
 
 import (
 	"errors"
@@ -69,8 +69,8 @@ func (f Filter) Item(it Item) bool {
 	return true
 }
 
-// steps is the part of e's transcript the filter shows.
-func (f Filter) steps(e Episode) []Step {
+// Steps is the part of e's transcript the filter shows.
+func (f Filter) Steps(e Episode) []Step {
 	if !f.OnlyStep {
 		return e.Transcript
 	}
