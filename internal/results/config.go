@@ -49,6 +49,11 @@ type Config struct {
 	// UnsafeSandbox is --unsafe-sandbox: CodeRepair programs ran without
 	// the OS sandbox.
 	UnsafeSandbox bool
+	// EnvSettings are what an environment's own settings record of
+	// themselves (BFCL: its wheel's version and digest, its mode), keyed
+	// by names the environment chooses; nil for an environment that
+	// records none.
+	EnvSettings map[string]string
 	// Observations is "tool" for a run whose observations went in the chat
 	// format's tool turns, and "" for the study's user turns.
 	Observations string
@@ -147,6 +152,7 @@ func (c *Config) settings(sweep bool) []setting {
 		{"decode", []Runner{r}, &c.Decode},
 		{"demonstrations", []Runner{r}, &c.Demonstrations},
 		{"env", []Runner{p, r}, &c.Env},
+		{"env_settings", nil, &c.EnvSettings},
 		{"fault_rate", []Runner{r, s}, &c.FaultRate},
 		{"harness", []Runner{p, r}, &c.Harness},
 		{"instruction_tuned", []Runner{p, r}, &c.InstructionTuned},
@@ -254,6 +260,8 @@ func expected(p any) string {
 		return "a list of strings"
 	case *[]int:
 		return "a list of whole numbers"
+	case *map[string]string:
+		return "an object of strings"
 	}
 	return "another type"
 }

@@ -1,0 +1,143 @@
+package bfcl
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/feedrun/feedrun/envs/coderepair"
+	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/models"
+	"github.com/feedrun/feedrun/internal/results"
+	"github.com/feedrun/feedrun/internal/usage"
+)
+
+// EnvEntry is BFCL in the environments' registry: its settings are the
+// bfcl-eval wheel it reads (--bfcl-wheel, defaulting to the copy `feedrun
+// data pull bfcl` cached) and the mode its entries are played in
+// (--bfcl-mode).
+var EnvEntry = env.Entry{
+	Name:     Name,
+	Kind:     &Environment{},
+	Settings: func() env.Settings { return &Settings{Mode: string(PerTurn)} },
+}
+
+// Modes are --bfcl-mode's values.
+var Modes = []string{string(PerTurn), string(WholeEntry)}
+
+// Settings are BFCL's own settings.
+type Settings struct {
+	// Wheel is the bfcl-eval wheel; "" until Check finds the cached one.
+	Wheel string
+	// Mode is PerTurn or WholeEntry.
+	Mode string
+
+	mpmath string // the mpmath wheel, cached by `feedrun data pull bfcl-mpmath`
+	sha256 string // the wheel's digest, once opened
+}
+
+// Register adds --bfcl-wheel, and for a command that runs actions
+// --bfcl-mode.
+func (s *Settings) Register(fs *pflag.FlagSet, u env.Use) {
+	fs.StringVar(&s.Wheel, "bfcl-wheel", "", "bfcl: the bfcl-eval wheel whose multi-turn set is played (default: the copy that 'feedrun data pull bfcl' cached)")
+	if u == env.ToRun {
+		fs.StringVar(&s.Mode, "bfcl-mode", string(PerTurn), "bfcl: turn (each user turn a task, the turns before it played by the ground truth) or entry (whole entries on the model's own turns; not built yet)")
+	}
+}
+
+// Check settles the wheels and refuses a mode that is not built. It
+// opens and reads nothing.
+func (s *Settings) Check(u env.Use) error {
+	if err := usage.CheckOneOf("bfcl-mode", s.Mode, Modes); err != nil {
+		return err
+	}
+	if s.Mode == string(WholeEntry) {
+		return usage.Errorf("--bfcl-mode %s: whole-entry mode is not built yet (the rollout loop does not deliver an entry's next user turn); use --bfcl-mode %s", WholeEntry, PerTurn)
+	}
+	if s.Wheel == "" {
+		s.Wheel = models.CachedInDefault(Wheel)
+	}
+	if s.Wheel == "" {
+		return usage.Errorf("--env %s needs --bfcl-wheel PATH, or the wheel that `feedrun data pull %s` caches", Name, Wheel.Name)
+	}
+	s.mpmath = models.CachedInDefault(Mpmath)
+	if s.mpmath == "" && u == env.ToRun {
+		return usage.Errorf("--env %s needs mpmath's wheel for BFCL's math class: run `feedrun data pull %s`", Name, Mpmath.Name)
+	}
+	return nil
+}
+
+// Open reads the wheel and starts the sandbox; workers start with the
+// first episodes.
+func (s *Settings) Open() (env.Env, error) {
+	e, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	if s.mpmath == "" {
+		return nil, errors.New("bfcl: Open before Check settled the mpmath wheel")
+	}
+	if e.Modules, err = LoadModules(e.Bench, s.mpmath); err != nil {
+		return nil, err
+	}
+	if e.Sandbox, err = coderepair.NewSandbox(coderepair.Config{}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// OpenTasks reads the wheel and, where mpmath is cached, starts the
+// sandbox too: a turn's opening messages hold the earlier turns' real
+// results, which only a worker gives. Without it the environment states
+// its tasks, and an episode cannot start.
+func (s *Settings) OpenTasks() (env.Env, error) {
+	if s.mpmath != "" {
+		return s.Open()
+	}
+	return s.open()
+}
+
+func (s *Settings) open() (*Environment, error) {
+	if s.Wheel == "" {
+		return nil, errors.New("bfcl: Open before Check settled --bfcl-wheel")
+	}
+	sum, err := fileSHA256(s.Wheel)
+	if err != nil {
+		return nil, fmt.Errorf("--bfcl-wheel: %w", err)
+	}
+	b, err := ReadBenchmark(s.Wheel)
+	if err != nil {
+		return nil, err
+	}
+	s.sha256 = sum
+	return &Environment{Bench: b, Limits: DefaultWorkerLimits(), WheelSHA256: sum}, nil
+}
+
+// Record keeps the wheel's version, digest and the mode in the manifest
+// (the digest is also the run's dataset_sha256, which a resume must
+// match).
+func (s *Settings) Record(c *results.Config) {
+	version := Version
+	if s.sha256 != Wheel.SHA256 {
+		version = "unknown (not the pinned wheel)"
+	}
+	c.EnvSettings = map[string]string{"bfcl_mode": s.Mode, "bfcl_version": version, "bfcl_wheel_sha256": s.sha256}
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
