@@ -168,7 +168,7 @@ func TestConfigKeysOfARunner(t *testing.T) {
 	if !slices.Equal(probe, want) {
 		t.Errorf("a probe records %v, want %v", probe, want)
 	}
-	if got := keys(Config{Runner: RunnerProbe, UnsafeSandbox: true, Observations: "tool"}); !slices.Contains(got, "unsafe_sandbox") || !slices.Contains(got, "observations") {
+	if got := keys(Config{Runner: RunnerProbe, UnsafeSandbox: true, Observations: "tool", EnvSettings: map[string]string{"k": "v"}}); !slices.Contains(got, "unsafe_sandbox") || !slices.Contains(got, "observations") || !slices.Contains(got, "env_settings") {
 		t.Errorf("set optional settings are not recorded: %v", got)
 	}
 	data, err := Config{Runner: RunnerRollout}.MarshalJSON()
@@ -190,6 +190,10 @@ func TestConfigReadChecksTypes(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ManifestName), `{"config": {"on_policy": "yes"}}`)
 	_, err := ReadManifest(dir)
 	errContains(t, err, filepath.Join(dir, ManifestName), `config field on_policy: expected true or false, got "yes"`)
+
+	writeFile(t, filepath.Join(dir, ManifestName), `{"config": {"env_settings": {"bfcl_mode": 1}}}`)
+	_, err = ReadManifest(dir)
+	errContains(t, err, `config field env_settings: expected an object of strings, got {"bfcl_mode": 1}`)
 
 	writeFile(t, filepath.Join(dir, ManifestName), `{"config": {"items": 3, "later_setting": {"a": [1, 2.50]}}}`)
 	m, err := ReadManifest(dir)
