@@ -539,7 +539,7 @@ func (p *litParser) number() (Value, error) {
 		if sign == "-" {
 			i.Neg(i)
 		}
-		return Value{Canonical: i.String(), Type: "integer", Leaves: []string{written}}, nil
+		return Value{Canonical: i.String(), Type: "integer", Leaves: numberLeaves(written, i.String())}, nil
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || strings.ContainsAny(text, "xXoObB") {
@@ -549,5 +549,16 @@ func (p *litParser) number() (Value, error) {
 	if sign == "-" {
 		f = -f
 	}
-	return Value{Canonical: strconv.FormatFloat(f, 'g', -1, 64) + "f", Type: "float", Leaves: []string{written}}, nil
+	return Value{Canonical: strconv.FormatFloat(f, 'g', -1, 64) + "f", Type: "float", Leaves: numberLeaves(written, strconv.FormatFloat(f, 'f', -1, 64))}, nil
+}
+
+// numberLeaves are a number as the model wrote it and as Python prints
+// it (1.50 is printed 1.5), which a backend's message may quote either
+// way.
+func numberLeaves(written, printed string) []string {
+	written = strings.ReplaceAll(written, " ", "")
+	if printed == written {
+		return []string{written}
+	}
+	return []string{written, printed}
 }
