@@ -168,6 +168,7 @@ type Value struct {
 	Canonical string
 	Type      string
 	Leaves    []string
+	Source    string // the literal as written
 }
 
 // ParseCall parses one call string. It is the environment's own reading,
@@ -239,6 +240,18 @@ func (c Call) Normal() string {
 	}
 	slices.Sort(kw)
 	return c.Function + "(" + strings.Join(append(pos, kw...), ",") + ")"
+}
+
+// String writes the call back as Python source, each value as written.
+func (c Call) String() string {
+	parts := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		parts[i] = a.Value.Source
+		if a.Name != "" {
+			parts[i] = a.Name + "=" + parts[i]
+		}
+	}
+	return c.Function + "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Pattern is the call with each value replaced by its type:
@@ -314,11 +327,19 @@ func (p *litParser) name() string {
 	return p.src[start:p.pos]
 }
 
+// value reads one literal, keeping its text as written.
 func (p *litParser) value(depth int) (Value, error) {
 	if depth > maxDepth {
 		return Value{}, p.errorf("a value nested more than %d levels deep", maxDepth)
 	}
 	p.space()
+	start := p.pos
+	v, err := p.literal(depth)
+	v.Source = strings.TrimSpace(p.src[start:p.pos])
+	return v, err
+}
+
+func (p *litParser) literal(depth int) (Value, error) {
 	switch c := p.peek(); {
 	case c == '[':
 		p.pos++

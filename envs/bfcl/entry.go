@@ -25,6 +25,9 @@ var EnvEntry = env.Entry{
 	Name:     Name,
 	Kind:     &Environment{},
 	Settings: func() env.Settings { return &Settings{Mode: string(PerTurn)} },
+	// Its items are checked by running them in a worker: seconds for
+	// the whole test split.
+	SlowItems: true,
 }
 
 // Modes are --bfcl-mode's values.

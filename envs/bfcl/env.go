@@ -22,10 +22,10 @@ const Name = env.BFCLName
 // Environment is BFCL's multi-turn base set behind the runners' contract
 // (internal/env), played PerTurn: each user turn whose ground truth makes
 // a call is a task. An action is the calls of one reply; a reply with no
-// call ends the turn, which BFCL's rule then judges (Judge). It has an
-// action grammar and memory keys; it has no probe items or demonstrations
-// yet, no closed actions (text after a call can still change what the
-// reply parses as) and no control actions.
+// call ends the turn, which BFCL's rule then judges (Judge). It has probe
+// items (Items), an action grammar and memory keys; it has no
+// demonstrations yet, no closed actions (text after a call can still
+// change what the reply parses as) and no control actions.
 //
 // Workers are kept between episodes: an episode takes an idle one (or
 // starts one, about 0.6 s) and gives it back when the runner closes it
