@@ -19,7 +19,8 @@ import (
 
 // EnvEntry is BFCL in the environments' registry: its settings are the
 // bfcl-eval wheel it reads (--bfcl-wheel, defaulting to the copy `feedrun
-// data pull bfcl` cached) and the mode its entries are played in
+// data pull bfcl` cached), the mpmath wheel its math class imports
+// (--bfcl-mpmath, likewise) and the mode its entries are played in
 // (--bfcl-mode).
 var EnvEntry = env.Entry{
 	Name:     Name,
@@ -39,15 +40,18 @@ type Settings struct {
 	Wheel string
 	// Mode is PerTurn or WholeEntry.
 	Mode string
+	// Mpmath is the mpmath wheel the math class imports; "" until Check
+	// finds the cached one.
+	Mpmath string
 
-	mpmath string // the mpmath wheel, cached by `feedrun data pull bfcl-mpmath`
 	sha256 string // the wheel's digest, once opened
 }
 
-// Register adds --bfcl-wheel, and for a command that runs actions
-// --bfcl-mode.
+// Register adds --bfcl-wheel and --bfcl-mpmath, and for a command that
+// runs actions --bfcl-mode.
 func (s *Settings) Register(fs *pflag.FlagSet, u env.Use) {
 	fs.StringVar(&s.Wheel, "bfcl-wheel", "", "bfcl: the bfcl-eval wheel whose multi-turn set is played (default: the copy that 'feedrun data pull bfcl' cached)")
+	fs.StringVar(&s.Mpmath, "bfcl-mpmath", "", "bfcl: the mpmath wheel that BFCL's math class imports (default: the copy that 'feedrun data pull bfcl-mpmath' cached)")
 	if u == env.ToRun {
 		fs.StringVar(&s.Mode, "bfcl-mode", string(PerTurn), "bfcl: turn (each user turn a task, the turns before it played by the ground truth) or entry (whole entries on the model's own turns; not built yet)")
 	}
@@ -68,9 +72,11 @@ func (s *Settings) Check(u env.Use) error {
 	if s.Wheel == "" {
 		return usage.Errorf("--env %s needs --bfcl-wheel PATH, or the wheel that `feedrun data pull %s` caches", Name, Wheel.Name)
 	}
-	s.mpmath = models.CachedInDefault(Mpmath)
-	if s.mpmath == "" && u == env.ToRun {
-		return usage.Errorf("--env %s needs mpmath's wheel for BFCL's math class: run `feedrun data pull %s`", Name, Mpmath.Name)
+	if s.Mpmath == "" {
+		s.Mpmath = models.CachedInDefault(Mpmath)
+	}
+	if s.Mpmath == "" && u == env.ToRun {
+		return usage.Errorf("--env %s needs --bfcl-mpmath PATH, or the wheel that `feedrun data pull %s` caches: BFCL's math class imports mpmath", Name, Mpmath.Name)
 	}
 	return nil
 }
@@ -82,10 +88,10 @@ func (s *Settings) Open() (env.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.mpmath == "" {
+	if s.Mpmath == "" {
 		return nil, errors.New("bfcl: Open before Check settled the mpmath wheel")
 	}
-	if e.Modules, err = LoadModules(e.Bench, s.mpmath); err != nil {
+	if e.Modules, err = LoadModules(e.Bench, s.Mpmath); err != nil {
 		return nil, err
 	}
 	if e.Sandbox, err = coderepair.NewSandbox(coderepair.Config{}); err != nil {
@@ -99,7 +105,7 @@ func (s *Settings) Open() (env.Env, error) {
 // results, which only a worker gives. Without it the environment states
 // its tasks, and an episode cannot start.
 func (s *Settings) OpenTasks() (env.Env, error) {
-	if s.mpmath != "" {
+	if s.Mpmath != "" {
 		return s.Open()
 	}
 	return s.open()
