@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/feedrun/feedrun/envs/bfcl"
 	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/envs/toolshed"
 	"github.com/feedrun/feedrun/internal/env"
@@ -15,6 +16,7 @@ import (
 var All = []env.Entry{
 	toolshed.Entry,
 	coderepair.Entry,
+	bfcl.EnvEntry,
 }
 
 // Lookup is the entry named name.

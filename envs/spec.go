@@ -93,6 +93,24 @@ func (s *Spec) RegisterSettings(fs *pflag.FlagSet, u env.Use, ns ...env.Need) {
 	}
 }
 
+// keysLike lists, for a key -o does not know, the keys of the environment
+// it names, or every key where it names none: a misspelt coderepair key
+// is answered with CodeRepair's settings, not every environment's.
+func (s *Spec) keysLike(key string) []string {
+	env, _, _ := strings.Cut(key, ".")
+	var same []string
+	for k := range s.known {
+		if strings.HasPrefix(k, env+".") {
+			same = append(same, k)
+		}
+	}
+	if len(same) == 0 {
+		return slices.Sorted(maps.Keys(s.known))
+	}
+	slices.Sort(same)
+	return same
+}
+
 // isBool says whether v is a switch, given without a value.
 func isBool(v pflag.Value) bool {
 	b, ok := v.(interface{ IsBoolFlag() bool })
@@ -110,7 +128,7 @@ func (s *Spec) apply() error {
 		key, value, hasValue := strings.Cut(given, "=")
 		o, ok := s.known[key]
 		if !ok {
-			return usage.Errorf("-o %s: expected one of %s", given, strings.Join(slices.Sorted(maps.Keys(s.known)), ", "))
+			return usage.Errorf("-o %s: expected one of %s", given, strings.Join(s.keysLike(key), ", "))
 		}
 		if !hasValue {
 			if !isBool(o.Value) {

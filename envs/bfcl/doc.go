@@ -1,7 +1,13 @@
-// Package bfcl is the groundwork of the BFCL environment
-// (docs/methodology.md#bfcl-groundwork): the multi-turn base set of the
-// Berkeley Function Calling Leaderboard, read from the bfcl-eval wheel
-// (Wheel), pinned by version and sha256 and never installed.
+// Package bfcl is the BFCL environment (docs/methodology.md#bfcl): the
+// multi-turn base set of the Berkeley Function Calling Leaderboard, read
+// from the bfcl-eval wheel (Wheel), pinned by version and sha256 and never
+// installed.
+//
+// Environment is the set behind the runners' contract, each user turn a
+// task (EnvEntry registers it, with its settings): BFCL's own system
+// prompt, replies read as BFCL's decoder reads them (ReadReply), every
+// call run in a worker that episodes hand on to one another, failures
+// described without the call's values (Describe), and success by Judge.
 //
 // ReadBenchmark reads the entries, their ground truth, the classes'
 // function docs and the classes' sources out of the zip. A Worker is one

@@ -16,7 +16,8 @@
 // harness keys its lessons on (MemoryKeys), the actions a partial reply
 // has already fixed (ClosedActions), control actions that transient
 // faults spare (ControlActions), and, on an episode, the preconditions
-// the memory harness gates writes on (Preconditions). An environment that
+// the memory harness gates writes on (Preconditions) and what it holds
+// until it is closed (Closer). An environment that
 // has nothing to say for a capability does not implement it, rather than
 // answering with nothing.
 //
@@ -74,6 +75,14 @@ type Episode interface {
 	Execute(ctx context.Context, action string) (Outcome, error)
 	// Passed is the environment's own success check.
 	Passed() bool
+}
+
+// Closer is an episode that holds something until it ends (BFCL: a
+// worker process, given back for the next episode). The rollout loop
+// closes every episode it started, ended or abandoned; one without it
+// holds nothing.
+type Closer interface {
+	Close() error
 }
 
 // Preconditions is an episode whose writes may need a read first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/envs/toolshed"
@@ -156,4 +157,54 @@ func TestRolloutsHashTheirTaskSet(t *testing.T) {
 	if got := DatasetSHA256(env.CoreOnly{Env: ts}); got != ts.DatasetSHA256() {
 		t.Errorf("without a task set, rollouts record %s, want the dataset's %s", got, ts.DatasetSHA256())
 	}
+}
+
+// closedCount is FixTest whose episodes count their closes (env.Closer).
+type closedCount struct {
+	FixTest
+	closes *int
+}
+
+func (c closedCount) NewEpisode(ctx context.Context, task Task) (Episode, error) {
+	ep, err := c.FixTest.NewEpisode(ctx, task)
+	return &countingEpisode{Episode: ep, closes: c.closes}, err
+}
+
+type countingEpisode struct {
+	Episode
+	closes *int
+}
+
+func (e *countingEpisode) Close() error {
+	*e.closes++
+	return errors.New("closed")
+}
+
+// The loop closes every episode it starts, once, whether it finished, ran
+// out of steps or stopped on the agent's error; a close that fails is the
+// run's error where nothing else went wrong.
+func TestTheLoopClosesEveryEpisode(t *testing.T) {
+	failing := agentFunc(func(ActRequest) (ActReply, error) { return ActReply{}, errors.New("the agent broke") })
+	for _, c := range []struct {
+		name  string
+		agent Agent
+		want  string
+	}{
+		{"finished", &script{actions: []string{RunTests(0), RunTests(1), `finish(answer="done")`}}, "closing the episode: closed"},
+		{"out of steps", &script{actions: []string{RunTests(0)}}, "closing the episode: closed"},
+		{"the agent's error", failing, "the agent broke"},
+	} {
+		closes := 0
+		_, err := Run(context.Background(), closedCount{closes: &closes}, c.agent, Config{Harness: harness.Verbatim, MaxSteps: 3}, FixTest{}.Tasks()[0], 1)
+		if closes != 1 || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %d closes, error %v; want 1 close and an error holding %q", c.name, closes, err, c.want)
+		}
+	}
+}
+
+type agentFunc func(ActRequest) (ActReply, error)
+
+func (agentFunc) BeginEpisode() {}
+func (f agentFunc) Act(_ context.Context, r ActRequest) (ActReply, error) {
+	return f(r)
 }

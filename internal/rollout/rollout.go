@@ -409,12 +409,25 @@ type Result struct {
 	Lessons int
 }
 
-// Run plays one episode of task under cfg.
-func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed uint64) (Result, error) {
+// Run plays one episode of task under cfg, and closes it (env.Closer)
+// however it ends.
+func Run(ctx context.Context, e Env, agent Agent, cfg Config, task Task, seed uint64) (res Result, err error) {
 	ep, err := e.NewEpisode(ctx, task)
 	if err != nil {
 		return Result{}, err
 	}
+	if c, ok := ep.(env.Closer); ok {
+		defer func() {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("task %s: closing the episode: %w", task.ID, cerr)
+			}
+		}()
+	}
+	return play(ctx, e, ep, agent, cfg, task, seed)
+}
+
+// play is Run's loop on the episode ep.
+func play(ctx context.Context, e Env, ep Episode, agent Agent, cfg Config, task Task, seed uint64) (Result, error) {
 	agent.BeginEpisode()
 	res := Result{Task: task, Seed: seed}
 	base := withDemonstrations(ep.Messages(), cfg.Demonstrations)

@@ -44,6 +44,14 @@ func Statements(ctx context.Context, d runs.Data, look Lookup) (runs.Statements,
 				break
 			}
 			out[runs.ContextKey(run.Dir, id)] = ep.Messages()
+			// An episode that holds a process (BFCL's worker) gives it
+			// back: stating every task must not start one per task.
+			if c, ok := ep.(env.Closer); ok {
+				if err := c.Close(); err != nil {
+					missing[run.Dir] = err
+					break
+				}
+			}
 		}
 	}
 	return out, missing
