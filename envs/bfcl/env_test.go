@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedrun/feedrun/envs/coderepair"
 	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -17,16 +16,7 @@ import (
 // idle workers stopped when the test ends.
 func openEnv(t *testing.T) *Environment {
 	t.Helper()
-	b := loadBenchmark(t)
-	mp := wheelPath(t, Mpmath)
-	modulesOnce.Do(func() { modules, modulesErr = LoadModules(b, mp) })
-	if modulesErr != nil {
-		t.Fatal(modulesErr)
-	}
-	sandboxOnce.Do(func() { sandbox, sandboxErr = coderepair.NewSandbox(coderepair.Config{}) })
-	if sandboxErr != nil {
-		t.Fatal(sandboxErr)
-	}
+	b, modules, sandbox := shared(t)
 	e := &Environment{Bench: b, Modules: modules, Sandbox: sandbox, Limits: DefaultWorkerLimits(), WheelSHA256: Wheel.SHA256}
 	t.Cleanup(func() { e.Close() })
 	return e

@@ -17,8 +17,9 @@ var (
 	sandboxErr  error
 )
 
-// newWorker starts a worker in the OS sandbox, closed when the test ends.
-func newWorker(t *testing.T, limits WorkerLimits) *Worker {
+// shared are the benchmark, the modules and the OS sandbox that every test
+// of the package uses, each made once.
+func shared(t *testing.T) (*Benchmark, Modules, *coderepair.Sandbox) {
 	t.Helper()
 	b := loadBenchmark(t)
 	mp := wheelPath(t, Mpmath)
@@ -30,6 +31,13 @@ func newWorker(t *testing.T, limits WorkerLimits) *Worker {
 	if sandboxErr != nil {
 		t.Fatal(sandboxErr)
 	}
+	return b, modules, sandbox
+}
+
+// newWorker starts a worker in the OS sandbox, closed when the test ends.
+func newWorker(t *testing.T, limits WorkerLimits) *Worker {
+	t.Helper()
+	_, modules, sandbox := shared(t)
 	w, err := StartWorker(sandbox, modules, limits)
 	if err != nil {
 		t.Fatal(err)
