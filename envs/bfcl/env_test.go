@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/feedrun/feedrun/internal/env"
+	"github.com/feedrun/feedrun/internal/rollout"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
@@ -56,6 +58,64 @@ func TestTasksAndSplit(t *testing.T) {
 		t.Errorf("splits of entries 1 and 2: %s, %s", split["multi_turn_base_1"], split["multi_turn_base_2"])
 	}
 	t.Logf("%d tasks: %d test, %d train", len(tasks), count[env.SplitTest], count[env.SplitTrain])
+}
+
+// A run's tasks are the first N of the split in the file's order, played
+// class set by class set: the same tasks, each set in one stretch, an
+// entry's turns in order; the first 60 test turns span 4 or more sets.
+func TestTasksPlayClassSetByClassSet(t *testing.T) {
+	e := &Environment{Bench: loadBenchmark(t)}
+	var first []env.Task
+	for _, task := range e.Tasks() {
+		if task.Split == env.SplitTest && len(first) < 60 {
+			first = append(first, task)
+		}
+	}
+	got, err := rollout.SelectTasks(e, 60, env.SplitTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ts []env.Task) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(ids(got), ids(first)) {
+		t.Fatalf("selected %v, want the first 60 test tasks %v", ids(got), ids(first))
+	}
+	stretches, seen := 0, map[string]bool{}
+	for i, task := range got {
+		if i == 0 || got[i-1].Template != task.Template {
+			if seen[task.Template] {
+				t.Fatalf("task %d (%s): class set %s comes back after another", i, task.ID, task.Template)
+			}
+			seen[task.Template] = true
+			stretches++
+		}
+	}
+	inFile := 0
+	for i, task := range first {
+		if i == 0 || first[i-1].Template != task.Template {
+			inFile++
+		}
+	}
+	if stretches < 4 || stretches >= inFile {
+		t.Errorf("%d stretches of one class set played, %d in the file's order", stretches, inFile)
+	}
+	pos := map[string]int{}
+	for i, task := range got {
+		pos[task.ID] = i
+	}
+	for i := 1; i < len(first); i++ {
+		a, b := first[i-1], first[i]
+		if a.Template == b.Template && pos[a.ID] > pos[b.ID] {
+			t.Errorf("%s is played after %s, which follows it in the file", a.ID, b.ID)
+		}
+	}
+	t.Logf("first 60 test turns: %d stretches of one class set in the file's order, %d played", inFile, stretches)
 }
 
 // play runs the replies on a fresh episode of task, and ends the turn

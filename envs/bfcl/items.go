@@ -32,14 +32,19 @@ var mutations = []string{mutateValue, mutateName, mutateArgument}
 // real answer. The correct action is the ground truth; the distractors are
 // the turn's other mutations, then the ground truth without its last call,
 // the empty list (ending the turn) and the ground truth with its first call
-// made twice, the first two of these that differ from both. Items come in task order, mutations in a fixed
+// made twice, the first two of these that differ from both. Items come in
+// the tasks' play order (PlayOrder: class set by class set, so that a
+// probe evaluates each set's system prompt once), mutations in a fixed
 // order; n > 0 keeps a sample of n chosen by seed, in that order.
 func (e *Environment) Items(ctx context.Context, seed uint64, n int) ([]transcript.Item, error) {
-	var all []transcript.Item
+	var test []env.Task
 	for _, task := range e.Tasks() {
-		if task.Split != env.SplitTest {
-			continue
+		if task.Split == env.SplitTest {
+			test = append(test, task)
 		}
+	}
+	var all []transcript.Item
+	for _, task := range e.PlayOrder(test) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

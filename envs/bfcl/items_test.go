@@ -74,7 +74,8 @@ func TestItems(t *testing.T) {
 }
 
 // Items over the whole test split: at least the 200 a probe of a model
-// needs, test turns alone, and a sample of them kept in their order.
+// needs, test turns alone, class set by class set (each set's system
+// prompt evaluated once), and a sample of them kept in their order.
 func TestItemsOfTheTestSplit(t *testing.T) {
 	e := openEnv(t)
 	all, err := e.Items(context.Background(), 1, 0)
@@ -105,6 +106,15 @@ func TestItemsOfTheTestSplit(t *testing.T) {
 	}
 	if len(sample) != 20 {
 		t.Errorf("a sample of 20 has %d items", len(sample))
+	}
+	seen := map[string]bool{}
+	for i, it := range all {
+		if i > 0 && all[i-1].Template != it.Template {
+			if seen[it.Template] {
+				t.Errorf("%s: class set %s comes back after another", it.ID, it.Template)
+			}
+		}
+		seen[it.Template] = true
 	}
 	t.Logf("%d items: %v", len(all), kinds)
 }

@@ -12,9 +12,10 @@
 // failure, which every harness needs. Everything else is an optional
 // capability, each its own interface, that an environment has or lacks:
 // probe items (ProbeItems), an action grammar for constrained decoding
-// (Grammar), solved demonstrations (Demonstrator), what the memory
-// harness keys its lessons on (MemoryKeys), the actions a partial reply
-// has already fixed (ClosedActions), control actions that transient
+// (Grammar), a cheaper play order (PlayOrder), solved demonstrations
+// (Demonstrator), what the memory harness keys its lessons on
+// (MemoryKeys), the actions a partial reply has already fixed
+// (ClosedActions), control actions that transient
 // faults spare (ControlActions), and, on an episode, the preconditions
 // the memory harness gates writes on (Preconditions) and what it holds
 // until it is closed (Closer). An environment that
@@ -165,6 +166,17 @@ type ProbeItems interface {
 type TaskSet interface {
 	// TasksSHA256 identifies the rollout tasks, in their order.
 	TasksSHA256() string
+}
+
+// PlayOrder is an environment whose selected tasks are cheaper to play in
+// another order than the one they are selected in (BFCL: tasks that share
+// a system prompt of several thousand tokens, played one after another,
+// evaluate it once rather than once per task). Selection (--tasks N takes
+// the first N) keeps the environment's own order, so the choice of tasks
+// does not lean on the grouping; only the play order, and with it which
+// shard plays a task, follows PlayOrder. It returns the same tasks.
+type PlayOrder interface {
+	PlayOrder(tasks []Task) []Task
 }
 
 // Grammar is an environment whose replies can be constrained to its action

@@ -256,7 +256,9 @@ func DatasetSHA256(e Env) string {
 
 // SelectTasks takes the first n tasks (all when n <= 0) of the split
 // ("" for every split) in the environment's order, which is fixed, so every
-// harness sees the same ones.
+// harness sees the same ones. They come back in the environment's play
+// order where it has one (env.PlayOrder): the choice is the first n, the
+// order is what the cache shares best.
 func SelectTasks(e Env, n int, split string) ([]Task, error) {
 	var tasks []Task
 	for _, t := range e.Tasks() {
@@ -273,6 +275,9 @@ func SelectTasks(e Env, n int, split string) ([]Task, error) {
 	}
 	if n > 0 {
 		tasks = tasks[:n]
+	}
+	if po, ok := e.(env.PlayOrder); ok {
+		tasks = po.PlayOrder(tasks)
 	}
 	return tasks, nil
 }
