@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +42,41 @@ func TestBFCLProbeRunsAgainstTheFake(t *testing.T) {
 			}
 		}
 		checkManifest(t, out, "model")
+	}
+}
+
+// A BFCL rollout in two lanes writes the rows of one process, and each
+// lane plays a block of consecutive turns in the play order (which keeps
+// a class set's turns together), not every other turn: lane 0 has the
+// first three of the six turns one process plays.
+func TestBFCLLanesPlayBlocksOfTurns(t *testing.T) {
+	given := givenSettings(t, bfcl.EnvEntry)
+	c := newFakeCLI(t)
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+	args := append([]string{"rollout", "--env", "bfcl", "--split", "test", "--tasks", "6", "--harness", "verbatim,abstract", "--max-steps", "2"}, given...)
+	c.ok(append(slices.Clone(args), "--out", one)...)
+	c.ok(append(slices.Clone(args), "--lanes", "2", "--threads", "2", "--out", two)...)
+	for _, spec := range []results.TableSpec{results.RolloutEpisodes, results.RolloutSteps} {
+		if want, got := sortedRows(t, one, spec), sortedRows(t, two, spec); !slices.Equal(got, want) {
+			t.Errorf("%s: --lanes 2 wrote\n%s\n--lanes 1 wrote\n%s", spec.Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	tasks := func(dir string) []string {
+		var out []string
+		for _, r := range readCSV(t, dir, results.RolloutEpisodes) {
+			if len(out) == 0 || out[len(out)-1] != r["task"] {
+				out = append(out, r["task"])
+			}
+		}
+		return out
+	}
+	played := tasks(one)
+	if len(played) != 6 {
+		t.Fatalf("one process played %d turns, want 6: %v", len(played), played)
+	}
+	lane0 := tasks(filepath.Join(two, "lanes", "0-of-2"))
+	if !slices.Equal(lane0, played[:3]) {
+		t.Errorf("lane 0 played %v, want the first three turns in play order %v", lane0, played[:3])
 	}
 }

@@ -43,6 +43,35 @@ func (s Shard) Has(index int) bool {
 	return index >= 0 && (s.N == 0 || index%s.N == s.K)
 }
 
+// HasBlock reports whether the item at index, of total, belongs to this
+// shard when shards take consecutive blocks rather than every N-th item:
+// for work whose neighbours share a long prompt (BFCL's turns of one class
+// set), which every-N-th shards would each evaluate again. Shard K's block
+// is as long as its every-N-th share, so a shard holds as many items under
+// either rule, and the blocks follow one another in shard order.
+func (s Shard) HasBlock(index, total int) bool {
+	if index < 0 || index >= total {
+		return false
+	}
+	if s.N <= 1 {
+		return true
+	}
+	start := 0
+	for k := range s.K {
+		start += s.share(k, total)
+	}
+	return index >= start && index < start+s.share(s.K, total)
+}
+
+// share is how many of total items shard k of s.N takes: those whose index
+// is k mod N.
+func (s Shard) share(k, total int) int {
+	if k >= total {
+		return 0
+	}
+	return (total - k + s.N - 1) / s.N
+}
+
 // String writes the shard as "k/n"; the zero Shard is "0/1".
 func (s Shard) String() string {
 	if s.N == 0 {

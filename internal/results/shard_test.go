@@ -66,6 +66,45 @@ func TestShardHasPartitionsItems(t *testing.T) {
 	}
 }
 
+// Block shards partition the items too, each a consecutive block as long
+// as its every-N-th share, in shard order; more shards than items leaves
+// the last ones empty.
+func TestShardHasBlockPartitionsItemsInBlocks(t *testing.T) {
+	for _, total := range []int{0, 1, 5, 50, 51} {
+		for _, n := range []int{1, 2, 3, 7} {
+			next := 0
+			for k := range n {
+				s := Shard{K: k, N: n}
+				every, block := 0, 0
+				for i := range total {
+					if s.Has(i) {
+						every++
+					}
+					if s.HasBlock(i, total) {
+						block++
+						if i != next {
+							t.Errorf("total %d, shard %s takes item %d, want the block to go on at %d", total, s, i, next)
+						}
+						next = i + 1
+					}
+				}
+				if every != block {
+					t.Errorf("total %d, shard %s: %d items in a block, %d every %d-th", total, s, block, every, n)
+				}
+				if s.HasBlock(-1, total) || s.HasBlock(total, total) {
+					t.Errorf("total %d, shard %s takes an index out of range", total, s)
+				}
+			}
+			if next != total {
+				t.Errorf("total %d, n=%d: the blocks end at %d", total, n, next)
+			}
+		}
+	}
+	if !(Shard{}).HasBlock(4, 5) {
+		t.Error("the zero Shard should take every item")
+	}
+}
+
 func TestShardJSON(t *testing.T) {
 	data, err := json.Marshal(Shard{K: 2, N: 5})
 	ok(t, err)

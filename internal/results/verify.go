@@ -251,7 +251,8 @@ func (v *verifier) rollout(m Manifest, episodes, steps *verifyTable) {
 		}
 	}
 	// With a task count, the run's (task, seed) pairs are numbered from 0,
-	// and shard k of n holds those whose number is k mod n.
+	// and shard k of n holds those whose number is k mod n, or (an
+	// environment with a play order) a block of as many (Shard.HasBlock).
 	if m.Config.Tasks > 0 && m.Config.Seeds > 0 {
 		total := m.Config.Tasks * m.Config.Seeds
 		sh := m.Shard.whole()

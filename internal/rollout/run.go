@@ -58,11 +58,22 @@ func (p *Plan) Recorded(memory string) results.Config {
 	return c
 }
 
+// inShard reports whether the plan's i-th (task, seed) pair is its
+// shard's. An environment with a play order (env.PlayOrder) is sharded in
+// consecutive blocks, so that a shard, or a lane, keeps the tasks that
+// share a prompt together; others take every N-th pair.
+func (p *Plan) inShard(i int) bool {
+	if _, ok := p.Env.(env.PlayOrder); ok {
+		return p.Shard.HasBlock(i, len(p.Tasks)*p.Seeds)
+	}
+	return p.Shard.Has(i)
+}
+
 // Size is the number of episodes in the plan's shard.
 func (p *Plan) Size() int {
 	n := 0
 	for i := 0; i < len(p.Tasks)*p.Seeds; i++ {
-		if p.Shard.Has(i) {
+		if p.inShard(i) {
 			n += len(p.Harnesses)
 		}
 	}
@@ -116,7 +127,7 @@ func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	for _, task := range p.Tasks {
 		for seed := uint64(1); seed <= uint64(p.Seeds); seed++ {
 			i++
-			if !p.Shard.Has(i) {
+			if !p.inShard(i) {
 				continue
 			}
 			for _, h := range p.Harnesses {
