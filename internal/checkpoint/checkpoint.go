@@ -46,6 +46,17 @@ type Opened struct {
 
 func (o *Opened) String() string { return fmt.Sprintf("%s (%s)", o.Entry.Name, o.Path) }
 
+// PromptTokensEvaluated is the loaded model's count (lm.PromptCounter),
+// and false for a model that keeps none.
+func (o *Opened) PromptTokensEvaluated() (int, bool) {
+	if c, ok := o.Model.(lm.PromptCounter); ok {
+		return c.PromptTokensEvaluated()
+	}
+	return 0, false
+}
+
+var _ lm.PromptCounter = (*Opened)(nil)
+
 // Unusable is a checkpoint the user has to fix before it loads: not in the
 // cache, not the file models.yaml records, not a GGUF llama.cpp loads.
 type Unusable struct{ Err error }

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,16 +14,17 @@ import (
 
 	"github.com/feedrun/feedrun/envs/bfcl"
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/kvcache"
 	"github.com/feedrun/feedrun/internal/models"
 	"github.com/feedrun/feedrun/internal/results"
 )
 
-// oneTurnWheel is the pulled bfcl-eval wheel with its multi-turn base set
-// cut to the first turn of its first entry of the one class given: every
+// turnsWheel is the pulled bfcl-eval wheel with its multi-turn base set
+// cut to the first turns of its first entry of the one class given: every
 // other member (the function docs, the classes' sources) as published.
 // BFCL's system prompt runs to thousands of tokens, so a real model's test
-// plays the turn whose prompt is shortest.
-func oneTurnWheel(t *testing.T, class string) string {
+// plays the turns whose prompt is shortest.
+func turnsWheel(t *testing.T, class string, turns int) string {
 	t.Helper()
 	src := models.CachedInDefault(bfcl.Wheel)
 	if src == "" {
@@ -62,8 +64,8 @@ func oneTurnWheel(t *testing.T, class string) string {
 					continue
 				}
 				for _, k := range []string{"question", "ground_truth"} {
-					if turns, ok := e[k].([]any); ok {
-						e[k] = turns[:1]
+					if all, ok := e[k].([]any); ok {
+						e[k] = all[:turns]
 					}
 				}
 				line, _ := json.Marshal(e)
@@ -106,17 +108,22 @@ func oneTurnWheel(t *testing.T, class string) string {
 	return out
 }
 
-// One BFCL turn played by the real SmolLM2 through `feedrun rollout --env
+// BFCL turns played by the real SmolLM2 through `feedrun rollout --env
 // bfcl --decode grammar`: llama.cpp takes the environment's grammar, BFCL's
 // system prompt fits the context, the reply is a list of calls that the
 // worker runs (or the empty list, which ends the turn), a row is written,
-// and the manifest records the wheel that was read.
+// and the manifest records the wheel that was read. Two turns of one entry
+// under two harnesses evaluate the function docs once: the prompt tokens
+// the manifest says were evaluated exceed the distinct prompt prefixes by
+// at most a block of realignment per reply computed, where evaluating
+// each prompt afresh would come to about twice as many.
 func TestSmolLM2PlaysABFCLTurn(t *testing.T) {
-	wheel := oneTurnWheel(t, "TradingBot")
+	wheel := turnsWheel(t, "TradingBot", 2)
 	out := filepath.Join(t.TempDir(), "run")
-	io, _, errOut := iostreams.Test(false)
+	io, stdout, errOut := iostreams.Test(false)
 	code := Execute(context.Background(), io, []string{"rollout", "--model", "smollm2-135m", "--env", "bfcl", "-o", "bfcl.wheel=" + wheel,
-		"--harness", "verbatim", "--decode", "grammar", "--split", "all", "--tasks", "1", "--max-steps", "1", "--threads", "2", "--out", out})
+		"--harness", "verbatim,abstract", "--decode", "grammar", "--split", "all", "--tasks", "2", "--max-steps", "1", "--threads", "2",
+		"--count-tokens", "--out", out})
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -124,8 +131,8 @@ func TestSmolLM2PlaysABFCLTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(episodes), "\n"); n != 2 || !strings.Contains(string(episodes), ",bfcl,verbatim,multi_turn_base_") {
-		t.Fatalf("%s: want a header and one episode", episodes)
+	if n := strings.Count(string(episodes), "\n"); n != 5 || !strings.Contains(string(episodes), ",bfcl,verbatim,multi_turn_base_") || !strings.Contains(string(episodes), "_t1,") {
+		t.Fatalf("%s: want a header and four episodes, two turns under two harnesses", episodes)
 	}
 	steps, err := os.ReadFile(filepath.Join(out, results.RolloutSteps.Name))
 	if err != nil {
@@ -139,7 +146,8 @@ func TestSmolLM2PlaysABFCLTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m struct {
-		Dataset string `json:"dataset_sha256"`
+		Dataset string           `json:"dataset_sha256"`
+		Replies *results.Replies `json:"replies"`
 		Config  struct {
 			BFCL struct {
 				Mode        string `json:"mode"`
@@ -153,5 +161,17 @@ func TestSmolLM2PlaysABFCLTurn(t *testing.T) {
 	if m.Dataset == bfcl.Wheel.SHA256 || m.Config.BFCL.WheelSHA256 != m.Dataset || m.Config.BFCL.Mode != "turn" {
 		t.Errorf("the manifest does not record the cut wheel: dataset %s, settings %+v", m.Dataset, m.Config.BFCL)
 	}
+	r := m.Replies
+	if r == nil || r.Computed == 0 || r.PromptTokensDistinct < 1000 {
+		t.Fatalf("the manifest's replies %+v: want replies computed and the distinct prompt tokens counted", r)
+	}
+	if slack := r.PromptTokensEvaluated - r.PromptTokensDistinct; slack < 0 || slack > kvcache.PrefixBlock*r.Computed {
+		t.Errorf("%d prompt tokens evaluated for %d distinct over %d replies computed: want at most %d more",
+			r.PromptTokensEvaluated, r.PromptTokensDistinct, r.Computed, kvcache.PrefixBlock*r.Computed)
+	}
+	if !strings.Contains(stdout.String(), fmt.Sprintf("%d distinct prompt tokens", r.PromptTokensDistinct)) {
+		t.Errorf("stdout %q does not print the distinct prompt tokens the manifest records", stdout)
+	}
+	t.Logf("replies %+v", *r)
 	t.Logf("%s", steps)
 }

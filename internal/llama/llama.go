@@ -343,6 +343,16 @@ func (m *Model) Close() error {
 // Info describes the checkpoint from its metadata.
 func (m *Model) Info() lm.Info { return m.info }
 
+// PromptTokensEvaluated is how many prompt tokens the context has
+// evaluated since it was loaded (lm.PromptCounter).
+func (m *Model) PromptTokensEvaluated() (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache.Evaluated(), true
+}
+
+var _ lm.PromptCounter = (*Model)(nil)
+
 // Attention names the attention kernel the context runs, as llama.cpp
 // names the setting ("flash attention enabled"): it changes per-token
 // log-probabilities in the fourth decimal, so runs record it.

@@ -26,6 +26,15 @@ import (
 // Token is a vocabulary id.
 type Token = int32
 
+// PromptCounter is a model that counts the prompt tokens it has evaluated
+// so far, after what its cache reused: what a run's manifest records, so
+// that a reader sees a long shared prompt (BFCL's function docs) was
+// evaluated once per class set, not once per episode. ok is false for a
+// model that keeps no count (one that wraps a model without it).
+type PromptCounter interface {
+	PromptTokensEvaluated() (n int, ok bool)
+}
+
 // Info describes a loaded checkpoint from its own metadata.
 type Info struct {
 	Name          string `json:"name"`           // general.name

@@ -224,10 +224,10 @@ func TestRepliesAreRecordedPerRunAndNeverRefuseAResume(t *testing.T) {
 	ok(t, again.Close())
 	got, err := ReadManifest(dir)
 	ok(t, err)
-	if got.Replies == nil || *got.Replies != (Replies{7, 3}) {
+	if got.Replies == nil || *got.Replies != (Replies{Computed: 7, Shared: 3}) {
 		t.Errorf("the first run's replies %+v, want 7 computed, 3 shared", got.Replies)
 	}
-	if len(got.Resumed) != 1 || got.Resumed[0].Replies == nil || *got.Resumed[0].Replies != (Replies{2, 1}) {
+	if len(got.Resumed) != 1 || got.Resumed[0].Replies == nil || *got.Resumed[0].Replies != (Replies{Computed: 2, Shared: 1}) {
 		t.Errorf("the resumption's entry %+v, want 2 computed, 1 shared", got.Resumed)
 	}
 }

@@ -69,6 +69,12 @@ type Manifest struct {
 type Replies struct {
 	Computed int `json:"computed"`
 	Shared   int `json:"shared"`
+	// PromptTokensEvaluated is how many prompt tokens the model evaluated
+	// after its cache's reuse; PromptTokensDistinct (--count-tokens only)
+	// how many distinct prompt prefixes the replies had, the least any
+	// cache must evaluate. Absent in runs made before they were recorded.
+	PromptTokensEvaluated int `json:"prompt_tokens_evaluated,omitempty"`
+	PromptTokensDistinct  int `json:"prompt_tokens_distinct,omitempty"`
 }
 
 // Resumption is one rerun of a run folder: when, with which build, and how

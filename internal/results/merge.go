@@ -419,6 +419,8 @@ func mergedManifest(shardDirs []string, manifests []Manifest) Manifest {
 			}
 			sum.Computed += s.Replies.Computed
 			sum.Shared += s.Replies.Shared
+			sum.PromptTokensEvaluated += s.Replies.PromptTokensEvaluated
+			sum.PromptTokensDistinct += s.Replies.PromptTokensDistinct
 			m.Replies = &sum
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/feedrun/feedrun/internal/iostreams"
+	"github.com/feedrun/feedrun/internal/lm"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
 )
@@ -36,7 +37,17 @@ func (p *Plan) RunIn(ctx context.Context, man results.Manifest, io *iostreams.IO
 		if agent.CountTokens {
 			fmt.Fprintf(io.Out, "rollout: %d distinct prompt tokens, %d generated tokens decoded\n", sh.PromptTokens, sh.Generated)
 		}
-		if rerr := folder.RecordReplies(results.Replies{Computed: sh.Computed, Shared: sh.Shared}); rerr != nil && err == nil {
+		rep := results.Replies{Computed: sh.Computed, Shared: sh.Shared}
+		if c, ok := agent.Model.(lm.PromptCounter); ok {
+			if n, ok := c.PromptTokensEvaluated(); ok {
+				rep.PromptTokensEvaluated = n
+				io.Statusf("rollout: %d prompt tokens evaluated", n)
+			}
+		}
+		if agent.CountTokens {
+			rep.PromptTokensDistinct = sh.PromptTokens
+		}
+		if rerr := folder.RecordReplies(rep); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
