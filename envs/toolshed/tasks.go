@@ -32,7 +32,9 @@ type Template struct {
 }
 
 // taskSpec is what a template makes of one office; key tells instances of a
-// template apart.
+// template apart. check is the task's check: "" when the office and the
+// finish answer are as the task wants them, else the first of its
+// conditions that fails (one of Reasons).
 type taskSpec struct {
 	key    string
 	prompt string
@@ -41,7 +43,8 @@ type taskSpec struct {
 }
 
 // Task is one instantiated template: its office, the user's request, the
-// correct calls that solve it and the predicate that says it is solved.
+// correct calls that solve it and the check that says whether it is
+// solved, and if not, why.
 type Task struct {
 	ID       string
 	Template string
@@ -396,7 +399,7 @@ func buildDeleteFile(w *State, r *rand.Rand) (taskSpec, bool) {
 		steps:  []string{call("delete_file", kw("path", strVal(f.path))), finishCall("done")},
 		check: func(s *State, _ string) string {
 			_, kept := s.Files[f.path]
-			return firstMiss(cond{!kept, FileNotDeleted}, cond{othersKept(w, s, f.path) == "", OtherFile})
+			return firstMiss(cond{!kept, FileNotDeleted}, cond{othersKept(w, s, f.path), OtherFile})
 		},
 	}, ok
 }
@@ -689,7 +692,7 @@ func buildDeleteTwo(w *State, r *rand.Rand) (taskSpec, bool) {
 		check: func(s *State, _ string) string {
 			_, keptA := s.Files[a]
 			_, keptB := s.Files[b]
-			return firstMiss(cond{!keptA && !keptB, FileNotDeleted}, cond{othersKept(w, s, a, b) == "", OtherFile})
+			return firstMiss(cond{!keptA && !keptB, FileNotDeleted}, cond{othersKept(w, s, a, b), OtherFile})
 		},
 	}, true
 }

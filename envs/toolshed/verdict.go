@@ -170,12 +170,13 @@ func onlyCancelled(initial, final *State, id string) string {
 	return ""
 }
 
-// othersKept wants every file of the initial office but skip as it was.
-func othersKept(initial, final *State, skip ...string) string {
+// othersKept says whether every file of the initial office but skip is
+// as it was.
+func othersKept(initial, final *State, skip ...string) bool {
 	for p, text := range initial.Files {
 		if got, ok := final.Files[p]; !slices.Contains(skip, p) && (!ok || got != text) {
-			return OtherFile
+			return false
 		}
 	}
-	return ""
+	return true
 }
