@@ -27,13 +27,13 @@ const (
 	WrongPhone     = "wrong phone"     // the contact's phone number
 	TagMissing     = "tag missing"     // the contact lacks the tag
 
-	EventMissing     = "event missing"       // no active event of the title
-	WrongDate        = "wrong date"          // the closest such event's date
-	WrongTime        = "wrong time"          // ... its start time
-	WrongDuration    = "wrong duration"      // ... its length
-	WrongAttendees   = "wrong attendees"     // ... its attendees
-	EventNotCanceled = "event not cancelled" // the event to cancel is active
-	OtherEvent       = "other event changed" // another event's status changed
+	EventMissing      = "event missing"       // no active event of the title
+	WrongDate         = "wrong date"          // the closest such event's date
+	WrongTime         = "wrong time"          // ... its start time
+	WrongDuration     = "wrong duration"      // ... its length
+	WrongAttendees    = "wrong attendees"     // ... its attendees
+	EventNotCancelled = "event not cancelled" // the event to cancel is active
+	OtherEvent        = "other event changed" // another event's status changed
 
 	NoEmailSent    = "no e-mail sent"  // the sent folder has nothing new
 	WrongRecipient = "wrong recipient" // nothing was sent to the address
@@ -46,7 +46,7 @@ const (
 var Reasons = []string{
 	NotFinished, WrongAnswer, FileMissing, WrongContent, FileNotDeleted, OtherFile,
 	ContactMissing, WrongEmail, WrongPhone, TagMissing,
-	EventMissing, WrongDate, WrongTime, WrongDuration, WrongAttendees, EventNotCanceled, OtherEvent,
+	EventMissing, WrongDate, WrongTime, WrongDuration, WrongAttendees, EventNotCancelled, OtherEvent,
 	NoEmailSent, WrongRecipient, WrongSubject, WrongBody,
 }
 
@@ -158,7 +158,7 @@ func hasEvent(s *State, title, date, clock string, duration int64, attendees []s
 func onlyCancelled(initial, final *State, id string) string {
 	for _, ev := range final.Events {
 		if ev.ID == id && !ev.Cancelled {
-			return EventNotCanceled
+			return EventNotCancelled
 		}
 	}
 	for _, ev := range final.Events {

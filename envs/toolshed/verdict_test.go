@@ -107,7 +107,7 @@ func TestFailedBecauseNamesTheFirstFailedCondition(t *testing.T) {
 		// of another date.
 		{"closest event", book, []string{callWith(t, create, "date", strVal("2026-08-03")), callWith(t, create, "time", strVal("16:15")), done}, WrongTime},
 		{"cancelled", cancel, cancel.Steps, ""},
-		{"not cancelled", cancel, []string{done}, EventNotCanceled},
+		{"not cancelled", cancel, []string{done}, EventNotCancelled},
 		{"cancelled one more", cancel, []string{stepOf(t, cancel, "list_events"), cancelIt, call("list_events", kw("date", strVal(otherEvent.Date))),
 			call("cancel_event", kw("event_id", strVal(otherEvent.ID))), done}, OtherEvent},
 		{"sent", note, note.Steps, ""},
