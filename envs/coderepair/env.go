@@ -303,8 +303,9 @@ func (e *episode) FailedBecause() string {
 const NoProgramRan = "no program ran"
 
 // FailedBecause names why a run failed its tests, "" when it passed: the
-// first test line that failed, as "test N failed" when its assert was
-// false, "test N timed out" when a limit of time struck while it ran, and
+// first test line that failed, as "test N failed" when it ended in an
+// AssertionError (its assert was false, or one of the program's own
+// asserts failed), "test N timed out" when a limit of time struck while it ran, and
 // "test N: KIND" for any other failure while it ran (KIND the failure's
 // kind: type_error, memory_limit, ...); "did not run: KIND" when the
 // program failed before its first test (syntax_error, no_function,
