@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -153,5 +156,40 @@ func TestFailedBecauseThroughTheCommandLine(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no exported sample says it failed because %q", e["failed_because"])
+	}
+}
+
+// A run folder begun by a feedrun before failed_because, its rows intact,
+// is not resumed: the rollout exits as on a bad input, with one line that
+// names the file and the column, and the folder keeps its rows.
+func TestRolloutRefusesToResumeAFolderWithoutFailedBecause(t *testing.T) {
+	c := newFakeCLI(t)
+	out := filepath.Join(t.TempDir(), "rollout")
+	c.ok("rollout", "--env", "toolshed", "--tasks", "1", "--harness", "verbatim", "--max-steps", "2", "--out", out)
+	// As the feedrun before the column wrote it: every column but the last.
+	path := filepath.Join(out, results.RolloutEpisodes.Name)
+	header, rows, err := results.ReadTable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old bytes.Buffer
+	w := csv.NewWriter(&old)
+	w.Write(header[:len(results.RolloutEpisodesV3Header)])
+	for _, r := range rows {
+		w.Write(r[:len(results.RolloutEpisodesV3Header)])
+	}
+	w.Flush()
+	if err := os.WriteFile(path, old.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := c.run("rollout", "--env", "toolshed", "--tasks", "1", "--harness", "verbatim", "--max-steps", "2", "--out", out)
+	// The error is one line, after the status line that names the run.
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	line := lines[len(lines)-1]
+	if code != ExitUsage || !strings.HasPrefix(line, "feedrun: "+path+" ") || !strings.Contains(line, `"failed_because"`) || len(lines) > 2 {
+		t.Errorf("resume: exit %d, stderr %q; want %d and one line naming %s and the column", code, stderr, ExitUsage, path)
+	}
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, old.Bytes()) {
+		t.Errorf("the refused folder's episodes are now %q", data)
 	}
 }
