@@ -57,7 +57,10 @@ var _ interface {
 	env.MemoryKeys
 } = (*Environment)(nil)
 
-var _ env.Closer = (*episode)(nil)
+var _ interface {
+	env.Closer
+	env.FailureReason
+} = (*episode)(nil)
 
 // turnRef is where a task's turn is: the entry's index and the turn's.
 type turnRef struct{ entry, turn int }
@@ -327,6 +330,15 @@ func (p *episode) Execute(_ context.Context, action string) (env.Outcome, error)
 
 // Passed is BFCL's verdict on the turn, which the model must have ended.
 func (p *episode) Passed() bool { return p.verdict != nil && p.verdict.Passed }
+
+// FailedBecause is why BFCL's verdict failed the turn (Verdict.Because),
+// NotFinished before the turn ends.
+func (p *episode) FailedBecause() string {
+	if p.verdict == nil {
+		return NotFinished
+	}
+	return p.verdict.Because()
+}
 
 // Verdict is the turn's verdict, nil before it ends.
 func (p *episode) Verdict() *Verdict { return p.verdict }

@@ -179,6 +179,22 @@ func TestGroundTruthPassesATurn(t *testing.T) {
 	if none.Passed() || none.Verdict().Reason != FailEmpty {
 		t.Errorf("no call: %+v", none.Verdict())
 	}
+	// Why, as the run folder records it: the verdict's reason, none when
+	// the turn passed, and not finished before the turn ends.
+	if got := none.FailedBecause(); got != FailEmpty {
+		t.Errorf("no call: failed because %q, want %q", got, FailEmpty)
+	}
+	if got := ep.FailedBecause(); got != "" {
+		t.Errorf("the ground truth: failed because %q", got)
+	}
+	open, err := e.NewEpisode(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.(env.Closer).Close()
+	if got := open.(env.FailureReason).FailedBecause(); got != NotFinished {
+		t.Errorf("a turn not ended: failed because %q, want %q", got, NotFinished)
+	}
 	other, _ := play(t, e, task, `[pwd()]`)
 	if other.Passed() {
 		t.Errorf("pwd() passed turn 2: %+v", other.Verdict())

@@ -46,6 +46,21 @@ type Verdict struct {
 	Missing []string
 }
 
+// NotFinished is the reason of a turn that the model never ended, which
+// BFCL's checker never judged.
+const NotFinished = "not finished"
+
+// Because names why the turn failed, "" when it passed: BFCL's reason,
+// with the class whose state differs after FailState
+// ("instance_state_mismatch: TwitterAPI"); the attributes and missing
+// results stay in the observation, so that the reasons count by kind.
+func (v Verdict) Because() string {
+	if v.Reason == FailState {
+		return v.Reason + ": " + v.Class
+	}
+	return v.Reason
+}
+
 func (v Verdict) String() string {
 	switch v.Reason {
 	case "":

@@ -247,3 +247,19 @@ func TestWholeEntryAgreesWithBFCL(t *testing.T) {
 		t.Error("no entry failed: the comparison tells nothing")
 	}
 }
+
+func TestBecauseNamesBFCLsReasonAndTheClass(t *testing.T) {
+	for _, tc := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Passed: true}, ""},
+		{Verdict{Reason: FailEmpty}, "empty_turn_model_response"},
+		{Verdict{Reason: FailState, Class: "TwitterAPI", Attributes: []string{"tweets"}}, "instance_state_mismatch: TwitterAPI"},
+		{Verdict{Reason: FailResponse, Missing: []string{"42"}}, "execution_response_mismatch"},
+	} {
+		if got := tc.v.Because(); got != tc.want {
+			t.Errorf("%s: because %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -37,6 +37,8 @@ var _ interface {
 	env.ClosedActions
 } = (*Environment)(nil)
 
+var _ env.FailureReason = (*episode)(nil)
+
 // Open loads the sanitized MBPP file and starts the sandbox.
 func Open(mbpp string) (*Environment, error) { return OpenWith(mbpp, Config{}) }
 
@@ -260,6 +262,7 @@ type episode struct {
 	p      Problem
 	env    *Environment
 	passed bool
+	last   *Result // the last program's run; nil before one
 }
 
 func (e *episode) Messages() []transcript.Message { return Prompt(e.p) }
@@ -275,7 +278,7 @@ func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, erro
 	if err != nil {
 		return env.Outcome{}, err
 	}
-	e.passed = res.Passed
+	e.passed, e.last = res.Passed, &res
 	out := env.Outcome{Observation: res.Observation, Finished: res.Passed}
 	if !res.Passed {
 		failure := res.Error
@@ -285,6 +288,42 @@ func (e *episode) Execute(ctx context.Context, action string) (env.Outcome, erro
 }
 
 func (e *episode) Passed() bool { return e.passed }
+
+// FailedBecause is why the episode's last program failed its tests
+// (FailedBecause), NoProgramRan when it ran none.
+func (e *episode) FailedBecause() string {
+	if e.last == nil {
+		return NoProgramRan
+	}
+	return FailedBecause(*e.last)
+}
+
+// NoProgramRan is the reason of an episode that ran no program (every
+// step of it faulted, looped or was refused).
+const NoProgramRan = "no program ran"
+
+// FailedBecause names why a run failed its tests, "" when it passed: the
+// first test line that failed, as "test N failed" when it ended in an
+// AssertionError (its assert was false, or one of the program's own
+// asserts failed), "test N timed out" when a limit of time struck while it ran, and
+// "test N: KIND" for any other failure while it ran (KIND the failure's
+// kind: type_error, memory_limit, ...); "did not run: KIND" when the
+// program failed before its first test (syntax_error, no_function,
+// timeout, ...). The tests run in order and stop at the first failure, so
+// the line is the first that fails.
+func FailedBecause(r Result) string {
+	switch {
+	case r.Passed:
+		return ""
+	case r.Test == 0:
+		return "did not run: " + r.Error.Kind
+	case r.Error.Kind == KindAssertion:
+		return fmt.Sprintf("test %d failed", r.Test)
+	case r.Error.Kind == KindTimeout:
+		return fmt.Sprintf("test %d timed out", r.Test)
+	}
+	return fmt.Sprintf("test %d: %s", r.Test, r.Error.Kind)
+}
 
 // oneFunction reports whether code is imports and one function definition,
 // with nothing else at the top level and no blank line inside the

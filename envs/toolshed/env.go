@@ -36,7 +36,10 @@ var _ interface {
 } = Environment{}
 
 // Its episodes gate writes on their reads.
-var _ env.Preconditions = (*episode)(nil)
+var _ interface {
+	env.Preconditions
+	env.FailureReason
+} = (*episode)(nil)
 
 func (Environment) Name() string { return Name }
 
@@ -264,6 +267,10 @@ func (e *episode) Execute(_ context.Context, action string) (env.Outcome, error)
 // Passed requires the finish call as well as the predicate: a task is done
 // only when the agent finished it and the office shows it done.
 func (e *episode) Passed() bool { return e.ep.Finished() && e.ep.Check() }
+
+// FailedBecause is the first condition of the task's check that the
+// episode fails (Episode.FailedBecause), "" when it passes.
+func (e *episode) FailedBecause() string { return e.ep.FailedBecause() }
 
 // Precondition names the read a write needs in words (the rule), never the
 // call with its arguments: the gate must not hand the model the answer.

@@ -43,7 +43,21 @@ func (e *Episode) Execute(action string) (observation string, failure *transcrip
 
 // Check applies the task's own success predicate to the episode's office and
 // to the answer given with finish (empty if the episode has not finished).
-func (e *Episode) Check() bool {
+func (e *Episode) Check() bool { return e.check() == "" }
+
+// FailedBecause names the first condition of the task's check that the
+// episode fails (one of Reasons), "" when it passes: its office's, then
+// NotFinished where the office is right, or the task asks only for an
+// answer, and no finish call succeeded.
+func (e *Episode) FailedBecause() string {
+	why := e.check()
+	if !e.finished && (why == "" || why == WrongAnswer) {
+		return NotFinished
+	}
+	return why
+}
+
+func (e *Episode) check() string {
 	answer := ""
 	if e.finished {
 		answer = e.answer

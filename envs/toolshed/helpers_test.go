@@ -39,7 +39,7 @@ func fixtureState() *State {
 // which must succeed.
 func fixtureEpisode(t testing.TB, before ...string) *Episode {
 	t.Helper()
-	ep := StartEpisode(Task{ID: "fixture", state: fixtureState(), check: func(*State, string) bool { return false }})
+	ep := StartEpisode(Task{ID: "fixture", state: fixtureState(), check: func(*State, string) string { return WrongAnswer }})
 	for _, action := range before {
 		if obs, failure, _ := ep.Execute(action); failure != nil {
 			t.Fatalf("setup %s: %s", action, obs)

@@ -32,16 +32,19 @@ type Template struct {
 }
 
 // taskSpec is what a template makes of one office; key tells instances of a
-// template apart.
+// template apart. check is the task's check: "" when the office and the
+// finish answer are as the task wants them, else the first of its
+// conditions that fails (one of Reasons).
 type taskSpec struct {
 	key    string
 	prompt string
 	steps  []string
-	check  func(final *State, answer string) bool
+	check  func(final *State, answer string) string
 }
 
 // Task is one instantiated template: its office, the user's request, the
-// correct calls that solve it and the predicate that says it is solved.
+// correct calls that solve it and the check that says whether it is
+// solved, and if not, why.
 type Task struct {
 	ID       string
 	Template string
@@ -49,7 +52,7 @@ type Task struct {
 	Prompt   string   // the user's request
 	Steps    []string // correct calls in order; the last is finish
 	state    *State
-	check    func(final *State, answer string) bool
+	check    func(final *State, answer string) string
 }
 
 // UserMessage is the task as the model receives it.
@@ -287,39 +290,6 @@ func answerHasNumber(answer string, n int) bool {
 	return slices.Contains(fields, strconv.Itoa(n))
 }
 
-func sentMessage(s *State, to, subject, body string) bool {
-	for _, m := range s.Mail {
-		if m.Folder == "sent" && strings.EqualFold(m.To, to) &&
-			strings.EqualFold(strings.TrimSpace(m.Subject), subject) && strings.TrimSpace(m.Body) == strings.TrimSpace(body) {
-			return true
-		}
-	}
-	return false
-}
-
-func hasEvent(s *State, title, date, clock string, duration int64, attendees []string) bool {
-	for _, ev := range s.Events {
-		got := slices.Sorted(slices.Values(ev.Attendees))
-		if !ev.Cancelled && strings.EqualFold(strings.TrimSpace(ev.Title), title) && ev.Date == date &&
-			ev.Time == clock && ev.Duration == duration && slices.Equal(got, slices.Sorted(slices.Values(attendees))) {
-			return true
-		}
-	}
-	return false
-}
-
-// onlyCancelled says whether id is cancelled and no other event of the
-// initial office changed its status.
-func onlyCancelled(initial, final *State, id string) bool {
-	for _, ev := range final.Events {
-		i, existed := initial.event(ev.ID)
-		if ev.ID == id && !ev.Cancelled || ev.ID != id && existed && ev.Cancelled != initial.Events[i].Cancelled {
-			return false
-		}
-	}
-	return true
-}
-
 func presentFiles(w *State, keep func(fileSpec) bool) []fileSpec {
 	var out []fileSpec
 	for _, f := range filePool {
@@ -373,7 +343,7 @@ func buildFileFact(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    f.path,
 		prompt: fmt.Sprintf("%s The answer is in %s.", f.question, f.path),
 		steps:  []string{call("read_file", kw("path", strVal(f.path))), finishCall(f.answer)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, f.answer) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, f.answer) },
 	}, ok
 }
 
@@ -390,7 +360,7 @@ func buildFolderCount(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    d,
 		prompt: fmt.Sprintf("How many files does the folder %s hold, counting its subfolders? Answer with the number.", d),
 		steps:  []string{call("list_files", kw("directory", strVal(d))), finishCall(strconv.Itoa(n))},
-		check:  func(_ *State, answer string) bool { return answerHasNumber(answer, n) },
+		check:  func(_ *State, answer string) string { return firstMiss(cond{answerHasNumber(answer, n), WrongAnswer}) },
 	}, ok
 }
 
@@ -407,7 +377,7 @@ func buildAppendLine(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("write_file", kw("path", strVal(f.path)), kw("content", strVal(want+"\n"))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return strings.TrimRight(s.Files[f.path], "\n") == want },
+		check: func(s *State, _ string) string { return fileCheck(s, f.path, want, trimNewlines) },
 	}, ok
 }
 
@@ -417,10 +387,7 @@ func buildNewFile(_ *State, r *rand.Rand) (taskSpec, bool) {
 		key:    f.path,
 		prompt: fmt.Sprintf("Create the file %s with exactly this text: %s", f.path, f.content),
 		steps:  []string{call("write_file", kw("path", strVal(f.path)), kw("content", strVal(f.content))), finishCall("done")},
-		check: func(s *State, _ string) bool {
-			text, ok := s.Files[f.path]
-			return ok && strings.TrimSpace(text) == f.content
-		},
+		check:  func(s *State, _ string) string { return fileCheck(s, f.path, f.content, strings.TrimSpace) },
 	}, ok
 }
 
@@ -430,16 +397,9 @@ func buildDeleteFile(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    f.path,
 		prompt: fmt.Sprintf("Delete the file %s and leave every other file as it is.", f.path),
 		steps:  []string{call("delete_file", kw("path", strVal(f.path))), finishCall("done")},
-		check: func(s *State, _ string) bool {
-			if _, kept := s.Files[f.path]; kept {
-				return false
-			}
-			for p, text := range w.Files {
-				if got, ok := s.Files[p]; p != f.path && (!ok || got != text) {
-					return false
-				}
-			}
-			return true
+		check: func(s *State, _ string) string {
+			_, kept := s.Files[f.path]
+			return firstMiss(cond{!kept, FileNotDeleted}, cond{othersKept(w, s, f.path), OtherFile})
 		},
 	}, ok
 }
@@ -450,7 +410,7 @@ func buildContactPhone(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    c.Name,
 		prompt: fmt.Sprintf("What is the phone number of %s?", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Phone)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Phone) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, c.Phone) },
 	}, ok
 }
 
@@ -468,13 +428,13 @@ func buildTeamMembers(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    c.Team,
 		prompt: fmt.Sprintf("Which contacts work on the %s team? Answer with their full names.", c.Team),
 		steps:  []string{call("search_contacts", kw("query", strVal(c.Team))), finishCall(strings.Join(names, ", "))},
-		check: func(_ *State, answer string) bool {
+		check: func(_ *State, answer string) string {
 			for _, n := range names {
 				if !answerHas(answer, n) {
-					return false
+					return WrongAnswer
 				}
 			}
-			return true
+			return ""
 		},
 	}, ok && int64(len(names)) <= limit.Default.Int
 }
@@ -490,10 +450,7 @@ func buildNewContact(_ *State, r *rand.Rand) (taskSpec, bool) {
 			call("add_contact", kw("name", strVal(v.Name)), kw("email", strVal(v.Email)), kw("phone", strVal(v.Phone)), kw("tags", strList(tag))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			c, ok := s.contact(v.Name)
-			return ok && strings.EqualFold(c.Email, v.Email) && c.Phone == v.Phone && slices.Contains(c.Tags, tag)
-		},
+		check: func(s *State, _ string) string { return contactCheck(s, v.Name, v.Email, v.Phone, tag) },
 	}, ok
 }
 
@@ -503,7 +460,7 @@ func buildEventTime(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    ev.Title,
 		prompt: fmt.Sprintf("At what time does %q start on %s? Answer with the time as HH:MM.", ev.Title, ev.Date),
 		steps:  []string{call("list_events", kw("date", strVal(ev.Date))), finishCall(ev.Time)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, ev.Time) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, ev.Time) },
 	}, ok
 }
 
@@ -522,7 +479,7 @@ func buildScheduleMeeting(w *State, r *rand.Rand) (taskSpec, bool) {
 				kw("duration", intVal(length)), kw("attendees", strList(c.Email))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return hasEvent(s, title, date, clock, length, []string{c.Email}) },
+		check: func(s *State, _ string) string { return hasEvent(s, title, date, clock, length, []string{c.Email}) },
 	}, ok
 }
 
@@ -536,7 +493,7 @@ func buildCancelMeeting(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("cancel_event", kw("event_id", strVal(ev.ID))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return onlyCancelled(w, s, ev.ID) },
+		check: func(s *State, _ string) string { return onlyCancelled(w, s, ev.ID) },
 	}, ok
 }
 
@@ -551,7 +508,7 @@ func buildEmailContact(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(m.subject)), kw("body", strVal(m.body))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return sentMessage(s, c.Email, m.subject, m.body) },
+		check: func(s *State, _ string) string { return sentMessage(w, s, c.Email, m.subject, m.body) },
 	}, ok
 }
 
@@ -562,7 +519,7 @@ func buildEmailSender(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    m.topic,
 		prompt: fmt.Sprintf("Who sent the e-mail about %s? Answer with the sender's e-mail address.", m.topic),
 		steps:  []string{call("search_emails", kw("query", strVal(m.topic))), finishCall(address)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, address) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, address) },
 	}, ok
 }
 
@@ -579,7 +536,7 @@ func buildReplyEmail(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("send_email", kw("to", strVal(address)), kw("subject", strVal(subject)), kw("body", strVal(body))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return sentMessage(s, address, subject, body) },
+		check: func(s *State, _ string) string { return sentMessage(w, s, address, subject, body) },
 	}, ok
 }
 
@@ -597,7 +554,7 @@ func buildShareFile(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(subject)), kw("body", strVal(text))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return sentMessage(s, c.Email, subject, text) },
+		check: func(s *State, _ string) string { return sentMessage(w, s, c.Email, subject, text) },
 	}, ok
 }
 
@@ -616,10 +573,7 @@ func buildSaveSender(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("add_contact", kw("name", strVal(name)), kw("email", strVal(address)), kw("tags", strList("vendor"))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			c, ok := s.contact(name)
-			return ok && strings.EqualFold(c.Email, address) && slices.Contains(c.Tags, "vendor")
-		},
+		check: func(s *State, _ string) string { return contactCheck(s, name, address, "", "vendor") },
 	}, ok
 }
 
@@ -636,8 +590,11 @@ func buildReschedule(w *State, r *rand.Rand) (taskSpec, bool) {
 				kw("duration", intVal(ev.Duration)), kw("attendees", strList(ev.Attendees...))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			return onlyCancelled(w, s, ev.ID) && hasEvent(s, ev.Title, date, ev.Time, ev.Duration, ev.Attendees)
+		check: func(s *State, _ string) string {
+			if why := onlyCancelled(w, s, ev.ID); why != "" {
+				return why
+			}
+			return hasEvent(s, ev.Title, date, ev.Time, ev.Duration, ev.Attendees)
 		},
 	}, ok
 }
@@ -678,7 +635,7 @@ func buildBookEvent(w *State, r *rand.Rand) (taskSpec, bool) {
 				kw("duration", intVal(length)), kw("attendees", strList(c.Email))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return hasEvent(s, title, date, clock, length, []string{c.Email}) },
+		check: func(s *State, _ string) string { return hasEvent(s, title, date, clock, length, []string{c.Email}) },
 	}, ok
 }
 
@@ -689,7 +646,7 @@ func buildContactEmail(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    c.Name,
 		prompt: fmt.Sprintf("What is the e-mail address of %s? Look it up with get_contact, then give the address with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Email)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Email) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, c.Email) },
 	}, ok
 }
 
@@ -701,7 +658,7 @@ func buildAddressOwner(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    c.Email,
 		prompt: fmt.Sprintf("Whose e-mail address is %s? Look it up with search_contacts, then give their full name with finish(answer=\"...\").", c.Email),
 		steps:  []string{call("search_contacts", kw("query", strVal(c.Email))), finishCall(c.Name)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Name) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, c.Name) },
 	}, ok
 }
 
@@ -716,10 +673,7 @@ func buildSaveVendor(_ *State, r *rand.Rand) (taskSpec, bool) {
 			call("add_contact", kw("name", strVal(v.Name)), kw("email", strVal(v.Email)), kw("tags", strList(tag))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			c, ok := s.contact(v.Name)
-			return ok && strings.EqualFold(c.Email, v.Email) && slices.Contains(c.Tags, tag)
-		},
+		check: func(s *State, _ string) string { return contactCheck(s, v.Name, v.Email, "", tag) },
 	}, ok
 }
 
@@ -735,14 +689,10 @@ func buildDeleteTwo(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    a + " " + b,
 		prompt: fmt.Sprintf("Delete two files, leaving every other file as it is. Your first reply: delete_file for %s. Your next reply, after its result: delete_file for %s", a, b) + finishDone,
 		steps:  []string{call("delete_file", kw("path", strVal(a))), call("delete_file", kw("path", strVal(b))), finishCall("done")},
-		check: func(s *State, _ string) bool {
-			for p, text := range w.Files {
-				got, kept := s.Files[p]
-				if (p == a || p == b) == kept || kept && got != text {
-					return false
-				}
-			}
-			return true
+		check: func(s *State, _ string) string {
+			_, keptA := s.Files[a]
+			_, keptB := s.Files[b]
+			return firstMiss(cond{!keptA && !keptB, FileNotDeleted}, cond{othersKept(w, s, a, b), OtherFile})
 		},
 	}, true
 }
@@ -765,9 +715,11 @@ func buildCopyFile(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(text))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			got, ok := s.Files[to]
-			return ok && strings.TrimSpace(got) == strings.TrimSpace(text) && s.Files[f.path] == text
+		check: func(s *State, _ string) string {
+			if why := fileCheck(s, to, strings.TrimSpace(text), strings.TrimSpace); why != "" {
+				return why
+			}
+			return firstMiss(cond{s.Files[f.path] == text, OtherFile})
 		},
 	}, true
 }
@@ -784,7 +736,7 @@ func buildSendNote(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("send_email", kw("to", strVal(c.Email)), kw("subject", strVal(m.subject)), kw("body", strVal(m.body))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return sentMessage(s, c.Email, m.subject, m.body) },
+		check: func(s *State, _ string) string { return sentMessage(w, s, c.Email, m.subject, m.body) },
 	}, ok
 }
 
@@ -801,8 +753,11 @@ func buildTwoFiles(_ *State, r *rand.Rand) (taskSpec, bool) {
 			call("write_file", kw("path", strVal(b.path)), kw("content", strVal(b.content))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool {
-			return strings.TrimSpace(s.Files[a.path]) == a.content && strings.TrimSpace(s.Files[b.path]) == b.content
+		check: func(s *State, _ string) string {
+			if why := fileCheck(s, a.path, a.content, strings.TrimSpace); why != "" {
+				return why
+			}
+			return fileCheck(s, b.path, b.content, strings.TrimSpace)
 		},
 	}, true
 }
@@ -826,7 +781,7 @@ func buildContactCard(w *State, r *rand.Rand) (taskSpec, bool) {
 			call("write_file", kw("path", strVal(to)), kw("content", strVal(c.Phone))),
 			finishCall("done"),
 		},
-		check: func(s *State, _ string) bool { return strings.TrimSpace(s.Files[to]) == c.Phone },
+		check: func(s *State, _ string) string { return fileCheck(s, to, c.Phone, strings.TrimSpace) },
 	}, ok
 }
 
@@ -838,6 +793,6 @@ func buildContactTeam(w *State, r *rand.Rand) (taskSpec, bool) {
 		key:    c.Name,
 		prompt: fmt.Sprintf("Which team does %s work on? Look it up with get_contact, then give the team with finish(answer=\"...\").", c.Name),
 		steps:  []string{call("get_contact", kw("name", strVal(c.Name))), finishCall(c.Team)},
-		check:  func(_ *State, answer string) bool { return answerHas(answer, c.Team) },
+		check:  func(_ *State, answer string) string { return answerCheck(answer, c.Team) },
 	}, ok
 }

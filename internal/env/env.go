@@ -17,10 +17,10 @@
 // (MemoryKeys), the actions a partial reply has already fixed
 // (ClosedActions), control actions that transient
 // faults spare (ControlActions), and, on an episode, the preconditions
-// the memory harness gates writes on (Preconditions) and what it holds
-// until it is closed (Closer). An environment that
-// has nothing to say for a capability does not implement it, rather than
-// answering with nothing.
+// the memory harness gates writes on (Preconditions), why its check
+// failed (FailureReason) and what it holds until it is closed (Closer).
+// An environment that has nothing to say for a capability does not
+// implement it, rather than answering with nothing.
 //
 // A capability that a setting needs (grammar decoding, --shots, probe
 // items, a memory build) is asked for with its Of function, whose error,
@@ -76,6 +76,19 @@ type Episode interface {
 	Execute(ctx context.Context, action string) (Outcome, error)
 	// Passed is the environment's own success check.
 	Passed() bool
+}
+
+// FailureReason is an episode that says why its own check failed, so
+// that a run folder records it (rollout_episodes.csv's failed_because)
+// and no one replays the episode to learn it. An episode without it
+// leaves the column empty.
+type FailureReason interface {
+	// FailedBecause names, in the environment's own fixed words, the
+	// first condition of its check that the episode fails as it stands
+	// (ToolShed: "wrong date"; CodeRepair: "test 2 failed"; BFCL:
+	// "instance_state_mismatch: TwitterAPI"), or that it never finished;
+	// "" when it passes.
+	FailedBecause() string
 }
 
 // Closer is an episode that holds something until it ends (BFCL: a

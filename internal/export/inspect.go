@@ -267,6 +267,13 @@ func episodeSample(e runs.Episode, epoch int, run runs.RunInfo, src Sources) Sam
 		ScoreRepeated: flag(e.ExactRepeats > 0, fmt.Sprintf("%d exact, %d near repeats of an earlier failed action", e.ExactRepeats, e.NearRepeats)),
 		ScoreLooped:   flag(e.Looped, "the same action three times in a row"),
 	}
+	// Why the check failed, where the run folder says (failed_because).
+	if e.FailedBecause != "" {
+		s.Metadata["failed_because"] = e.FailedBecause
+		passed := s.Scores[ScorePassed]
+		passed.Explanation += "; failed because: " + e.FailedBecause
+		s.Scores[ScorePassed] = passed
+	}
 	// Recovered is defined only for an episode with a failed step: it
 	// passed after one.
 	if e.FailedSteps > 0 {

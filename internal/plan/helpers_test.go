@@ -52,6 +52,8 @@ func (e episode) record() []string {
 			rec[i] = v
 		case col == "escalated":
 			rec[i] = "false"
+		case col == "failed_because":
+			rec[i] = ""
 		default:
 			rec[i] = "0"
 		}

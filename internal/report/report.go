@@ -107,6 +107,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return err
 		}
 		tables = append(tables, t)
+		tables = append(tables, FailedBecause(data.Episodes)...)
 	}
 	if len(data.Sweep) > 0 {
 		t, err := RetryBudget(data.Sweep, b)

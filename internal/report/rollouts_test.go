@@ -26,6 +26,7 @@ type episode struct {
 	steps, exact              int
 	respelled                 int
 	finished, passed, looped  bool
+	because                   string // failed_because
 }
 
 // ep is an episode of model "m" on ToolShed that took 4 steps and did not
@@ -44,7 +45,7 @@ func (e episode) record() []string {
 	return []string{
 		e.model, e.env, e.harness, e.task, "tpl-" + e.task, strconv.FormatUint(e.seed, 10), strconv.Itoa(e.steps),
 		b(e.finished), b(e.passed), strconv.Itoa(e.exact), strconv.Itoa(e.exact), b(e.looped), "false", "0", "0", "100", "0",
-		strconv.Itoa(e.respelled),
+		strconv.Itoa(e.respelled), e.because,
 	}
 }
 
@@ -500,7 +501,7 @@ func TestRolloutsByDecodingWithTheStudyBeside(t *testing.T) {
 	constrained := rolloutDir(t, grammarCfg, ep("verbatim", "t1", 1), ep("ban", "t1", 1))
 	old := newRun(t, tuned(true))
 	rec := ep("verbatim", "t1", 1).record()
-	writeTable(t, old, runs.EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(rec)-2]})
+	writeTable(t, old, runs.EpisodesFile, results.RolloutEpisodesV1Header, [][]string{rec[:len(results.RolloutEpisodesV1Header)]})
 	other := rolloutDir(t, tuned(true), ep("verbatim", "t1", 1).with(func(e *episode) { e.env = "coderepair" }))
 	data, err := runs.Load([]string{free, constrained, other})
 	if err != nil {
@@ -562,7 +563,7 @@ func TestTheStudysBanIsMeasuredAndOldBanRunsReadAsTheTextBan(t *testing.T) {
 	var recs [][]string
 	for _, e := range old {
 		rec := e.record()
-		recs = append(recs, rec[:len(rec)-1])
+		recs = append(recs, rec[:len(results.RolloutEpisodesV2Header)])
 	}
 	writeTable(t, dir, runs.EpisodesFile, results.RolloutEpisodesV2Header, recs)
 	data, err := runs.Load([]string{dir})

@@ -1,6 +1,11 @@
 package results
 
-import "fmt"
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"slices"
+)
 
 // The run folder's tables, in one place: each table's file name, header and
 // key columns. The runners that write a table (probe, rollout, sweep), merge
@@ -41,26 +46,32 @@ var ProbeTokens = TableSpec{
 
 // RolloutEpisodes is rollout_episodes.csv: one row per model × env ×
 // harness × task × seed. lessons (how many lessons the memory harness
-// showed) came later, and respelled_repeats (exact repeats written through
-// other tokens than the failure) later still; RolloutEpisodesV1Header and
-// RolloutEpisodesV2Header are the headers of the runs written before each,
+// showed) came later, respelled_repeats (exact repeats written through
+// other tokens than the failure) later still, and failed_because (why the
+// environment's check failed the episode, env.FailureReason; empty when it
+// passed) last; RolloutEpisodesV1Header, RolloutEpisodesV2Header and
+// RolloutEpisodesV3Header are the headers of the runs written before each,
 // which report still reads.
 var RolloutEpisodes = TableSpec{
 	Name: "rollout_episodes.csv",
 	Header: []string{
 		"model", "env", "harness", "task", "template", "seed", "steps", "finished", "passed",
 		"exact_repeats", "near_repeats", "looped", "escalated", "retries", "virtual_time_ms", "tokens", "lessons",
-		"respelled_repeats",
+		"respelled_repeats", "failed_because",
 	},
 	Key: []string{"model", "env", "harness", "task", "seed"},
 }
 
+// RolloutEpisodesV3Header is rollout_episodes.csv's header before
+// failed_because.
+var RolloutEpisodesV3Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-1]
+
 // RolloutEpisodesV2Header is rollout_episodes.csv's header before
 // respelled_repeats.
-var RolloutEpisodesV2Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-1]
+var RolloutEpisodesV2Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-2]
 
 // RolloutEpisodesV1Header is rollout_episodes.csv's header before lessons.
-var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-2]
+var RolloutEpisodesV1Header = RolloutEpisodes.Header[:len(RolloutEpisodes.Header)-3]
 
 // RolloutSteps is rollout_steps.csv: one row per step of an episode. reply
 // is what the model wrote, action what the environment executed of it (the
@@ -142,4 +153,29 @@ func (s TableSpec) Column(name string) int {
 		}
 	}
 	panic(fmt.Sprintf("results: %s has no column %q", s.Name, name))
+}
+
+// RefuseOlder refuses to resume the table at path when an earlier feedrun
+// wrote it with one of the older headers, which lack columns the table has
+// now: rows added to it could not hold what the new columns say, and rows
+// with them would not be the file's rows. It is a Refused, one line that
+// names the file and the first missing column, said before anything is
+// played; a file that is absent, unreadable or has another header is left
+// to OpenTable.
+func (s TableSpec) RefuseOlder(path string, older ...[]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	header, err := csv.NewReader(f).Read()
+	if err != nil {
+		return nil
+	}
+	for _, h := range older {
+		if slices.Equal(header, h) && len(h) < len(s.Header) {
+			return refusedf("%s was written before its column %q (by an older feedrun): finish the run with the build that started it, or play it again in a new --out folder", path, s.Header[len(h)])
+		}
+	}
+	return nil
 }

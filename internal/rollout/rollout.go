@@ -407,6 +407,10 @@ type Result struct {
 	// Lessons is how many lessons the memory harness showed (0 under
 	// every other harness).
 	Lessons int
+	// FailedBecause is why the environment's check failed the episode
+	// (env.FailureReason): "" when it passed, or when the environment
+	// does not say.
+	FailedBecause string
 }
 
 // Run plays one episode of task under cfg, and closes it (env.Closer)
@@ -587,9 +591,12 @@ func (r *Result) add(st Step) {
 }
 
 // finish applies the environment's own check: success is never the
-// model's claim.
+// model's claim. A failed episode keeps why, where the environment says.
 func (r Result) finish(ep Episode) Result {
 	r.Passed = r.Finished && ep.Passed()
+	if f, ok := ep.(env.FailureReason); ok && !r.Passed {
+		r.FailedBecause = f.FailedBecause()
+	}
 	return r
 }
 

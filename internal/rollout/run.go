@@ -96,7 +96,13 @@ type episodeUnit struct {
 // flight have ended and been written, with results.ErrInterrupted.
 func (p *Plan) Execute(ctx context.Context) (Summary, error) {
 	ekey, skey := results.RolloutEpisodes.KeyFunc(), results.RolloutSteps.KeyFunc()
-	episodes, err := results.OpenTable(filepath.Join(p.OutDir, results.RolloutEpisodes.Name), results.RolloutEpisodes.Header, ekey)
+	// A folder an earlier feedrun began, without failed_because, is refused
+	// rather than finished with rows of two shapes.
+	epath := filepath.Join(p.OutDir, results.RolloutEpisodes.Name)
+	if err := results.RolloutEpisodes.RefuseOlder(epath, results.RolloutEpisodesV3Header, results.RolloutEpisodesV2Header, results.RolloutEpisodesV1Header); err != nil {
+		return Summary{}, err
+	}
+	episodes, err := results.OpenTable(epath, results.RolloutEpisodes.Header, ekey)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -241,7 +247,7 @@ func (p *Plan) episodeRecord(h harness.Name, r Result) []string {
 		p.Model, p.Env.Name(), string(h), r.Task.ID, r.Task.Template, strconv.FormatUint(r.Seed, 10),
 		strconv.Itoa(len(r.Steps)), b(r.Finished), b(r.Passed), strconv.Itoa(r.ExactRepeats), strconv.Itoa(r.NearRepeats),
 		b(r.Looped), b(r.Escalated), strconv.Itoa(r.Retries), strconv.FormatInt(r.VirtualTime.Milliseconds(), 10), strconv.Itoa(r.Tokens),
-		strconv.Itoa(r.Lessons), strconv.Itoa(r.RespelledRepeats),
+		strconv.Itoa(r.Lessons), strconv.Itoa(r.RespelledRepeats), r.FailedBecause,
 	}
 }
 

@@ -45,6 +45,11 @@ type Episode struct {
 	// Lessons is how many lessons the memory harness showed (0 elsewhere,
 	// and in runs made before the column).
 	Lessons int
+	// FailedBecause is why the environment's check failed the episode, in
+	// its own words ("wrong date", "test 2 failed"); empty when it passed,
+	// when the environment does not say, and in runs made before the
+	// column.
+	FailedBecause string
 	// Decode is the run's decoding, from its manifest ("free" for runs
 	// made before grammar decoding existed).
 	Decode string
@@ -142,7 +147,7 @@ func addSteps(path string, episodes []Episode, locs []location) (Torn, error) {
 // came from. Errors name the file, the data row (counted from 1 after the
 // header), the column and what was expected.
 func readEpisodes(path string) ([]Episode, []location, Torn, error) {
-	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV2Header, results.RolloutEpisodesV1Header}, parseEpisode)
+	return readRows(path, [][]string{EpisodesHeader, results.RolloutEpisodesV3Header, results.RolloutEpisodesV2Header, results.RolloutEpisodesV1Header}, parseEpisode)
 }
 
 func parseEpisode(r *rowReader) (Episode, error) {
@@ -168,6 +173,9 @@ func parseEpisode(r *rowReader) (Episode, error) {
 	if e.Spelled = r.has("respelled_repeats"); e.Spelled {
 		e.RespelledRepeats = int(r.natural("respelled_repeats"))
 	}
+	if r.has("failed_because") {
+		e.FailedBecause = r.cell("failed_because")
+	}
 	// The rollout counts a repeat per step and passes only finished
 	// episodes; a row that breaks either has its columns mixed up.
 	switch {
@@ -180,6 +188,8 @@ func parseEpisode(r *rowReader) (Episode, error) {
 		r.fail("respelled_repeats", fmt.Errorf("expected at most exact_repeats (%d), got %d", e.ExactRepeats, e.RespelledRepeats))
 	case e.NearRepeats < e.ExactRepeats || e.NearRepeats > e.Steps:
 		r.fail("near_repeats", fmt.Errorf("expected from exact_repeats (%d) to the episode's %d steps, got %d", e.ExactRepeats, e.Steps, e.NearRepeats))
+	case e.Passed && e.FailedBecause != "":
+		r.fail("failed_because", fmt.Errorf("expected empty for an episode that passed, got %q", e.FailedBecause))
 	case e.Lessons > 0 && !e.Harness.Guided():
 		r.fail("lessons", fmt.Errorf("expected 0 outside the memory harness, got %d", e.Lessons))
 	}

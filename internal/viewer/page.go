@@ -213,7 +213,7 @@ func NewRunView(d runs.Data, run string, index int, contexts runs.Contexts, stat
 		he := htmlEpisode{
 			Model: runs.ModelLabel(e.Model, !e.InstructionTuned), Env: e.Env, Harness: string(e.Harness), Task: e.Task, Seed: e.Seed,
 			Steps: e.Steps, Finished: e.Finished, Passed: e.Passed, Exact: e.ExactRepeats, Near: e.NearRepeats, Looped: e.Looped,
-			FailedStep: e.FailedSteps > 0, GaveUp: e.EndedAfterFailure,
+			FailedStep: e.FailedSteps > 0, GaveUp: e.EndedAfterFailure, FailedBecause: e.FailedBecause,
 			Summary: strings.Join(episodeSummary(e), " · "), Run: index, Transcript: []htmlStep{},
 		}
 		for i, s := range e.Transcript {

@@ -51,3 +51,30 @@ func TestRunViewItemsCarryTheContextAfterTheFailure(t *testing.T) {
 		t.Errorf("the view does not encode: %v", err)
 	}
 }
+
+// An episode that failed carries why into the page, in its data and its
+// summary line; one that passed, or of a run before the column, none.
+func TestRunViewEpisodesSayWhyTheyFailed(t *testing.T) {
+	var m results.Manifest
+	m.Config.Env = "toolshed"
+	d := runs.Data{Runs: []runs.RunInfo{{Dir: "r", Manifest: m, Episodes: 3}}}
+	d.Episodes = []runs.Episode{
+		{Model: "m", Env: "toolshed", Harness: harness.Verbatim, Task: "t1", Seed: 1, Run: "r", Finished: true, FailedBecause: "wrong date"},
+		{Model: "m", Env: "toolshed", Harness: harness.Verbatim, Task: "t2", Seed: 1, Run: "r", Finished: true, Passed: true},
+		{Model: "m", Env: "toolshed", Harness: harness.Verbatim, Task: "t3", Seed: 1, Run: "r"},
+	}
+	v := NewRunView(d, "r", 0, nil, nil, "")
+	want := map[string]string{"t1": "wrong date", "t2": "", "t3": ""}
+	for _, e := range v.Episodes {
+		if e.FailedBecause != want[e.Task] || strings.Contains(e.Summary, "failed because") != (want[e.Task] != "") {
+			t.Errorf("episode %s: failed because %q, summary %q; want %q", e.Task, e.FailedBecause, e.Summary, want[e.Task])
+		}
+	}
+	if len(v.Episodes) != 3 {
+		t.Fatalf("%d episodes in the view, want 3", len(v.Episodes))
+	}
+	b, err := json.Marshal(v.Episodes[0])
+	if err != nil || !strings.Contains(string(b), `"failed_because":"wrong date"`) {
+		t.Errorf("the page's data %s (%v) does not carry failed_because", b, err)
+	}
+}

@@ -180,6 +180,9 @@ func episodeSummary(e runs.Episode) []string {
 	default:
 		out = append(out, "did not finish")
 	}
+	if e.FailedBecause != "" {
+		out = append(out, "failed because: "+e.FailedBecause)
+	}
 	out = append(out, plural(e.ExactRepeats, "exact repeat"))
 	if e.RespelledRepeats > 0 {
 		out = append(out, strconv.Itoa(e.RespelledRepeats)+" re-spelled")

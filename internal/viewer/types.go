@@ -55,10 +55,13 @@ type htmlEpisode struct {
 	// GaveUp is the episode finishing right after a failed step; the page
 	// picks by it only from Table 4's gave_up figure, which only an
 	// environment whose episodes end by a finish call has.
-	GaveUp     bool       `json:"gave_up"`
-	Summary    string     `json:"summary"`
-	Run        int        `json:"run"`
-	Transcript []htmlStep `json:"transcript"`
+	GaveUp bool `json:"gave_up"`
+	// FailedBecause is why the environment's check failed the episode;
+	// empty where it passed, or the run folder does not say.
+	FailedBecause string     `json:"failed_because,omitempty"`
+	Summary       string     `json:"summary"`
+	Run           int        `json:"run"`
+	Transcript    []htmlStep `json:"transcript"`
 	// Unrecorded says why the steps' contexts are not shown (a run made
 	// before the context record); empty where they are.
 	Unrecorded string `json:"unrecorded,omitempty"`

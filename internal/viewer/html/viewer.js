@@ -235,7 +235,8 @@
   }
 
   function outcome(e) {
-    return e.passed ? "passed" : e.finished ? "finished, not passed" : "did not finish";
+    const o = e.passed ? "passed" : e.finished ? "finished, not passed" : "did not finish";
+    return e.failed_because ? o + ": " + e.failed_because : o;
   }
   const pct = (n, d) => (d ? (100 * n / d).toFixed(1) + "%" : "");
   const runLabel = (x) => INDEX.runs[x.run].name;
@@ -397,12 +398,14 @@
   }
 
   // why is what a reader can know of an episode's outcome from its
-  // folder: a failed step says why in its observation; the final check
-  // is recorded as passed or not, not which of its conditions failed.
+  // folder: a failed step says why in its observation, and the final
+  // check which of its conditions failed (failed_because), in runs made
+  // since the column.
   function why(e) {
     if (e.passed) return "";
-    if (e.finished) return "Finished, but the environment's check of the result failed (the run folder records that it failed, not which condition).";
-    return "Did not finish within its steps.";
+    const because = e.failed_because ? " Failed because: " + e.failed_because + "." : "";
+    if (e.finished) return "Finished, but the environment's check of the result failed." + (because || " (The run folder was made before it recorded which condition.)");
+    return "Did not finish within its steps." + because;
   }
 
   function transcript(e, only) {
