@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,13 +130,8 @@ func newTracer(s *Sample, logID string, run runs.RunInfo) *tracer {
 			t.ids[k] = s.Messages[i].ID
 		}
 	}
-	// The input is a copy: it may share its array with the messages.
 	if in, ok := s.Input.([]Message); ok {
-		named := make([]Message, len(in))
-		for i, m := range in {
-			named[i] = t.named(m, "input", i)
-		}
-		s.Input = named
+		s.Input = t.matched(in, "input")
 	}
 	s.Events = []Event{}
 	return t
@@ -148,8 +144,30 @@ func (t *tracer) name(kind string, i int) string {
 
 func content(m Message) string { return m.Role + "\x00" + m.Content }
 
-// named is m with the id of the sample's message of its role and content,
-// or a new id where the sample's messages have none such.
+// matched is a copy of msgs (which may share an array with the sample's
+// messages) named after the sample's messages they are, matched in order,
+// so that a repeated reply is not taken for the first one; a message the
+// sample's messages do not hold (what the harness showed, where the export
+// shows the observation) is named by named.
+func (t *tracer) matched(msgs []Message, kind string) []Message {
+	out := make([]Message, len(msgs))
+	from := 0
+	for j, m := range msgs {
+		k := content(m)
+		i := slices.IndexFunc(t.s.Messages[from:], func(x Message) bool { return content(x) == k })
+		if i >= 0 {
+			m.ID = t.s.Messages[from+i].ID
+			from += i + 1
+		} else {
+			m = t.named(m, kind, j)
+		}
+		out[j] = m
+	}
+	return out
+}
+
+// named is m with the id of the sample's first message of its role and
+// content, or a new one where the sample has none such.
 func (t *tracer) named(m Message, kind string, i int) Message {
 	k := content(m)
 	if t.ids[k] == "" {
@@ -163,7 +181,8 @@ func (t *tracer) head(kind string, meta map[string]any) eventHead {
 	return eventHead{Event: kind, UUID: t.name("event", len(t.s.Events)), Timestamp: t.at, Metadata: meta}
 }
 
-// model adds the event of reply, written from input.
+// model adds the event of reply, written from input, whose messages are
+// named.
 func (t *tracer) model(model string, input []Message, reply Message, meta map[string]any) {
 	// No refs where the input is empty (a task whose statement is not
 	// known): Inspect's reader resolves refs only against a pool with
@@ -173,7 +192,6 @@ func (t *tracer) model(model string, input []Message, reply Message, meta map[st
 		if t.s.EventsData == nil {
 			t.s.EventsData = &EventsData{Messages: []Message{}, Calls: []any{}}
 		}
-		m = t.named(m, "pooled", len(t.s.EventsData.Messages))
 		at, ok := t.pool[m.ID]
 		if !ok {
 			at = len(t.s.EventsData.Messages)
@@ -260,7 +278,7 @@ func traceEpisode(s *Sample, e runs.Episode, logID string, run runs.RunInfo) {
 		at := replies[k]
 		input := s.Messages[first:at]
 		if e.ContextRecorded {
-			input = messages(st.Context, "input")
+			input = t.matched(messages(st.Context, "input"), "context"+strconv.Itoa(k))
 		}
 		t.model(e.Model, input, s.Messages[at], map[string]any{"step": st.Step})
 		meta := map[string]any{"step": st.Step}
