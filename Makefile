@@ -136,9 +136,11 @@ test-slurm: build
 test-browser: deps
 	GO='$(GO)' bash scripts/test-browser.sh
 
-# feedrun export's Inspect logs read by Inspect's own Python reader
-# (inspect-ai, pinned, installed from PyPI into .venv-inspect on first
-# use): samples, scores and message roles checked against the run folders
+# feedrun export's Inspect logs, of the fixtures and of every committed run
+# folder, read by Inspect itself (inspect-ai with pandas and pyarrow,
+# pinned, installed from PyPI into .venv-inspect on first use): its reader
+# whole and header only, its data frames and inspect view's log headers;
+# samples, scores, messages and events checked against the run folders
 # (scripts/test-inspect.sh, docs/viewer.md).
 test-inspect: build
 	bash scripts/test-inspect.sh

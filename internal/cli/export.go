@@ -40,10 +40,13 @@ G_per_token and P_repeat).
 
 A rollout sample starts with its task as the environment states it
 (ToolShed's from its task list, CodeRepair's from its data file), then each
-step's reply and observation. ToolShed probe items get their context,
-made again from the run's settings; CodeRepair's only with --contexts,
-which runs their programs again (minutes). Where a task or a context
-cannot be found here, the sample's metadata says why.`,
+step's reply and observation, and its events (Inspect's Transcript tab) are
+a model event per reply and a tool event per action; a run made before
+the context record says so in a note that opens the transcript. ToolShed
+probe items get their context, made again from the run's settings;
+CodeRepair's only with --contexts, which runs their programs again
+(minutes). Where a task or a context cannot be found here, the sample's
+metadata says why.`,
 		Example: `  feedrun export --format inspect results/rollout-qwen2.5-coder-0.5b-toolshed --out logs
   inspect view --log-dir logs`,
 		Args: cobra.MinimumNArgs(1),

@@ -26,11 +26,16 @@ func readLogs(t *testing.T, paths []string) map[string]export.Log {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Input is messages or a note, and events are of several kinds:
+		// both are read apart.
 		var raw struct {
 			export.Log
 			Samples []struct {
 				export.Sample
-				Input json.RawMessage `json:"input"`
+				Input  json.RawMessage `json:"input"`
+				Events []struct {
+					Event string `json:"event"`
+				} `json:"events"`
 			} `json:"samples"`
 		}
 		if err := json.Unmarshal(data, &raw); err != nil {

@@ -10,7 +10,11 @@
 // reader checks as a whole against its model, where the zip splits a log
 // into a header, per-sample files, summaries and a journal whose layout is
 // Inspect's own implementation and has changed between its versions.
-// `make test-inspect` reads the exported logs with Inspect's own reader.
+// A sample carries Inspect's transcript events as well as its messages
+// (events.go): a model event per reply and a tool event per action, which
+// Inspect's Transcript tab draws. `make test-inspect` reads the exported
+// logs of every committed run with Inspect's own reader, data frames and
+// viewer.
 //
 // The package reads run folders only through runs.Load (which reads
 // them with internal/results), so its rows are the viewers' rows; what a

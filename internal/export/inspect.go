@@ -24,6 +24,7 @@ type Log struct {
 	Version int      `json:"version"`
 	Status  string   `json:"status"`
 	Eval    Spec     `json:"eval"`
+	Plan    Plan     `json:"plan"`
 	Results Results  `json:"results"`
 	Stats   Stats    `json:"stats"`
 	Samples []Sample `json:"samples"`
@@ -42,6 +43,22 @@ type Spec struct {
 	Model       string         `json:"model"`
 	Config      struct{}       `json:"config"`
 	Metadata    map[string]any `json:"metadata"`
+}
+
+// Plan is EvalPlan: Inspect's header reader (read_eval_log with
+// header_only, and so inspect view's list of logs) requires one. Its one
+// step names what made the samples: feedrun's rollout or probe under the
+// log's harness.
+type Plan struct {
+	Name   string     `json:"name"`
+	Steps  []PlanStep `json:"steps"`
+	Config struct{}   `json:"config"`
+}
+
+// PlanStep is EvalPlanStep.
+type PlanStep struct {
+	Solver string         `json:"solver"`
+	Params map[string]any `json:"params"`
 }
 
 // Dataset is EvalDataset.
@@ -80,20 +97,27 @@ type Stats struct {
 }
 
 // Sample is EvalSample: one episode, or one probe item under one harness.
+// Its messages are the conversation; its events (events.go) are what
+// Inspect's Transcript tab shows: a model event per reply and a tool event
+// per action, whose model inputs name messages of EventsData.
 type Sample struct {
-	ID       string           `json:"id"`
-	Epoch    int              `json:"epoch"`
-	Input    any              `json:"input"` // []Message, or a string that says why the input is not known
-	Target   string           `json:"target"`
-	Messages []Message        `json:"messages"`
-	Output   Output           `json:"output"`
-	Scores   map[string]Score `json:"scores"`
-	Metadata map[string]any   `json:"metadata"`
+	ID         string           `json:"id"`
+	UUID       string           `json:"uuid"`
+	Epoch      int              `json:"epoch"`
+	Input      any              `json:"input"` // []Message, or a string that says why the input is not known
+	Target     string           `json:"target"`
+	Messages   []Message        `json:"messages"`
+	Output     Output           `json:"output"`
+	Scores     map[string]Score `json:"scores"`
+	Metadata   map[string]any   `json:"metadata"`
+	Events     []Event          `json:"events"`
+	EventsData *EventsData      `json:"events_data,omitempty"`
 }
 
 // Message is a ChatMessage. Source is "input" for what the run gave the
 // model and "generate" for what the model wrote.
 type Message struct {
+	ID       string         `json:"id"`
 	Role     string         `json:"role"`
 	Content  string         `json:"content"`
 	Source   string         `json:"source,omitempty"`
@@ -186,7 +210,9 @@ func rolloutLog(eps []runs.Episode, byDir map[string]runs.RunInfo, src Sources) 
 	l := newLog("rollout", e0.Model, e0.Env, e0.Harness, folders(eps, func(e runs.Episode) string { return e.Run }), byDir)
 	l.Eval.Metadata["messages"] = "runs with the context record: the first step's context as the model was given it, then each step's reply and what the harness showed after it (the observation as observed, or abstract's description, scrub's task with its rule-outs, nothing where drop removed the turn: those are marked shown_before_reply, and the observation they replace goes to the reply's metadata); runs made before it: the opening context the harness gave (without --shots demonstrations or memory lessons), then each step's reply and the environment's observation as rollout_steps.csv records them"
 	for _, e := range eps {
-		l.Samples = append(l.Samples, episodeSample(e, slices.Index(seeds, e.Seed)+1, byDir[e.Run], src))
+		s := episodeSample(e, slices.Index(seeds, e.Seed)+1, byDir[e.Run], src)
+		traceEpisode(&s, e, l.Eval.EvalID, byDir[e.Run])
+		l.Samples = append(l.Samples, s)
 	}
 	finish(&l)
 	return l
@@ -218,6 +244,7 @@ func episodeSample(e runs.Episode, epoch int, run runs.RunInfo, src Sources) Sam
 		s.Metadata["transcript"] = "the run folder has no " + runs.StepsFile
 	} else if !e.ContextRecorded {
 		s.Metadata["context"] = runs.NotRecorded
+		s.Messages = append([]Message{unrecordedNote()}, s.Messages...)
 	}
 	for i, st := range e.Transcript {
 		// Between two replies, what the harness showed the model where
@@ -282,6 +309,20 @@ func episodeSample(e runs.Episode, epoch int, run runs.RunInfo, src Sources) Sam
 	return s
 }
 
+// unrecordedNote opens the messages of an episode from a run made before
+// the context record, where the viewer would otherwise show raw
+// observations as if the model had read them under every harness.
+func unrecordedNote() Message {
+	return Message{
+		Role: transcript.RoleSystem,
+		Content: "feedrun: " + runs.NotRecorded + ". The messages below are the opening context the harness gave " +
+			"(without --shots demonstrations or memory lessons) and each observation as the environment returned it, " +
+			"not what the harness showed the model: where it rewrites failures (abstract, scrub, error-only) or " +
+			"removes them (drop), the model read something else, which this run did not keep.",
+		Metadata: map[string]any{"note": "not shown to the model"},
+	}
+}
+
 func flag(on bool, explanation string) Score {
 	if on {
 		return Score{Value: 1, Explanation: explanation}
@@ -294,7 +335,9 @@ func probeLog(items []runs.Item, byDir map[string]runs.RunInfo, src Sources) Log
 	l := newLog("probe", it0.Model, it0.Env, it0.Harness, folders(items, func(it runs.Item) string { return it.Run }), byDir)
 	l.Eval.Metadata["messages"] = "input is the context before the failure (C); messages are what the harness shows after it, then the greedy reply there"
 	for _, it := range items {
-		l.Samples = append(l.Samples, itemSample(it, src))
+		s := itemSample(it, src)
+		traceItem(&s, it, l.Eval.EvalID, byDir[it.Run])
+		l.Samples = append(l.Samples, s)
 	}
 	finish(&l)
 	return l
@@ -409,6 +452,10 @@ func newLog(kind, model, env string, h harness.Name, dirs []string, byDir map[st
 			Model:    "feedrun/" + model,
 			Metadata: map[string]any{"runs": dirs, "feedrun_commits": builds},
 		},
+		Plan: Plan{Name: "plan", Steps: []PlanStep{{
+			Solver: "feedrun/" + kind,
+			Params: map[string]any{"env": env, "harness": string(h)},
+		}}},
 		Stats: Stats{StartedAt: inspectTime(started), CompletedAt: inspectTime(finished)},
 	}
 }
