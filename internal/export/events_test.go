@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedrun/feedrun/internal/results"
 	"github.com/feedrun/feedrun/internal/runs"
 	"github.com/feedrun/feedrun/internal/transcript"
 )
@@ -94,35 +93,24 @@ func TestMessageIDsAreStableAndDistinct(t *testing.T) {
 // refused by a ban harness's gate instead.
 func withGateBlocked(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "rollout")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{results.ManifestName, runs.EpisodesFile, runs.StepsFile} {
-		data, err := os.ReadFile(filepath.Join(rolloutFixture, name))
+	return copyRollout(t, func(name string, data []byte) []byte {
+		if name != runs.StepsFile {
+			return data
+		}
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == runs.StepsFile {
-			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			failed, blocked := slices.Index(recs[0], "failed"), slices.Index(recs[0], "gate_blocked")
-			i := slices.IndexFunc(recs, func(r []string) bool { return r[failed] == "true" })
-			recs[i][blocked] = "true"
-			var buf bytes.Buffer
-			w := csv.NewWriter(&buf)
-			if err := w.WriteAll(recs); err != nil {
-				t.Fatal(err)
-			}
-			data = buf.Bytes()
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		failed, blocked := slices.Index(recs[0], "failed"), slices.Index(recs[0], "gate_blocked")
+		i := slices.IndexFunc(recs, func(r []string) bool { return r[failed] == "true" })
+		recs[i][blocked] = "true"
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		if err := w.WriteAll(recs); err != nil {
 			t.Fatal(err)
 		}
-	}
-	return dir
+		return buf.Bytes()
+	})
 }
 
 // A rollout sample's events are a model event per reply, whose output is

@@ -13,10 +13,9 @@ import (
 	"github.com/feedrun/feedrun/internal/transcript"
 )
 
-// withRecord copies the rollout fixture and writes its context record as
-// the rollout loop would: each harness's context (harness.Name.Context)
-// after each step's turns, a failed step described as the runtime would.
-func withRecord(t *testing.T, system, task transcript.Message, describe func(obs string) string) string {
+// copyRollout copies the rollout fixture's manifest, episodes and steps
+// into a fresh folder, each file's bytes passed through edit first.
+func copyRollout(t *testing.T, edit func(name string, data []byte) []byte) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "rollout")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -27,10 +26,19 @@ func withRecord(t *testing.T, system, task transcript.Message, describe func(obs
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), edit(name, data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// withRecord copies the rollout fixture and writes its context record as
+// the rollout loop would: each harness's context (harness.Name.Context)
+// after each step's turns, a failed step described as the runtime would.
+func withRecord(t *testing.T, system, task transcript.Message, describe func(obs string) string) string {
+	t.Helper()
+	dir := copyRollout(t, func(_ string, data []byte) []byte { return data })
 	store, err := results.OpenMessageStore(dir)
 	if err != nil {
 		t.Fatal(err)
