@@ -60,20 +60,28 @@ func TestTasksAndSplit(t *testing.T) {
 	t.Logf("%d tasks: %d test, %d train", len(tasks), count[env.SplitTest], count[env.SplitTrain])
 }
 
-// A run's tasks are the first N of the split in the file's order, played
-// class set by class set: the same tasks, each set in one stretch, an
-// entry's turns in order; the first 60 test turns span 4 or more sets.
+// A run's tasks, and a memory build's, are the first N of the split in the
+// file's order, played class set by class set: the same tasks, each set in
+// one stretch, an entry's turns in order; the first 60 turns of each split
+// span 4 or more sets.
 func TestTasksPlayClassSetByClassSet(t *testing.T) {
 	e := &Environment{Bench: loadBenchmark(t)}
-	var first []env.Task
-	for _, task := range e.Tasks() {
-		if task.Split == env.SplitTest && len(first) < 60 {
-			first = append(first, task)
-		}
-	}
-	got, err := rollout.SelectTasks(e, 60, env.SplitTest)
+	test, err := rollout.SelectTasks(e, 60, env.SplitTest)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for split, got := range map[string][]env.Task{env.SplitTest: test, env.SplitTrain: rollout.TrainingTasks(e, 60)} {
+		playedClassSetByClassSet(t, e, split, got)
+	}
+}
+
+func playedClassSetByClassSet(t *testing.T, e *Environment, split string, got []env.Task) {
+	t.Helper()
+	var first []env.Task
+	for _, task := range e.Tasks() {
+		if task.Split == split && len(first) < 60 {
+			first = append(first, task)
+		}
 	}
 	ids := func(ts []env.Task) []string {
 		var out []string
@@ -84,7 +92,7 @@ func TestTasksPlayClassSetByClassSet(t *testing.T) {
 		return out
 	}
 	if !slices.Equal(ids(got), ids(first)) {
-		t.Fatalf("selected %v, want the first 60 test tasks %v", ids(got), ids(first))
+		t.Fatalf("selected %v, want the first 60 %s tasks %v", ids(got), split, ids(first))
 	}
 	stretches, seen := 0, map[string]bool{}
 	for i, task := range got {
@@ -115,7 +123,7 @@ func TestTasksPlayClassSetByClassSet(t *testing.T) {
 			t.Errorf("%s is played after %s, which follows it in the file", a.ID, b.ID)
 		}
 	}
-	t.Logf("first 60 test turns: %d stretches of one class set in the file's order, %d played", inFile, stretches)
+	t.Logf("first 60 %s turns: %d stretches of one class set in the file's order, %d played", split, inFile, stretches)
 }
 
 // play runs the replies on a fresh episode of task, and ends the turn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
@@ -57,7 +58,8 @@ func (s BuildSettings) EpisodeKey(task Task, seed int) string {
 // TrainingTasks are the first n of e's training tasks (0: all), in the
 // environment's own order. The order is fixed, so the first n are the same
 // tasks on every machine and a store built with more of them holds the
-// lessons of one built with fewer.
+// lessons of one built with fewer. They come back in the environment's
+// play order where it has one (env.PlayOrder), as a rollout's do.
 func TrainingTasks(e Env, n int) []Task {
 	var train []Task
 	for _, task := range e.Tasks() {
@@ -67,6 +69,9 @@ func TrainingTasks(e Env, n int) []Task {
 	}
 	if n > 0 && n < len(train) {
 		train = train[:n]
+	}
+	if po, ok := e.(env.PlayOrder); ok {
+		train = po.PlayOrder(train)
 	}
 	return train
 }
