@@ -110,15 +110,28 @@ func userMessage(t Turn) transcript.Message {
 // Observation is what the model is shown of its calls' results: each
 // call's result on a line of its own after the function's name, the
 // result as BFCL records it ("Error during execution: ..." for a call
-// that raised).
+// that raised). Pieces that open with no function's name are "call N";
+// a run of them with one result is one line ("calls 1-150: ..."), because
+// a small model's reply can list a hundred bare words in brackets, and a
+// line for each would fill the context with one error in two steps.
 func Observation(calls []string, results []CallResult) string {
-	lines := make([]string, len(results))
-	for i, r := range results {
-		name := leadingName(calls[i])
-		if name == "" {
-			name = fmt.Sprintf("call %d", i+1)
+	var lines []string
+	for i := 0; i < len(results); i++ {
+		r := results[i]
+		if name := leadingName(calls[i]); name != "" {
+			lines = append(lines, name+": "+r.Result)
+			continue
 		}
-		lines[i] = name + ": " + r.Result
+		j := i
+		for j+1 < len(results) && leadingName(calls[j+1]) == "" && results[j+1].Result == r.Result {
+			j++
+		}
+		if j == i {
+			lines = append(lines, fmt.Sprintf("call %d: %s", i+1, r.Result))
+		} else {
+			lines = append(lines, fmt.Sprintf("calls %d-%d: %s", i+1, j+1, r.Result))
+		}
+		i = j
 	}
 	return transcript.ObservationPrefix + strings.Join(lines, "\n")
 }
