@@ -57,6 +57,11 @@ func (o *Opened) PromptTokensEvaluated() (int, bool) {
 
 var _ lm.PromptCounter = (*Opened)(nil)
 
+// ContextWindow is the loaded model's (lm.WindowOf).
+func (o *Opened) ContextWindow() int { return lm.WindowOf(o.Model) }
+
+var _ lm.Windowed = (*Opened)(nil)
+
 // Unusable is a checkpoint the user has to fix before it loads: not in the
 // cache, not the file models.yaml records, not a GGUF llama.cpp loads.
 type Unusable struct{ Err error }

@@ -40,7 +40,7 @@ func (m *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.Name, "model", "", "model name from models.yaml (default: its default model), or the path of a GGUF file to run without a registry entry")
 	fs.StringVar(&m.ModelsFile, "models-file", "", "model registry (default: the models.yaml built into feedrun)")
 	fs.IntVar(&m.Threads, "threads", 0, "CPU threads (default: all cores)")
-	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens")
+	fs.IntVar(&m.Context, "context", 8192, "KV cache size in tokens per sequence: the longest prompt and reply one request may take (a rollout episode that outgrows it fails as \"context full\")")
 	config.Bound(fs, "threads", 0, MaxThreads)
 	config.Bound(fs, "context", 1, MaxContext)
 }

@@ -353,6 +353,13 @@ func (m *Model) PromptTokensEvaluated() (int, bool) {
 
 var _ lm.PromptCounter = (*Model)(nil)
 
+// ContextWindow is the context each sequence was loaded with (--context),
+// which Generate holds every request's prompt and new tokens to
+// (lm.Windowed).
+func (m *Model) ContextWindow() int { return m.opts.Context }
+
+var _ lm.Windowed = (*Model)(nil)
+
 // Attention names the attention kernel the context runs, as llama.cpp
 // names the setting ("flash attention enabled"): it changes per-token
 // log-probabilities in the fourth decimal, so runs record it.

@@ -35,6 +35,23 @@ type PromptCounter interface {
 	PromptTokensEvaluated() (n int, ok bool)
 }
 
+// Windowed is a model loaded with a context window of its own (the
+// runtime's --context): ContextWindow is the most tokens one request's
+// prompt and new tokens may take together, which may be less than the
+// checkpoint trained on (Info.ContextLength).
+type Windowed interface {
+	ContextWindow() int
+}
+
+// WindowOf is m's context window: its own where it has one
+// (Windowed), else what its checkpoint trained on.
+func WindowOf(m Model) int {
+	if w, ok := m.(Windowed); ok {
+		return w.ContextWindow()
+	}
+	return m.Info().ContextLength
+}
+
 // Info describes a loaded checkpoint from its own metadata.
 type Info struct {
 	Name          string `json:"name"`           // general.name

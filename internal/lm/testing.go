@@ -42,6 +42,9 @@ type Fake struct {
 	// piece writes, favours the piece as much as the first byte: which
 	// spelling wins is up to the rest of the logits, or a ban.
 	Pieces []string
+	// Window is the fake's context window (Windowed), as the engine's
+	// --context: 0 is Info's ContextLength.
+	Window int
 	closed bool
 }
 
@@ -50,6 +53,14 @@ var _ Model = (*Fake)(nil)
 // Info describes the fake.
 func (f *Fake) Info() Info {
 	return Info{Name: "fake", Architecture: "fake", VocabSize: f.vocabSize(), ContextLength: 1 << 20, ReplyDelimiter: f.ReplyDelimiter}
+}
+
+// ContextWindow is Window, or Info's ContextLength without one.
+func (f *Fake) ContextWindow() int {
+	if f.Window > 0 {
+		return f.Window
+	}
+	return f.Info().ContextLength
 }
 
 // vocabSize counts the bytes, end of turn and the pieces.
@@ -231,6 +242,9 @@ func (f *Fake) Generate(reqs []GenerateRequest) ([]Generation, error) {
 		}
 		if err := r.CheckConstraints(); err != nil {
 			return nil, fmt.Errorf("generate: %w", err)
+		}
+		if w := f.ContextWindow(); len(r.Prompt)+r.MaxTokens > w {
+			return nil, fmt.Errorf("generate: request %d: %d prompt tokens plus %d new ones exceed the context of %d", i, len(r.Prompt), r.MaxTokens, w)
 		}
 		var grammar Grammar // an untyped nil without one: the decoder tests for nil
 		if r.Grammar != "" {

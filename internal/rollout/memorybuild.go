@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/feedrun/feedrun/internal/env"
 	"github.com/feedrun/feedrun/internal/harness"
 	"github.com/feedrun/feedrun/internal/memory"
 	"github.com/feedrun/feedrun/internal/results"
@@ -70,10 +69,7 @@ func TrainingTasks(e Env, n int) []Task {
 	if n > 0 && n < len(train) {
 		train = train[:n]
 	}
-	if po, ok := e.(env.PlayOrder); ok {
-		train = po.PlayOrder(train)
-	}
-	return train
+	return inPlayOrder(e, train)
 }
 
 // Execute plays every task × seed episode the store does not hold yet and

@@ -121,6 +121,19 @@ func loadCached(t *testing.T, name string, opts llama.Options) *llama.Model {
 	return m
 }
 
+// The real runtime, loaded with a context of its own (--context), ends an
+// episode whose next prompt and a whole reply would not fit as "context
+// full", after the steps that fit, played as with room to spare.
+func TestSmolLM2EpisodeThatOutgrowsItsContextFailsOnRecord(t *testing.T) {
+	outgrowsTheContext(t, sharedSmolLM2(t), func(window int) lm.Model {
+		m := loadSmolLM2(t, llama.Options{Threads: 1, Context: window})
+		if w := lm.WindowOf(m); w != window {
+			t.Fatalf("loaded with --context %d, the model says its window is %d", window, w)
+		}
+		return m
+	}, toolshed.Environment{}.MaxTokens(), 0)
+}
+
 // The ban acts on the program CodeRepair runs, not on the reply's text:
 // SmolLM2's own greedy program, once banned, must not come back, neither
 // after prose nor inside a code fence, however the reply is worded.

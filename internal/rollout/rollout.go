@@ -96,7 +96,19 @@ type ActReply struct {
 	// action failed, and what tells a re-spelled repeat from an exact
 	// one. nil from an agent that writes no tokens (a script).
 	ActionTokens []lm.Token
+	// ContextFull says the request did not fit the model's context
+	// window with a whole reply's budget, and nothing was generated: the
+	// episode ends there, failed (ContextFull).
+	ContextFull bool
 }
+
+// ContextFull is why an episode failed whose next prompt and a whole
+// reply would not fit the model's context window (Result.FailedBecause).
+// It is the loop's reason, not the environment's: a long environment
+// (BFCL's function docs and a few long observations) can outgrow the
+// context, and that episode is then a failure on record rather than an
+// error that stops every other episode of the run.
+const ContextFull = "context full"
 
 // Decoding modes of ModelAgent.
 const (
@@ -149,23 +161,40 @@ func (a *ModelAgent) Act(ctx context.Context, r ActRequest) (ActReply, error) {
 // ActTogether generates every request's reply in one Generate, each
 // episode keeping its own transcript cached.
 func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActReply, error) {
-	gen := make([]lm.GenerateRequest, len(reqs))
+	out := make([]ActReply, len(reqs))
+	var gen []lm.GenerateRequest
+	var fit []int // indices in reqs of the requests that fit the window
 	var readErr readError
+	window := lm.WindowOf(a.Model)
 	for i, r := range reqs {
-		var err error
-		if gen[i], err = a.request(r, &readErr); err != nil {
+		g, err := a.request(r, &readErr)
+		if err != nil {
 			return nil, err
 		}
+		// Whether a request fits depends on it alone, never on which
+		// others share the call.
+		if len(g.Prompt)+g.MaxTokens > window {
+			out[i].ContextFull = true
+			continue
+		}
+		gen, fit = append(gen, g), append(fit, i)
 	}
-	gs, err := a.generate(reqs, gen)
+	if len(gen) == 0 {
+		return out, nil
+	}
+	fitting := make([]ActRequest, len(fit))
+	for j, i := range fit {
+		fitting[j] = reqs[i]
+	}
+	gs, err := a.generate(fitting, gen)
 	if err != nil {
 		return nil, err
 	}
 	if err := readErr.get(); err != nil {
 		return nil, err
 	}
-	out := make([]ActReply, len(gs))
-	for i, g := range gs {
+	for j, g := range gs {
+		i := fit[j]
 		action, err := a.actionTokens(reqs[i].Task, g)
 		if err != nil {
 			return nil, err
@@ -459,6 +488,11 @@ func play(ctx context.Context, e Env, ep Episode, agent Agent, cfg Config, task 
 		got, err := agent.Act(ctx, ActRequest{Task: task, Msgs: msgs, Ban: ban, Seed: stepSeed(task.ID, seed, i), EpisodeSeed: seed})
 		if err != nil {
 			return res, fmt.Errorf("task %s, step %d: %w", task.ID, i, err)
+		}
+		if got.ContextFull {
+			res = res.finish(ep)
+			res.FailedBecause = ContextFull
+			return res, nil
 		}
 		reply, tokens := strings.TrimSpace(got.Reply), got.Tokens
 		read, err := executedAction(e, task, reply)

@@ -293,8 +293,14 @@ func SelectTasks(e Env, n int, split string) ([]Task, error) {
 	if n > 0 {
 		tasks = tasks[:n]
 	}
+	return inPlayOrder(e, tasks), nil
+}
+
+// inPlayOrder is tasks in e's play order (env.PlayOrder), or as they are
+// where e has none.
+func inPlayOrder(e Env, tasks []Task) []Task {
 	if po, ok := e.(env.PlayOrder); ok {
-		tasks = po.PlayOrder(tasks)
+		return po.PlayOrder(tasks)
 	}
-	return tasks, nil
+	return tasks
 }
