@@ -315,18 +315,14 @@ func (d *Decoder) pick(logits []float32, masked func(Token) bool) Token {
 // grammar's mask taken), so the next greedy choice is the first token in
 // order of logits (highest first, ties to the lowest id) past the last one
 // chosen that is not masked: the token pick's scan finds. It walks that
-// order a chunk at a time, each chunk the next highest logits in one pass
-// over the vocabulary, instead of pick's whole scan per refused token: an
-// action ban that refuses every token after a closed banned call (BFCL's
-// reading drops the text after it) refused the whole vocabulary one token
-// at a time, a scan of 151,936 Qwen logits each, and a 1.5B episode
-// took half an hour.
+// order a chunk at a time instead of pick's whole scan per refused token:
+// under an action ban that refused token after token, a 1.5B BFCL episode
+// spent over half an hour of CPU in those scans of Qwen's 151,936 logits.
 type greedyRank struct {
 	chunk []Token // the chunk being walked, in order
 	at    int     // the next of chunk to try
-	last  Token   // the last token of the chunks before; -1: none yet
+	last  Token   // the last token of the chunks before, once fills > 0
 	fills int
-	begun bool
 }
 
 // rankChunk is how many tokens one pass over the logits ranks.
@@ -340,9 +336,6 @@ func before(logits []float32, a, b Token) bool {
 // next is the next unmasked token in greedy order, -1 when none is left
 // (a token whose logit is -Inf or NaN is never chosen, as in pick).
 func (r *greedyRank) next(logits []float32, masked func(Token) bool) Token {
-	if !r.begun {
-		r.begun, r.last = true, -1
-	}
 	for {
 		for ; r.at < len(r.chunk); r.at++ {
 			if t := r.chunk[r.at]; !masked(t) {
@@ -350,7 +343,7 @@ func (r *greedyRank) next(logits []float32, masked func(Token) bool) Token {
 				return t
 			}
 		}
-		if len(r.chunk) > 0 {
+		if r.fills > 0 {
 			r.last = r.chunk[len(r.chunk)-1]
 		}
 		r.fill(logits)
@@ -366,12 +359,12 @@ func (r *greedyRank) next(logits []float32, masked func(Token) bool) Token {
 // second time all the rest, sorted once, so that a ban refusing the whole
 // vocabulary costs one sort rather than a pass per chunk.
 func (r *greedyRank) fill(logits []float32) {
-	whole := r.fills > 0
+	whole := r.fills > 0 // and r.last is the last token ranked
 	r.fills++
 	r.chunk, r.at = r.chunk[:0], 0
 	for id, v := range logits {
 		t := Token(id)
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), -1) || (r.last >= 0 && !before(logits, r.last, t)) {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), -1) || (whole && !before(logits, r.last, t)) {
 			continue
 		}
 		if whole {

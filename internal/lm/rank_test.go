@@ -3,6 +3,7 @@ package lm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -61,29 +62,15 @@ func BenchmarkGreedyChoiceRefusedByABan(b *testing.B) {
 	for i := range logits {
 		logits[i] = float32(rng.NormFloat64())
 	}
-	cut := float32(math.Inf(1)) // the refusedTop-th highest logit
-	{
-		sorted := append([]float32(nil), logits...)
-		for i := range refusedTop {
-			k := i
-			for j := i + 1; j < len(sorted); j++ {
-				if sorted[j] > sorted[k] {
-					k = j
-				}
-			}
-			sorted[i], sorted[k] = sorted[k], sorted[i]
-			cut = sorted[i]
-		}
-	}
-	ban := &ActionBan{Actions: []string{"x"}, Extract: func(string) string { return "x" },
-		Closed: func(string) []string { return nil }}
+	cut := slices.Sorted(slices.Values(logits))[vocab-refusedTop] // the refusedTop-th highest logit
 	vocabulary := bigVocabulary{logits: logits, cut: cut}
-	ban.Closed = func(partial string) []string {
-		if vocabulary.refuses(partial) {
-			return []string{"x"}
-		}
-		return nil
-	}
+	ban := &ActionBan{Actions: []string{"x"}, Extract: func(string) string { return "x" },
+		Closed: func(partial string) []string {
+			if vocabulary.refuses(partial) {
+				return []string{"x"}
+			}
+			return nil
+		}}
 	req := GenerateRequest{Prompt: []Token{0}, MaxTokens: 8, ActionBan: ban}
 	b.ResetTimer()
 	for b.Loop() {

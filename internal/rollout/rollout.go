@@ -163,6 +163,7 @@ func (a *ModelAgent) Act(ctx context.Context, r ActRequest) (ActReply, error) {
 func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActReply, error) {
 	out := make([]ActReply, len(reqs))
 	var gen []lm.GenerateRequest
+	var fitting []ActRequest
 	var fit []int // indices in reqs of the requests that fit the window
 	var readErr readError
 	window := lm.WindowOf(a.Model)
@@ -177,14 +178,10 @@ func (a *ModelAgent) ActTogether(_ context.Context, reqs []ActRequest) ([]ActRep
 			out[i].ContextFull = true
 			continue
 		}
-		gen, fit = append(gen, g), append(fit, i)
+		gen, fitting, fit = append(gen, g), append(fitting, r), append(fit, i)
 	}
 	if len(gen) == 0 {
 		return out, nil
-	}
-	fitting := make([]ActRequest, len(fit))
-	for j, i := range fit {
-		fitting[j] = reqs[i]
 	}
 	gs, err := a.generate(fitting, gen)
 	if err != nil {
